@@ -1,0 +1,34 @@
+# rtgate: `make demo`, `make test`, `make bench`. Each installs what it needs first.
+SHELL := /bin/bash
+PYTHON ?= python3
+OUT ?= out/demo
+DEPS := scripts/deps.sh
+
+.PHONY: deps demo test bench lint schema clean
+
+deps:
+	@$(DEPS) core
+
+demo: deps
+	$(PYTHON) -m rtgate bench --board local --scenario cpu --duration 10s --out $(OUT)
+	$(PYTHON) -m rtgate check $(OUT)/result.json --thresholds thresholds.yml \
+	  --junit $(OUT)/junit.xml --markdown $(OUT)/summary.md; rc=$$?; \
+	  echo "result: $(OUT)/result.json"; echo "junit:  $(OUT)/junit.xml"; \
+	  echo "summary: $(OUT)/summary.md"; exit $$rc
+
+# pytest exits 5 when it collected nothing: that must fail, never pass silently.
+test: deps
+	$(PYTHON) -m pytest tests; rc=$$?; \
+	  if [ $$rc -eq 5 ]; then echo "make test: no tests were collected" >&2; exit 1; fi; exit $$rc
+
+bench: deps
+	@for b in bench/perf/*.py; do echo "== $$b"; $(PYTHON) $$b || exit $$?; done
+
+lint: deps
+	$(PYTHON) -m ruff check rtgate tests bench
+
+schema:
+	$(PYTHON) -m rtgate.result --schema
+
+clean:
+	rm -rf out .pytest_cache

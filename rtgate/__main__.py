@@ -1,0 +1,3 @@
+from rtgate.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,45 @@
+"""Exit codes and the one error type every command turns into a one-line message.
+
+The exit codes are part of the interface: CI steps branch on them.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+from pathlib import Path
+
+
+class Exit(IntEnum):
+    OK = 0
+    """Every measured metric is within its budget (or the command simply succeeded)."""
+    BUDGET = 1
+    """At least one budget was exceeded: a latency regression."""
+    INPUT = 2
+    """Usage or input error: unreadable or malformed file, no matching budget, bad flag."""
+    INCOMPLETE = 3
+    """The measurement is not trustworthy (partial, degraded, too few samples, infra failure)."""
+
+
+class RtgateError(Exception):
+    """An error the CLI reports as one line, ``rtgate: FILE: problem``, with an exit code."""
+
+    def __init__(self, message: str, *, path: str | Path | None = None,
+                 code: Exit = Exit.INPUT) -> None:
+        super().__init__(message)
+        self.path = None if path is None else str(path)
+        self.code = code
+
+    def oneline(self) -> str:
+        text = " ".join(str(self).split())
+        return f"{self.path}: {text}" if self.path else text
+
+
+class InputError(RtgateError):
+    """Bad input: a file rtgate was given cannot be used (exit 2)."""
+
+
+class InfraError(RtgateError):
+    """The lab or emulator failed (boot, timeout, lost board): never a latency verdict (exit 3)."""
+
+    def __init__(self, message: str, *, path: str | Path | None = None) -> None:
+        super().__init__(message, path=path, code=Exit.INCOMPLETE)
