@@ -18,7 +18,9 @@ class BoardSpec(BaseModel):
     name: str
     description: str
     driver: Literal["local", "qemu", "ssh"]
-    virtual: bool = Field(description="VM or emulator: its numbers are no real-time claim.")
+    virtual: bool | Literal["auto"] = Field(
+        description="VM or emulator: its numbers are no real-time claim. `auto`: detect at run time "
+                    "(the local board may itself be a VM).")
     arch: str | None = None
     kernel_board: str | None = Field(
         None, description="Kernel build target (`rtgate kernel build --board`); none for local.")
