@@ -1,0 +1,1 @@
+"""The gate: latency budgets (``thresholds.yml``) and ``rtgate check``, which judges results."""

@@ -1,0 +1,142 @@
+"""Latency budgets (``thresholds.yml``, schema ``rtgate/thresholds/v1``) and how one is chosen.
+
+Each budget names a board, a kernel flavor and a scenario, any of them ``"*"``. For a result, the
+matching budget with the most specific key wins; specificity weighs the board above the flavor
+above the scenario (an exact board beats any flavor/scenario, then an exact flavor beats an exact
+scenario). Two budgets with the same key are refused when the file is loaded, so the choice is
+never ambiguous. The winning budget applies whole: fields are not inherited from wider budgets.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import (BaseModel, ConfigDict, Field, PrivateAttr, StringConstraints,
+                      ValidationError)
+
+from rtgate import paths
+from rtgate.gate.yamlsource import YamlDocument, load_yaml
+from rtgate.result import Result, write_atomic
+
+SCHEMA_ID = "rtgate/thresholds/v1"
+SCHEMA_FILE = Path(__file__).resolve().parent.parent / "schemas" / "thresholds-v1.schema.json"
+WILDCARD = "*"
+
+Name = Annotated[str, StringConstraints(pattern=r"^(\*|[a-z0-9][a-z0-9._-]*)$")]
+Flavor = Literal["stock", "rt", "none", "voluntary", "preempt", "*"]
+Micros = Annotated[float, Field(gt=0)]
+
+# Specificity weights: powers of two, so a more important exact field outweighs all lesser ones.
+_WEIGHTS = (4, 2, 1)
+
+
+class Budget(BaseModel):
+    """The latency budget for one board × flavor × scenario pattern."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    board: Name = Field(description='Board name (bench/boards/NAME.yml) or "*".')
+    flavor: Flavor = Field(description='Kernel flavor of the result or "*".')
+    scenario: Name = Field(description='Scenario name (bench/scenarios/NAME.yml) or "*".')
+    max_us: Micros = Field(description="Worst observed latency must be <= this.")
+    avg_us: Micros = Field(description="Mean latency must be <= this.")
+    p99_us: Micros | None = Field(None, description="99th percentile must be <= this.")
+    p9999_us: Micros | None = Field(None, description="99.99th percentile must be <= this.")
+    min_samples: int | None = Field(
+        None, ge=1, description="Fewer samples than this make the result incomplete (exit 3).")
+    reason: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)] = Field(
+        description="Where the numbers come from and the margin chosen.")
+
+    _source: str = PrivateAttr("")
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.board, self.flavor, self.scenario)
+
+    @property
+    def label(self) -> str:
+        return "/".join(self.key)
+
+    @property
+    def source(self) -> str:
+        """``FILE:LINE`` of the budget, for reports that must say which rule judged a result."""
+        return self._source
+
+    def matches(self, board: str, flavor: str, scenario: str) -> bool:
+        return all(mine in (WILDCARD, theirs)
+                   for mine, theirs in zip(self.key, (board, flavor, scenario), strict=True))
+
+    @property
+    def specificity(self) -> int:
+        return sum(w for w, part in zip(_WEIGHTS, self.key, strict=True) if part != WILDCARD)
+
+
+class Thresholds(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
+
+    schema_: Literal["rtgate/thresholds/v1"] = Field(alias="schema")
+    budgets: list[Budget] = Field(min_length=1)
+
+    def select(self, board: str, flavor: str, scenario: str) -> Budget | None:
+        """The most specific budget matching the three names, or None when none does."""
+        matching = [b for b in self.budgets if b.matches(board, flavor, scenario)]
+        return max(matching, key=lambda b: b.specificity, default=None)
+
+    def for_result(self, result: Result) -> Budget | None:
+        return self.select(result.board.name, flavor_of(result), result.scenario)
+
+
+def flavor_of(result: Result) -> str:
+    """The kernel flavor a result is judged as: its own, else derived from the RT flag."""
+    if result.kernel.flavor:
+        return result.kernel.flavor
+    return "rt" if result.kernel.preempt_rt else "stock"
+
+
+def load_thresholds(path: str | Path = paths.THRESHOLDS) -> Thresholds:
+    """Load and validate a thresholds file; any problem is an InputError naming file and line."""
+    doc = load_yaml(path)
+    _check_schema(doc)
+    try:
+        thresholds = Thresholds.model_validate(doc.data)
+    except ValidationError as exc:
+        raise doc.validation_error(exc) from exc
+    seen: dict[tuple[str, str, str], int] = {}
+    for i, budget in enumerate(thresholds.budgets):
+        line = doc.line_of(("budgets", i))
+        if budget.key in seen:
+            raise doc.error(f"budgets.{i}: a second budget for {budget.label} "
+                            f"(first at line {seen[budget.key]})", ("budgets", i))
+        seen[budget.key] = line
+        budget._source = f"{doc.path}:{line}"
+    return thresholds
+
+
+def _check_schema(doc: YamlDocument) -> None:
+    """Refuse other schema versions before validating fields whose meaning may have changed."""
+    if not isinstance(doc.data, dict):
+        raise doc.error(f"expected a mapping with 'schema: {SCHEMA_ID}' and 'budgets'")
+    if "schema" not in doc.data:
+        raise doc.error(f"missing 'schema: {SCHEMA_ID}'")
+    if doc.data["schema"] != SCHEMA_ID:
+        raise doc.error(f"unsupported schema {doc.data['schema']!r} (this rtgate reads "
+                        f"{SCHEMA_ID!r})", ("schema",))
+
+
+def json_schema() -> dict[str, Any]:
+    schema = Thresholds.model_json_schema(by_alias=True)
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["$id"] = SCHEMA_ID
+    return schema
+
+
+if __name__ == "__main__":
+    import sys
+
+    if sys.argv[1:] == ["--schema"]:
+        write_atomic(SCHEMA_FILE, json.dumps(json_schema(), indent=2) + "\n")
+        print(SCHEMA_FILE)
+    else:
+        sys.exit("usage: python -m rtgate.gate.thresholds --schema")
