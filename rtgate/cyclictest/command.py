@@ -1,0 +1,167 @@
+"""From a scenario's cyclictest settings to a command line the installed cyclictest accepts.
+
+Pure: no process is started here, so the same builder serves the local board and a guest where a
+shell script runs the command (paths are strings valid where cyclictest runs).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from rtgate.cyclictest.version import Capabilities, Option
+from rtgate.errors import InfraError, InputError
+
+PAPER_ARGS = ["-m", "-p99", "-i100", "-t"]
+"""The Pi 5 paper's `-vmn -i100 -p99 -t` without -v (replaced by the histogram) and -n (gone)."""
+
+# Options rt-tests dropped, with why dropping them keeps the scenario's meaning.
+RETIRED: dict[str, tuple[Option, str]] = {
+    name: (Option({"-n", "--nanosleep"}, "none"),
+           "-n dropped: clock_nanosleep is the default since rt-tests 2.0, which removed -n")
+    for name in ("-n", "--nanosleep")
+}
+REPLACED_BY_HISTOGRAM = {"-v", "--verbose"}
+VERBOSE_NOTE = ("-v dropped: one line per sample (10^8 lines per hour at -i100 on 4 CPUs); the "
+                "1 us histogram replaces it")
+# rtgate owns these: a scenario setting them would contradict `rtgate bench` flags or outputs.
+OWNED = {
+    "-D": "the duration comes from `rtgate bench --duration`",
+    "--duration": "the duration comes from `rtgate bench --duration`",
+    "-h": "set cyclictest.histogram_us instead",
+    "--histogram": "set cyclictest.histogram_us instead",
+    "-H": "set cyclictest.histogram_us instead",
+    "--histofall": "set cyclictest.histogram_us instead",
+    "--histfile": "rtgate chooses the output files",
+    "--json": "rtgate chooses the output files",
+}
+QUIET = {"-q", "--quiet"}
+
+
+class CyclictestSpec(BaseModel):
+    """The ``cyclictest:`` block of a scenario."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    args: list[str] = Field(
+        default_factory=lambda: list(PAPER_ARGS),
+        description="cyclictest options, as on its command line (bundles like -vmn allowed).")
+    histogram_us: int = Field(
+        20000, ge=1, le=1_000_000,
+        description="Histogram limit: latencies at or above it count as overflows. The default "
+                    "covers a stock kernel under load (the paper saw 36.8 ms on one).")
+
+
+@dataclass(frozen=True)
+class Flag:
+    option: Option
+    spelling: str
+    value: str | None = None
+
+    def argv(self) -> list[str]:
+        if self.value is None:
+            return [self.spelling]
+        if self.spelling.startswith("--"):
+            return [f"{self.spelling}={self.value}"]
+        return [f"{self.spelling}{self.value}"]
+
+
+@dataclass
+class Command:
+    argv: list[str]
+    json_path: str | None
+    histfile: str | None
+    notes: list[str] = field(default_factory=list)
+
+
+def _lookup(name: str, caps: Capabilities, source: Path) -> Option:
+    found = caps.option(name) or (RETIRED[name][0] if name in RETIRED else None)
+    if found is None:
+        raise InputError(f"cyclictest.args: cyclictest {caps.version} installed here has no "
+                         f"option {name}", path=source)
+    return found
+
+
+def split_args(args: list[str], caps: Capabilities, source: Path) -> list[Flag]:
+    """getopt's reading of ``args``: bundles (-vmn), attached values (-p99), --name=value."""
+    flags: list[Flag] = []
+    i = 0
+    while i < len(args):
+        token = args[i]
+        i += 1
+        if token.startswith("--"):
+            name, eq, value = token.partition("=")
+            opt = _lookup(name, caps, source)
+            if not eq and opt.arg == "required":
+                if i >= len(args):
+                    raise InputError(f"cyclictest.args: {name} needs a value", path=source)
+                value, eq = args[i], "="
+                i += 1
+            if eq and opt.arg == "none":
+                raise InputError(f"cyclictest.args: {name} takes no value", path=source)
+            flags.append(Flag(opt, name, value if eq else None))
+        elif token.startswith("-") and len(token) > 1:
+            for pos, letter in enumerate(token[1:], start=1):
+                name = f"-{letter}"
+                opt = _lookup(name, caps, source)
+                if opt.arg == "none":
+                    flags.append(Flag(opt, name))
+                    continue
+                value: str | None = token[pos + 1:] or None
+                if value is None and opt.arg == "required":
+                    if i >= len(args):
+                        raise InputError(f"cyclictest.args: {name} needs a value", path=source)
+                    value = args[i]
+                    i += 1
+                flags.append(Flag(opt, name, value))
+                break
+        else:
+            raise InputError(f"cyclictest.args: unexpected argument {token!r}", path=source)
+    return flags
+
+
+def _spelling(caps: Capabilities, *names: str) -> str:
+    for name in names:
+        if caps.supports(name):
+            return name
+    raise InfraError(f"cyclictest {caps.version} lacks {' / '.join(names)}, which rtgate needs")
+
+
+def build(spec: CyclictestSpec, caps: Capabilities, *, duration_s: int, outdir: str,
+          source: Path, executable: str = "cyclictest") -> Command:
+    """The argv for ``spec`` on ``caps``, writing its outputs under ``outdir``.
+
+    rtgate adds a histogram (percentiles need it), ``-q`` (no per-cycle screen updates, which
+    cost CPU during the measurement), the duration and, where supported, ``--json`` and
+    ``--histfile`` so the raw data survives in files.
+    """
+    notes: list[str] = []
+    argv = [executable]
+    for flag in split_args(spec.args, caps, source):
+        names = flag.option.names
+        if names & set(OWNED):
+            raise InputError(f"cyclictest.args: {flag.spelling} is set by rtgate: "
+                             f"{OWNED[flag.spelling]}", path=source)
+        if names & REPLACED_BY_HISTOGRAM:
+            notes.append(VERBOSE_NOTE)
+        elif names & set(RETIRED) and not caps.supports(flag.spelling):
+            notes.append(RETIRED[flag.spelling][1])
+        elif not names & QUIET:
+            argv += flag.argv()
+    argv.append(_spelling(caps, "-q", "--quiet"))
+    argv.append(f"{_spelling(caps, '-h', '--histogram')}{spec.histogram_us}")
+    histfile = json_path = None
+    if caps.supports("--histfile"):
+        histfile = f"{outdir}/cyclictest.hist"
+        argv.append(f"--histfile={histfile}")
+    if caps.supports("--json"):
+        json_path = f"{outdir}/cyclictest.json"
+        argv.append(f"--json={json_path}")
+    else:
+        notes.append(f"cyclictest {caps.version} has no --json: the result comes from its "
+                     "histogram")
+    duration = _spelling(caps, "--duration", "-D")
+    argv.append(f"{duration}={duration_s}" if duration.startswith("--") else f"-D{duration_s}")
+    return Command(argv, json_path, histfile, list(dict.fromkeys(notes)))
