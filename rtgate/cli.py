@@ -21,6 +21,7 @@ EXIT_CODES = """exit codes:
 # Each module defines register(subparsers); order is the order of `rtgate --help`.
 COMMAND_MODULES = [
     "rtgate.cyclictest.cli",
+    "rtgate.gate.cli",
 ]
 
 

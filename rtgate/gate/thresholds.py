@@ -13,8 +13,7 @@ import json
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import (BaseModel, ConfigDict, Field, PrivateAttr, StringConstraints,
-                      ValidationError)
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StringConstraints, ValidationError
 
 from rtgate import paths
 from rtgate.gate.yamlsource import YamlDocument, load_yaml

@@ -1,0 +1,68 @@
+"""JUnit XML for CI dashboards: one testsuite per result file, one testcase per budgeted metric.
+
+Failures are exceeded budgets; errors are checks that could not be judged (incomplete result,
+unreadable file, no budget); skipped marks a result allowed to have no budget.
+"""
+
+from __future__ import annotations
+
+from junit_xml import TestCase, TestSuite, to_xml_report_string
+
+from rtgate.gate.thresholds import flavor_of
+from rtgate.gate.verdict import Evaluation, Outcome, Unjudged, Verdict
+from rtgate.result import Result
+
+
+def render(outcomes: list[Outcome]) -> str:
+    suites = [_evaluation(o) if isinstance(o, Evaluation) else _unjudged(o) for o in outcomes]
+    return to_xml_report_string(suites, prettyprint=True)
+
+
+def _properties(result: Result) -> dict[str, str]:
+    k = result.kernel
+    return {
+        "run_id": result.run_id,
+        "board": result.board.name,
+        "board.virtual": str(result.board.virtual).lower(),
+        "flavor": flavor_of(result),
+        "kernel.release": k.release or "",
+        "kernel.version": k.version or "",
+        "kernel.preempt_rt": "" if k.preempt_rt is None else str(k.preempt_rt).lower(),
+        "scenario": result.scenario,
+        "status": result.status,
+        "status.reasons": "; ".join(result.reasons),
+        "samples": str(result.totals.samples),
+        "tool.version": result.tool.version or "",
+        "tool.cmdline": result.tool.cmdline or "",
+    }
+
+
+def _evaluation(ev: Evaluation) -> TestSuite:
+    props = _properties(ev.result) | {
+        "result.file": str(ev.source), "budget": ev.budget.label,
+        "budget.source": ev.budget.source, "budget.reason": ev.budget.reason}
+    cases = []
+    for check in ev.checks:
+        case = TestCase(f"{ev.label}: {check.name}", classname=ev.label, stdout=check.detail)
+        explain = (f"{check.detail}\n"
+                   f"budget {ev.budget.label} ({ev.budget.source}): {ev.budget.reason}")
+        if check.verdict is Verdict.FAIL:
+            case.add_failure_info(message=check.detail, output=explain)
+        elif check.verdict is Verdict.INCOMPLETE:
+            case.add_error_info(message=check.detail, output=explain)
+        cases.append(case)
+    return TestSuite(f"{ev.label} [{ev.result.run_id}]", cases, properties=props)
+
+
+def _unjudged(un: Unjudged) -> TestSuite:
+    if un.result is None:
+        case = TestCase(f"{un.source}: load", classname=str(un.source))
+        case.add_error_info(message=un.message)
+        return TestSuite(str(un.source), [case], properties={"result.file": str(un.source)})
+    case = TestCase(f"{un.label}: no budget", classname=un.label)
+    if un.allowed:
+        case.add_skipped_info(message=f"{un.message} (allowed by --allow-unbudgeted)")
+    else:
+        case.add_error_info(message=un.message)
+    props = _properties(un.result) | {"result.file": str(un.source)}
+    return TestSuite(f"{un.label} [{un.result.run_id}]", [case], properties=props)

@@ -1,0 +1,208 @@
+"""Judging one result against its budget: one check per budgeted metric, then an exit code.
+
+A check is ``incomplete`` — never a pass — whenever the number cannot be trusted or is not
+known: the result is partial or degraded, it has fewer samples than the budget asks for, the
+metric is absent (summary-only input has no percentiles), or a percentile is only known as
+"≥ histogram limit" with the limit at or below the budget.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from pathlib import Path
+
+from rtgate.errors import Exit, InputError
+from rtgate.gate.thresholds import Budget, Thresholds, flavor_of
+from rtgate.result import Percentile, Result, load_result
+
+
+class Verdict(StrEnum):
+    PASS = "pass"
+    FAIL = "fail"
+    INCOMPLETE = "incomplete"
+
+
+# When several results or checks disagree, the worst wins: an input error, then an incomplete
+# measurement (the run must be repeated before any verdict), then an exceeded budget.
+_SEVERITY = {Exit.OK: 0, Exit.BUDGET: 1, Exit.INCOMPLETE: 2, Exit.INPUT: 3}
+
+
+def worst(codes: list[Exit]) -> Exit:
+    return max(codes, key=_SEVERITY.__getitem__, default=Exit.OK)
+
+
+def fmt(value: float) -> str:
+    """Numbers as a maintainer writes them: 155, 7.4, 36802 — no float noise."""
+    return str(int(value)) if float(value).is_integer() else f"{value:.2f}".rstrip("0").rstrip(".")
+
+
+@dataclass(frozen=True)
+class Check:
+    """One budgeted metric: ``measured <op> budget``."""
+
+    metric: str
+    op: str  # "<=" for latencies, ">=" for min_samples
+    budget: float
+    measured: float | None
+    lower_bound: bool  # the measured value is only known as "at least measured"
+    verdict: Verdict
+    why: str = ""  # why the check is incomplete
+
+    @property
+    def name(self) -> str:
+        return f"{self.metric} {self.op} {fmt(self.budget)}"
+
+    @property
+    def unit(self) -> str:
+        return "" if self.metric == "samples" else " µs"
+
+    @property
+    def measured_text(self) -> str:
+        if self.measured is None:
+            return "absent"
+        return f"{'≥' if self.lower_bound else ''}{fmt(self.measured)}{self.unit}"
+
+    @property
+    def margin(self) -> float | None:
+        """Room left before the budget breaks: negative when it is exceeded."""
+        if self.measured is None:
+            return None
+        room = self.budget - self.measured
+        return room if self.op == "<=" else -room
+
+    @property
+    def margin_text(self) -> str:
+        margin = self.margin
+        if margin is None:
+            return "—"
+        pct = f" ({margin / self.budget:+.0%})" if self.budget else ""
+        return f"{'+' if margin >= 0 else '−'}{fmt(abs(margin))}{self.unit}{pct}"
+
+    @property
+    def detail(self) -> str:
+        """The sentence for JUnit and the console: measured value, budget, margin, and why."""
+        text = (f"{self.metric} measured {self.measured_text}, budget {self.op} "
+                f"{fmt(self.budget)}{self.unit}, margin {self.margin_text}")
+        if self.verdict is Verdict.FAIL:
+            return f"{text}: budget exceeded"
+        if self.verdict is Verdict.INCOMPLETE:
+            return f"{text}: not judged: {self.why}"
+        return text
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """A result, the budget that judged it, and its checks."""
+
+    result: Result
+    source: Path
+    budget: Budget
+    checks: list[Check] = field(default_factory=list)
+    incomplete: list[str] = field(default_factory=list)  # result-wide reasons
+
+    @property
+    def label(self) -> str:
+        return label_of(self.result)
+
+    @property
+    def exit(self) -> Exit:
+        verdicts = {c.verdict for c in self.checks}
+        if Verdict.INCOMPLETE in verdicts:
+            return Exit.INCOMPLETE
+        return Exit.BUDGET if Verdict.FAIL in verdicts else Exit.OK
+
+
+def label_of(result: Result) -> str:
+    return f"{result.board.name}/{flavor_of(result)}/{result.scenario}"
+
+
+def evaluate(result: Result, budget: Budget, source: Path) -> Evaluation:
+    totals = result.totals
+    whole: list[str] = []
+    if result.status != "complete":
+        whole.append(f"result is {result.status}: "
+                     + ("; ".join(result.reasons) or "no reason recorded"))
+    checks: list[Check] = []
+    if budget.min_samples is not None:
+        enough = totals.samples >= budget.min_samples
+        checks.append(Check("samples", ">=", budget.min_samples, totals.samples, False,
+                            Verdict.PASS if enough else Verdict.INCOMPLETE))
+        if not enough:
+            whole.append(f"too few samples: {totals.samples}, the budget needs at least "
+                         f"{budget.min_samples}")
+    metrics: list[tuple[str, float | None, float | Percentile | None]] = [
+        ("max_us", budget.max_us, totals.max_us),
+        ("avg_us", budget.avg_us, totals.avg_us),
+        ("p99_us", budget.p99_us, totals.p99),
+        ("p9999_us", budget.p9999_us, totals.p99_99),
+    ]
+    for metric, limit, value in metrics:
+        if limit is not None:
+            checks.append(_judge(metric, limit, value))
+    if whole:
+        # An untrustworthy measurement judges nothing: every check is reported, none decides.
+        why = "; ".join(whole)
+        checks = [replace(c, verdict=Verdict.INCOMPLETE, why="; ".join(filter(None, [c.why, why])))
+                  for c in checks]
+    return Evaluation(result=result, source=source, budget=budget, checks=checks,
+                      incomplete=whole)
+
+
+def _judge(metric: str, budget: float, value: float | Percentile | None) -> Check:
+    if value is None:
+        why = ("the result has no percentiles (summary-only input)" if metric.startswith("p")
+               else f"the result has no {metric}")
+        return Check(metric, "<=", budget, None, False, Verdict.INCOMPLETE, why)
+    if isinstance(value, Percentile):
+        measured, lower_bound = value.value_us, value.relation == ">="
+    else:
+        measured, lower_bound = value, False
+    if measured > budget:
+        return Check(metric, "<=", budget, measured, lower_bound, Verdict.FAIL)
+    if lower_bound:
+        return Check(metric, "<=", budget, measured, True, Verdict.INCOMPLETE,
+                     f"only known as ≥ {fmt(measured)} µs (samples overflowed the histogram), "
+                     "which does not show whether the budget holds")
+    return Check(metric, "<=", budget, measured, False, Verdict.PASS)
+
+
+@dataclass(frozen=True)
+class Unjudged:
+    """A file that got no verdict: unreadable or malformed, or no budget matches its result."""
+
+    source: Path
+    message: str
+    result: Result | None = None  # set when the result was readable but unbudgeted
+    allowed: bool = False  # unbudgeted under --allow-unbudgeted: reported, not an error
+
+    @property
+    def label(self) -> str:
+        return label_of(self.result) if self.result else str(self.source)
+
+    @property
+    def exit(self) -> Exit:
+        return Exit.OK if self.allowed else Exit.INPUT
+
+
+Outcome = Evaluation | Unjudged
+
+
+def judge(paths: list[Path], thresholds: Thresholds, *, allow_unbudgeted: bool) -> list[Outcome]:
+    """Every result file judged (or not, and why), in the order given: one bad file spoils none."""
+    outcomes: list[Outcome] = []
+    for path in paths:
+        try:
+            result = load_result(path)
+        except InputError as exc:
+            outcomes.append(Unjudged(path, exc.oneline()))
+            continue
+        budget = thresholds.for_result(result)
+        if budget is None:
+            outcomes.append(Unjudged(
+                path, f"{path}: no budget matches board={result.board.name} "
+                      f"flavor={flavor_of(result)} scenario={result.scenario}",
+                result=result, allowed=allow_unbudgeted))
+        else:
+            outcomes.append(evaluate(result, budget, path))
+    return outcomes
