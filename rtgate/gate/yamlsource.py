@@ -65,7 +65,8 @@ class YamlDocument:
         return line
 
     def error(self, message: str, loc: Sequence[str | int] = ()) -> InputError:
-        return InputError(f"line {self.line_of(loc)}: {message}", path=self.path)
+        # FILE:LINE, the form editors and CI annotations turn into a link.
+        return InputError(message, path=f"{self.path}:{self.line_of(loc)}")
 
     def validation_error(self, exc: ValidationError) -> InputError:
         """The first pydantic error as ``line N: a.b.c: message``."""
@@ -95,9 +96,9 @@ def load_yaml(path: str | Path) -> YamlDocument:
         data = None if root is None else loader.construct_document(root)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}: " if mark is not None else ""
+        where = f"{p}:{mark.line + 1}" if mark is not None else p
         problem = getattr(exc, "problem", None) or str(exc)
-        raise InputError(f"{where}not valid YAML: {problem}", path=p) from exc
+        raise InputError(f"not valid YAML: {problem}", path=where) from exc
     finally:
         loader.dispose()
     return YamlDocument(path=p, data=data, root=root)
