@@ -102,7 +102,8 @@ def detect(executable: str = "cyclictest") -> Capabilities:
         proc = subprocess.run([executable, "--help"], capture_output=True, text=True, timeout=10,
                               check=False)
     except FileNotFoundError as exc:
-        raise InfraError(f"{executable} not found: install rt-tests (scripts/deps.sh core)") from exc
+        raise InfraError(f"{executable} not found: install rt-tests (scripts/deps.sh core)") \
+            from exc
     except subprocess.TimeoutExpired as exc:
         raise InfraError(f"`{executable} --help` did not answer within 10 s") from exc
     # 1.x prints its usage on stderr and exits non-zero; 2.x uses stdout and 0.

@@ -1,0 +1,1 @@
+"""`rtgate bench`: run cyclictest under a scenario's loads and write a normalized result."""

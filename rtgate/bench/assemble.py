@@ -1,0 +1,124 @@
+"""The result of a bench run: the parser's reading of cyclictest's raw output, overlaid with what
+only the runner knows (board, loads, environment, and why the run is partial or degraded)."""
+
+from __future__ import annotations
+
+import shlex
+import signal
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rtgate.bench.plan import Plan
+from rtgate.bench.runner import Outcome
+from rtgate.cyclictest.parse import parse
+from rtgate.errors import InputError
+from rtgate.result import Board, Kernel, Load, Result, Status, Tool, Totals
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    run_id: str
+    board: str
+    virtual: bool
+    flavor: str
+    cyclictest_version: str
+
+
+def _exit_text(status: int) -> str:
+    if status < 0:
+        return f"killed by {signal.Signals(-status).name}"
+    return f"status {status}"
+
+
+def _last_line(path: Path) -> str:
+    try:
+        lines = [ln for ln in path.read_text(errors="replace").splitlines() if ln.strip()]
+    except OSError:
+        return ""
+    return lines[-1].strip() if lines else ""
+
+
+def _parse_raw(plan: Plan, rawdir: Path, info: RunInfo) -> tuple[Result | None, str | None]:
+    """Parse the best raw file: the JSON (complete, with histogram), else the histogram file,
+    else stdout (cyclictest 1.x without --histfile). A file cut short by a kill is skipped."""
+    candidates = [plan.cyclictest.json_path, plan.cyclictest.histfile,
+                  str(rawdir / "cyclictest.stdout")]
+    problem = "cyclictest wrote no output"
+    for name in candidates:
+        if name is None or not Path(name).is_file() or Path(name).stat().st_size == 0:
+            continue
+        try:
+            return parse([Path(name)], board=info.board, virtual=info.virtual,
+                         scenario=plan.scenario, flavor=info.flavor, run_id=info.run_id), None
+        except InputError as exc:
+            problem = exc.oneline()
+    return None, problem
+
+
+def _reasons(plan: Plan, outcome: Outcome, rawdir: Path) -> tuple[list[str], list[str]]:
+    """(why partial, why degraded)."""
+    partial: list[str] = []
+    if outcome.interrupted:
+        partial.append(f"interrupted by {outcome.interrupted} after {outcome.measured_s:.1f} s "
+                       f"of {plan.duration_s} s of measurement")
+    if outcome.hung:
+        partial.append(f"cyclictest still running {plan.duration_s} s + margin after start: "
+                       "stopped with SIGINT")
+    rc = outcome.cyclictest_rc
+    if rc not in (None, 0) and not (outcome.interrupted and rc == -signal.SIGINT):
+        detail = _last_line(rawdir / "cyclictest.stderr")
+        partial.append(f"cyclictest exited with {_exit_text(rc)}" + (f": {detail}" if detail
+                                                                     else ""))
+    degraded = [f"load {ld.spec.name!r} exited early with {_exit_text(ld.early_exit)} after "
+                f"{ld.early_after_s:.1f} s (see raw/{ld.spec.name}.stderr)"
+                for ld in outcome.loads if ld.early_exit is not None]
+    return partial, degraded
+
+
+def assemble(plan: Plan, outcome: Outcome, env: dict[str, Any], rawdir: Path,
+             info: RunInfo) -> Result:
+    parsed, problem = _parse_raw(plan, rawdir, info)
+    partial, degraded = _reasons(plan, outcome, rawdir)
+    if parsed is None:
+        partial.append(f"no result from cyclictest's output: {problem}")
+        parsed = Result(run_id=info.run_id, board=Board(name=info.board), kernel=Kernel(),
+                        scenario=plan.scenario, tool=Tool(), threads=[],
+                        totals=Totals(samples=0), status="partial")
+    status: Status = parsed.status
+    if partial or status == "partial":
+        status = "partial"
+    elif degraded:
+        status = "degraded"
+    kernel = parsed.kernel.model_copy(update={
+        "release": parsed.kernel.release or env["kernel_release"],
+        "version": parsed.kernel.version or env["kernel_version"],
+        "machine": parsed.kernel.machine or env["machine"],
+        "preempt_rt": env["preempt_rt"],
+        "flavor": info.flavor,
+    })
+    environment = dict(env)
+    environment["tools"] = {"cyclictest": info.cyclictest_version, **env["tools"]}
+    environment |= {
+        "scale": plan.scale, "warmup_s": plan.warmup_s, "duration_s": plan.duration_s,
+        "cyclictest_notes": plan.cyclictest.notes,
+        "loadavg_before": outcome.loadavg_before, "loadavg_after": outcome.loadavg_after,
+    }
+    if outcome.max_temp_c is not None:
+        environment |= {"max_temp_c": outcome.max_temp_c, "max_temp_zone": outcome.max_temp_zone}
+    updated = parsed.model_copy(update={
+        "board": Board(name=info.board, virtual=info.virtual),
+        "kernel": kernel,
+        "scenario": plan.scenario,
+        "tool": Tool(name="cyclictest", version=info.cyclictest_version,
+                     cmdline=shlex.join(plan.cyclictest.argv)),
+        "start": parsed.start or (outcome.start.isoformat() if outcome.start else None),
+        "end": parsed.end or (outcome.end.isoformat() if outcome.end else None),
+        "status": status,
+        "reasons": list(dict.fromkeys([*parsed.reasons, *partial, *degraded])),
+        "loads": [Load(name=ld.spec.name, command=ld.spec.argv, exit_status=ld.early_exit,
+                       early_exit=ld.early_exit is not None) for ld in outcome.loads],
+        "environment": environment,
+    })
+    # model_copy skips validation: re-validate so a bug here cannot write an invalid result.
+    return Result.model_validate(updated.model_dump(by_alias=True))

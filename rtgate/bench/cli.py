@@ -1,0 +1,110 @@
+"""`rtgate bench`: measure the local board under a scenario's load and write DIR/result.json."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+
+from rtgate.bench import environment
+from rtgate.bench.assemble import RunInfo, assemble
+from rtgate.bench.loads import free_port
+from rtgate.bench.plan import Params, make_plan, timeout_for
+from rtgate.bench.runner import execute
+from rtgate.bench.scenario import load_scenario
+from rtgate.board.spec import board_path, load_board
+from rtgate.cyclictest.version import detect
+from rtgate.errors import Exit, InputError
+
+_DURATION = re.compile(r"^(\d+)([smhd]?)$")
+_UNIT_S = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+RAW_OUTPUTS = ("cyclictest.json", "cyclictest.hist", "cyclictest.stdout", "cyclictest.stderr")
+
+EPILOG = """\
+Writes DIR/raw/ (cyclictest JSON, histogram, stdout/stderr; each load's stdout/stderr) and
+DIR/result.json. --scale multiplies the {scaled:N} counts of a scenario's loads (stress-ng
+instances, iperf3 streams), e.g. --scenario all-in --scale 0.1 on a 2-core machine.
+
+exit codes:
+  0  complete measurement
+  2  usage or input error (unknown board/scenario, invalid scenario file, a cyclictest option
+     the installed cyclictest lacks)
+  3  partial or degraded measurement (interrupted, a load exited early, cyclictest failed),
+     or an infrastructure failure; the raw files and a result.json are kept where possible
+"""
+
+
+def duration(text: str) -> int:
+    m = _DURATION.match(text.strip())
+    if not m or int(m.group(1)) == 0:
+        raise argparse.ArgumentTypeError(f"invalid duration {text!r} (e.g. 10, 10s, 5m, 1h)")
+    return int(m.group(1)) * _UNIT_S[m.group(2)]
+
+
+def scale(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value <= 100:
+        raise argparse.ArgumentTypeError(f"invalid scale {text!r} (a number in (0, 100])")
+    return value
+
+
+def run(args: argparse.Namespace) -> int:
+    board = load_board(args.board)
+    if board.driver != "local":
+        raise InputError(f"board {board.name!r} uses the {board.driver!r} driver; `rtgate bench` "
+                         "measures the local board", path=board_path(board.name))
+    scenario, source = load_scenario(args.scenario)
+    caps = detect()
+    out: Path = args.out
+    rawdir = (out / "raw").resolve()
+    env = environment.capture()
+    virtual = env["virtual"] if board.virtual == "auto" else bool(board.virtual)
+    flavor = args.flavor or ("rt" if env["preempt_rt"] else "stock")
+    with tempfile.TemporaryDirectory(prefix=f"rtgate-{scenario.name}-") as scratch:
+        params = Params(cpus=os.cpu_count() or 1, port=free_port(), tmpdir=scratch,
+                        scale=args.scale or scenario.scale,
+                        timeout_s=timeout_for(scenario, args.duration))
+        plan = make_plan(scenario, source, caps, duration_s=args.duration, params=params,
+                         outdir=str(rawdir))
+        rawdir.mkdir(parents=True, exist_ok=True)
+        # A previous run's output in the same DIR must not pass for this run's.
+        for name in RAW_OUTPUTS:
+            (rawdir / name).unlink(missing_ok=True)
+        outcome = execute(plan, rawdir, Path(scratch))
+    stamp = (outcome.start or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
+    info = RunInfo(run_id=f"{board.name}-{scenario.name}-{stamp}", board=board.name,
+                   virtual=virtual, flavor=flavor, cyclictest_version=caps.version)
+    result = assemble(plan, outcome, env, rawdir, info)
+    path = result.write(out / "result.json")
+    t = result.totals
+    summary = (f"{t.samples} samples, max {t.max_us:g} us, avg {t.avg_us:g} us"
+               if t.max_us is not None and t.avg_us is not None else f"{t.samples} samples")
+    print(f"rtgate bench: {result.status}: {summary} -> {path}", file=sys.stderr)
+    for reason in result.reasons:
+        print(f"rtgate bench:   {reason}", file=sys.stderr)
+    return int(Exit.OK if result.status == "complete" else Exit.INCOMPLETE)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = subparsers.add_parser(
+        "bench", help="measure latency with cyclictest under a scenario's load",
+        description="Run the real cyclictest on the local board while a scenario's loads run.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--board", default="local", help="board name from bench/boards/ (local)")
+    p.add_argument("--scenario", required=True,
+                   help="scenario name from bench/scenarios/ (idle, cpu, vm, io, net, all-in) "
+                        "or a path to a scenario .yml")
+    p.add_argument("--duration", type=duration, required=True,
+                   help="measurement length: seconds, or with s/m/h/d (10s, 5m, 1h)")
+    p.add_argument("--out", type=Path, required=True, help="output directory DIR")
+    p.add_argument("--flavor", help="kernel flavor label (default: rt if PREEMPT_RT, else stock)")
+    p.add_argument("--scale", type=scale, default=None,
+                   help="multiply load instances/streams (default: the scenario's scale)")
+    p.set_defaults(func=run)

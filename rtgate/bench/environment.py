@@ -1,0 +1,107 @@
+"""The machine's state around a measurement, kept with the numbers so a reader can explain them.
+
+Every probe tolerates absence (no cpufreq in a VM, no /sys/kernel/realtime on mainline): a missing
+file is recorded as None or empty, never an error — the measurement is still valid.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import subprocess
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+SYS_CPU = Path("/sys/devices/system/cpu")
+PROC_IRQ = Path("/proc/irq")
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return None
+
+
+def _run(argv: list[str]) -> subprocess.CompletedProcess[str] | None:
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+
+
+def preempt_rt(version: str, realtime_flag: str | None) -> bool:
+    """PREEMPT_RT from ``uname -v``; /sys/kernel/realtime only exists with the out-of-tree patch
+    (mainline 6.12+ has RT built in and no such file)."""
+    return realtime_flag == "1" or "PREEMPT_RT" in version.split()
+
+
+def governors() -> dict[str, str]:
+    found = {}
+    for path in sorted(SYS_CPU.glob("cpu[0-9]*/cpufreq/scaling_governor"),
+                       key=lambda p: int(p.parent.parent.name[3:])):
+        value = _read(path)
+        if value is not None:
+            found[path.parent.parent.name] = value
+    return found
+
+
+def irq_affinity() -> dict[str, Any]:
+    """How many IRQs may run on which CPUs: a shield for RT CPUs shows up here."""
+    lists = Counter(v for p in PROC_IRQ.glob("[0-9]*/smp_affinity_list")
+                    if (v := _read(p)) is not None)
+    return {"default": _read(PROC_IRQ / "default_smp_affinity"), "irqs": sum(lists.values()),
+            "by_affinity": dict(sorted(lists.items()))}
+
+
+def loadavg() -> list[float] | None:
+    text = _read(Path("/proc/loadavg"))
+    return None if text is None else [float(x) for x in text.split()[:3]]
+
+
+def tool_version(argv: list[str]) -> str | None:
+    proc = _run(argv)
+    if proc is None:
+        return None
+    m = re.search(r"\d+\.\d+(?:\.\d+)?", proc.stdout + proc.stderr)
+    return m.group(0) if m else None
+
+
+def virtualization() -> tuple[bool, str]:
+    """Whether this machine is a VM, and how we know (containers share the host's kernel, so
+    only a hypervisor counts)."""
+    proc = _run(["systemd-detect-virt", "--vm"])
+    if proc is not None and proc.returncode == 0 and proc.stdout.strip() not in ("", "none"):
+        return True, f"systemd-detect-virt --vm: {proc.stdout.strip()}"
+    cpuinfo = _read(Path("/proc/cpuinfo")) or ""
+    if re.search(r"^flags\s*:.*\bhypervisor\b", cpuinfo, re.M):
+        return True, "/proc/cpuinfo: hypervisor flag"
+    return False, "no hypervisor detected"
+
+
+def capture() -> dict[str, Any]:
+    """Everything that does not change during a run (loadavg and temperature are sampled apart)."""
+    uname = platform.uname()
+    proc = _run(["uname", "-a"])
+    realtime = _read(Path("/sys/kernel/realtime"))
+    isolated = _read(SYS_CPU / "isolated")
+    is_virtual, how = virtualization()
+    return {
+        "uname": proc.stdout.strip() if proc else " ".join(uname),
+        "kernel_release": uname.release,
+        "kernel_version": uname.version,
+        "machine": uname.machine,
+        "cmdline": _read(Path("/proc/cmdline")),
+        "sys_kernel_realtime": realtime,
+        "preempt_rt": preempt_rt(uname.version, realtime),
+        "cpus_online": os.cpu_count(),
+        "cpufreq_governors": governors(),
+        "isolated_cpus": isolated or "",
+        "irq_affinity": irq_affinity(),
+        "virtual": is_virtual,
+        "virtual_detected_by": how,
+        "tools": {"stress-ng": tool_version(["stress-ng", "--version"]),
+                  "iperf3": tool_version(["iperf3", "--version"])},
+    }

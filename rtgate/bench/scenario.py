@@ -1,0 +1,102 @@
+"""Scenarios are data: which cyclictest options and which loads, one YAML file each.
+
+Loads are argv templates. Placeholders are filled in when a run is planned:
+
+``{cpus}``      online CPUs where the scenario runs
+``{port}``      a free TCP port on loopback (iperf3 server and client of one run share it)
+``{tmpdir}``    a scratch directory for file-system stressors, removed after the run
+``{timeout}``   seconds the load must outlive (warm-up + duration + margin): a load left behind
+                by a killed rtgate still ends on its own
+``{scale}``     the scale factor (``scale:`` in the file, ``--scale`` on the CLI)
+``{scaled:N}``  N × scale, rounded, at least 1 (instances, streams)
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from rtgate import paths
+from rtgate.cyclictest.command import CyclictestSpec
+from rtgate.errors import InputError
+from rtgate.gate.yamlsource import load_yaml
+
+PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
+SIMPLE = {"cpus", "port", "tmpdir", "timeout", "scale"}
+SCALED = re.compile(r"^scaled:(\d+(?:\.\d+)?)$")
+
+
+def check_template(text: str) -> str:
+    for inner in PLACEHOLDER.findall(text):
+        if inner not in SIMPLE and not SCALED.match(inner):
+            known = ", ".join(f"{{{n}}}" for n in sorted(SIMPLE)) + ", {scaled:N}"
+            raise ValueError(f"unknown placeholder {{{inner}}} in {text!r} (known: {known})")
+    return text
+
+
+class LoadSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$",
+                      description="Identifier; its output is kept as raw/<name>.stdout/.stderr.")
+    argv: list[str] = Field(min_length=1, description="Command and arguments (templates).")
+    listens_on: str | None = Field(
+        None, pattern=r"^(\{port\}|[0-9]+)$",
+        description="The TCP port ({port} or a number) this load listens on: the next load "
+                    "starts only once it listens.")
+
+    @field_validator("argv")
+    @classmethod
+    def _templates(cls, argv: list[str]) -> list[str]:
+        return [check_template(a) for a in argv]
+
+
+class Scenario(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    description: str
+    scale: float = Field(
+        1.0, gt=0, le=100,
+        description="Multiplies {scaled:N} counts; `rtgate bench --scale` overrides it.")
+    warmup_s: float = Field(2.0, ge=0, le=600,
+                            description="Seconds the loads run before cyclictest starts.")
+    cyclictest: CyclictestSpec = Field(default_factory=CyclictestSpec)
+    loads: list[LoadSpec] = Field(default_factory=list)
+
+    @field_validator("loads")
+    @classmethod
+    def _unique_names(cls, loads: list[LoadSpec]) -> list[LoadSpec]:
+        names = [load.name for load in loads]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"duplicate load name(s): {', '.join(dupes)}")
+        return loads
+
+
+def scenario_path(ref: str, root: Path | None = None) -> Path:
+    """A scenario name (``cpu``) from ``bench/scenarios/``, or a path to a ``.yml`` file."""
+    if ref.endswith((".yml", ".yaml")) or "/" in ref:
+        return Path(ref)
+    return (root or paths.SCENARIOS) / f"{ref}.yml"
+
+
+def load_scenario(ref: str, root: Path | None = None) -> tuple[Scenario, Path]:
+    path = scenario_path(ref, root)
+    if not path.is_file():
+        known = ", ".join(sorted(p.stem for p in path.parent.glob("*.yml"))) or "none"
+        raise InputError(f"no such scenario {ref!r} (known: {known})", path=path)
+    doc = load_yaml(path)
+    try:
+        scenario = Scenario.model_validate(doc.data)
+    except ValidationError as exc:
+        raise doc.validation_error(exc) from exc
+    if scenario.name != path.stem:
+        raise doc.error(f"name {scenario.name!r} does not match the file name", ["name"])
+    return scenario, path
+
+
+def list_scenarios(root: Path | None = None) -> list[Scenario]:
+    return [load_scenario(p.stem, root)[0] for p in sorted((root or paths.SCENARIOS).glob("*.yml"))]
