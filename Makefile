@@ -29,6 +29,7 @@ lint: deps
 
 schema:
 	$(PYTHON) -m rtgate.result --schema
+	$(PYTHON) -m rtgate.gate.thresholds --schema
 
 clean:
 	rm -rf out .pytest_cache
