@@ -1,0 +1,32 @@
+"""Readers for each cyclictest output format, chosen by sniffing the start of each file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rtgate.cyclictest.formats.json_v2 import read_json
+from rtgate.cyclictest.formats.text import read_text
+from rtgate.cyclictest.formats.verbose import looks_verbose, read_verbose
+from rtgate.cyclictest.formats.view import RunView
+from rtgate.errors import InputError
+
+SNIFF_BYTES = 4096
+
+
+def read_view(path: Path) -> RunView:
+    """Read one file with the reader its first bytes call for."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(SNIFF_BYTES)
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", path=path) from exc
+    if not head.strip():
+        raise InputError("empty file: no cyclictest output in it", path=path)
+    if b"\0" in head:
+        raise InputError("binary data, not cyclictest output", path=path)
+    if head.lstrip().startswith(b"{"):
+        return read_json(path)
+    if looks_verbose(head):
+        return read_verbose(path)
+    # Histogram and summary output share one line grammar: -h without -q prints both.
+    return read_text(path)

@@ -1,0 +1,163 @@
+"""rt-tests 2.x ``--json=FILE``: the final statistics of a run, written once at exit.
+
+Quirks of the format that matter here: two keys end with a colon (``"cmdline:"``,
+``"rt_test_version:"``); a thread's ``histogram`` lists only non-empty bins and never the
+overflows, which are ``cycles - sum(histogram)`` when ``-h`` was given; the histogram limit is not
+in the file, only in the command line. The document is small (one entry per non-empty bin), so
+it is read whole; a file far larger than any cyclictest JSON is refused before reading.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shlex
+from email.utils import parsedate_to_datetime
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from rtgate.cyclictest.formats.view import KernelView, RunView, ThreadView
+from rtgate.cyclictest.stats import Sparse
+from rtgate.errors import InputError
+
+MAX_JSON_BYTES = 256 << 20
+
+Count = Annotated[int, Field(ge=0)]
+
+
+class _Strict(BaseModel):
+    # Unknown keys are ignored: later rt-tests releases add fields without changing these.
+    model_config = ConfigDict(strict=True, extra="ignore", populate_by_name=True)
+
+
+class _Sysinfo(_Strict):
+    release: str | None = None
+    version: str | None = None
+    machine: str | None = None
+    realtime: int | None = None
+
+
+class _Thread(_Strict):
+    histogram: dict[str, Count] = Field(default_factory=dict)
+    cycles: Count
+    min: Count
+    max: Count
+    avg: Annotated[float, Field(ge=0)]
+    cpu: int | None = None
+
+
+class _Document(_Strict):
+    cmdline: str = Field(alias="cmdline:")
+    rt_test_version: str = Field(alias="rt_test_version:")
+    start_time: str | None = None
+    end_time: str | None = None
+    return_code: int = 0
+    sysinfo: _Sysinfo = Field(default_factory=_Sysinfo)
+    num_threads: Count
+    thread: dict[str, _Thread]
+
+
+def read_json(path: Path) -> RunView:
+    doc, sha = _load(path)
+    view = RunView(path=path, format="json", sha256=sha, tool_version=doc.rt_test_version,
+                   cmdline=doc.cmdline, start=_iso(doc.start_time, "start_time", path),
+                   end=_iso(doc.end_time, "end_time", path))
+    view.kernel = KernelView(release=doc.sysinfo.release, version=doc.sysinfo.version,
+                             machine=doc.sysinfo.machine, realtime=doc.sysinfo.realtime)
+    if doc.return_code != 0:
+        view.partial_reasons.append(
+            f"{path.name}: cyclictest return_code {doc.return_code}: the run did not finish")
+    if len(doc.thread) != doc.num_threads:
+        raise InputError(f"num_threads is {doc.num_threads} but {len(doc.thread)} threads "
+                         "are listed", path=path)
+    limit = histogram_limit(doc.cmdline)
+    for key, entry in doc.thread.items():
+        number = _index(key, "thread", path)
+        view.threads[number] = _thread(number, entry, limit, path)
+    return view
+
+
+def _load(path: Path) -> tuple[_Document, str]:
+    try:
+        if path.stat().st_size > MAX_JSON_BYTES:
+            raise InputError("far too large for a cyclictest JSON file", path=path)
+        data = path.read_bytes()
+        raw = json.loads(data)
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", path=path) from exc
+    except json.JSONDecodeError as exc:
+        raise InputError(f"line {exc.lineno}: not valid JSON (truncated?): {exc.msg}",
+                         path=path) from exc
+    except UnicodeDecodeError as exc:
+        raise InputError("not text: binary data in a JSON file", path=path) from exc
+    if not isinstance(raw, dict):
+        raise InputError(f"expected a cyclictest JSON object, got a {type(raw).__name__}",
+                         path=path)
+    try:
+        return _Document.model_validate(raw), hashlib.sha256(data).hexdigest()
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(x) for x in first["loc"])
+        raise InputError(f"not cyclictest --json output: at {where}: {first['msg']}",
+                         path=path) from exc
+
+
+def _thread(number: int, entry: _Thread, limit: int | None, path: Path) -> ThreadView:
+    view = ThreadView(thread=number, finality="final", samples=entry.cycles,
+                      cpu=entry.cpu if entry.cpu is not None and entry.cpu >= 0 else None)
+    if entry.cycles:
+        view.min_us, view.max_us, view.avg_us = float(entry.min), float(entry.max), entry.avg
+    pairs = [(_index(k, f"thread.{number}.histogram", path), c)
+             for k, c in entry.histogram.items()]
+    if limit is None and not pairs:
+        return view  # no -h: the run kept no histogram
+    hist = Sparse.from_pairs(pairs)
+    overflows = entry.cycles - hist.total
+    if overflows < 0:
+        raise InputError(f"thread {number}: histogram holds {hist.total} samples but cycles "
+                         f"is only {entry.cycles}", path=path)
+    top = int(hist.values[-1]) + 1 if len(hist.values) else 1
+    if limit is not None and top > limit:
+        raise InputError(f"thread {number}: histogram bin {top - 1} is beyond the -h limit "
+                         f"{limit} of the command line", path=path)
+    # Without -h in the command line the limit is unknown; the highest bin + 1 is a lower bound
+    # of it, which keeps every ">= limit" statement about overflows true.
+    view.hist, view.limit, view.overflows = hist, limit or top, overflows
+    return view
+
+
+_HIST_FLAGS = ("-h", "-H", "--histogram", "--histofall")
+
+
+def histogram_limit(cmdline: str) -> int | None:
+    """The ``-h``/``-H`` limit in a cyclictest command line, when given in a plain spelling."""
+    try:
+        words = shlex.split(cmdline)
+    except ValueError:
+        return None
+    for i, word in enumerate(words):
+        for flag in _HIST_FLAGS:
+            if word == flag and i + 1 < len(words) and words[i + 1].isdigit():
+                return int(words[i + 1])
+            sep = "=" if flag.startswith("--") else ""
+            value = word[len(flag) + len(sep):]
+            if word.startswith(flag + sep) and value.isdigit():
+                return int(value)
+    return None
+
+
+def _index(key: str, where: str, path: Path) -> int:
+    if not key.isdigit():
+        raise InputError(f"{where}: key {key!r} is not a number", path=path)
+    return int(key)
+
+
+def _iso(stamp: str | None, field: str, path: Path) -> str | None:
+    if stamp is None:
+        return None
+    try:
+        return parsedate_to_datetime(stamp).isoformat()
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{field} {stamp!r} is not a date", path=path) from exc

@@ -1,0 +1,208 @@
+"""cyclictest's text output: ``T:`` summary lines and the ``-h``/``-H`` histogram.
+
+One grammar covers what cyclictest prints on stdout or into ``--histfile``, in rt-tests 1.x and
+2.x alike: the live screen (refreshed ``T:`` lines behind terminal escape codes; the last line
+per thread wins), the ``-q`` summary printed once at exit, and the histogram section — one row per
+1 µs bin, a column per thread plus a sum column with ``-H``, then the footer (``# Total``,
+min/avg/max, overflows, overflow cycle numbers). The file is read line by line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from rtgate.cyclictest.formats.view import RunView, ThreadView
+from rtgate.cyclictest.stats import Sparse
+from rtgate.errors import InputError
+
+_ESCAPE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_SUMMARY = re.compile(
+    r"^T:\s*(\d+)\s+\(\s*(\d+)\)\s+P:\s*(\d+)\s+I:\s*(\d+)\s+C:\s*(\d+)\s+Min:\s*(\d+)"
+    r"\s+Act:\s*(\d+)\s+Avg:\s*(\d+)\s+Max:\s*(\d+)(?:\s+SMI:\s*\d+)?$")
+_ROW = re.compile(r"^(\d+)((?:\s+\S+)+)$")
+_FOOTER = re.compile(r"^# (Total|Min Latencies|Avg Latencies|Max Latencies|Histogram Overflows):"
+                     r"((?:\s+\S+)*)$")
+_OUTLIERS = re.compile(r"^# Thread (\d+):((?:\s+\d+)*)(?:\s+#\s+(\d+) others)?$")
+_IGNORED = re.compile(r"^(# /dev/cpu_dma_latency set to \d+us|policy: .*|)$")
+_NO_SAMPLE_MIN = 1000000  # cyclictest's initial minimum, printed before a thread's first sample
+
+
+@dataclass
+class _State:
+    path: Path
+    line_no: int = 0
+    live: bool = False  # "policy:" lines: the refreshed screen, not the -q summary at exit
+    summaries: dict[int, ThreadView] = field(default_factory=dict)
+    in_histogram: bool = False
+    rows: list[list[int]] = field(default_factory=list)
+    bins: list[int] = field(default_factory=list)
+    footer: dict[str, list[int]] = field(default_factory=dict)
+    outliers: dict[int, list[int]] = field(default_factory=dict)
+
+    def fail(self, problem: str) -> InputError:
+        return InputError(f"line {self.line_no}: {problem}", path=self.path)
+
+
+def read_text(path: Path) -> RunView:
+    state = _State(path)
+    sha = hashlib.sha256()
+    with path.open("rb") as fh:
+        for raw in fh:
+            sha.update(raw)
+            state.line_no += 1
+            try:
+                text = raw.decode("ascii")
+            except UnicodeDecodeError:
+                raise state.fail("binary data, not cyclictest output") from None
+            _line(state, _ESCAPE.sub("", text).rstrip())
+    view = RunView(path=path, format="histogram" if state.in_histogram else "summary",
+                   sha256=sha.hexdigest())
+    if state.in_histogram:
+        _histogram_threads(state, view)
+    elif state.summaries:
+        view.threads = dict(sorted(state.summaries.items()))
+    else:
+        raise InputError("no cyclictest output found (no 'T:' summary, no '# Histogram')",
+                         path=path)
+    return view
+
+
+def _line(state: _State, line: str) -> None:
+    if line.startswith("T:"):
+        _summary(state, line)
+    elif line == "# Histogram":
+        if state.in_histogram:
+            raise state.fail("a second '# Histogram' section")
+        state.in_histogram = True
+    elif m := _ROW.match(line):
+        _row(state, int(m[1]), m[2].split())
+    elif m := _FOOTER.match(line):
+        _footer(state, m[1], m[2].split())
+    elif line == "# Histogram Overflow at cycle number:":
+        pass
+    elif m := _OUTLIERS.match(line):
+        state.outliers[int(m[1])] = [int(x) for x in m[2].split()]
+    elif _IGNORED.match(line):
+        state.live = state.live or line.startswith("policy:")
+    else:
+        raise state.fail(f"not cyclictest output: {line[:60]!r}")
+
+
+def _summary(state: _State, line: str) -> None:
+    m = _SUMMARY.match(line)
+    if not m:
+        raise state.fail(f"summary line cut off or malformed: {line[:80]!r}")
+    number, tid, prio, interval, cycles, lo, _act, avg, hi = (int(x) for x in m.groups())
+    view = ThreadView(thread=number, finality="snapshot" if state.live else "final", tid=tid,
+                      priority=prio, interval_us=interval, samples=cycles)
+    if cycles and lo != _NO_SAMPLE_MIN:
+        view.min_us, view.avg_us, view.max_us = float(lo), float(avg), float(hi)
+    state.summaries[number] = view  # refreshed screens: the last line per thread wins
+
+
+def _row(state: _State, latency: int, cells: list[str]) -> None:
+    if not state.in_histogram or state.footer:
+        raise state.fail("histogram row outside the '# Histogram' section")
+    counts = []
+    for cell in cells:
+        if cell.startswith("-") and cell[1:].isdigit():
+            raise state.fail(f"negative count {cell} in the row of {latency} us")
+        if not cell.isdigit():
+            raise state.fail(f"count {cell!r} in the row of {latency} us is not a number")
+        counts.append(int(cell))
+    if state.rows and len(counts) != len(state.rows[0]):
+        raise state.fail(f"row of {latency} us has {len(counts)} columns, the rows before "
+                         f"have {len(state.rows[0])}")
+    if state.bins and latency <= state.bins[-1]:
+        raise state.fail(f"row of {latency} us after the row of {state.bins[-1]} us: rows out "
+                         "of order")
+    state.bins.append(latency)
+    state.rows.append(counts)
+
+
+def _footer(state: _State, key: str, cells: list[str]) -> None:
+    if not state.in_histogram:
+        raise state.fail(f"'# {key}' outside a histogram")
+    if key in state.footer:
+        raise state.fail(f"'# {key}' given twice")
+    if not all(c.isdigit() for c in cells):
+        raise state.fail(f"'# {key}' holds a value that is not a count: {' '.join(cells)!r}")
+    state.footer[key] = [int(c) for c in cells]
+
+
+def _histogram_threads(state: _State, view: RunView) -> None:
+    if not state.rows:
+        raise InputError("'# Histogram' without any row", path=state.path)
+    columns = np.array(state.rows, dtype=np.int64).reshape(len(state.rows), -1)
+    mins = state.footer.get("Min Latencies")
+    if mins is None:
+        view.partial_reasons.append(
+            f"{state.path.name}: the histogram footer is missing: the output was cut off")
+        nthreads = columns.shape[1] - int(_has_sum_column(columns))
+    else:
+        nthreads = len(mins)
+    if columns.shape[1] not in (nthreads, nthreads + 1) or (
+            columns.shape[1] == nthreads + 1 and nthreads < 2):
+        raise InputError(f"the histogram has {columns.shape[1]} columns for {nthreads} "
+                         "threads", path=state.path)
+    for key, values in state.footer.items():
+        if len(values) not in (nthreads, columns.shape[1]):
+            raise InputError(f"'# {key}' has {len(values)} values for {nthreads} threads",
+                             path=state.path)
+    for key, total in zip(state.footer.get("Total", []), columns.sum(axis=0), strict=False):
+        if key != total:
+            raise InputError(f"'# Total' says {key} but the rows of its column sum to {total}",
+                             path=state.path)
+    strays = sorted(set(state.outliers) - set(range(nthreads)))
+    if strays:
+        raise InputError(f"overflow cycle numbers for thread {strays[0]} of {nthreads} threads",
+                         path=state.path)
+    bins = np.array(state.bins, dtype=np.int64)
+    # Every bin below the limit gets a row, zero or not; the last row is limit - 1.
+    limit = int(bins[-1]) + 1 if len(bins) else 1
+    for n in range(nthreads):
+        view.threads[n] = _thread_from_histogram(state, n, bins, columns[:, n], limit)
+    _fill_from_summaries(state, view)
+
+
+def _has_sum_column(columns: np.ndarray) -> bool:
+    return columns.shape[1] >= 3 and bool(
+        (columns[:, -1] == columns[:, :-1].sum(axis=1)).all())
+
+
+def _thread_from_histogram(state: _State, n: int, bins: np.ndarray, counts: np.ndarray,
+                           limit: int) -> ThreadView:
+    keep = counts > 0
+    hist = Sparse(bins[keep], counts[keep])
+    overflows = state.footer.get("Histogram Overflows", [0] * (n + 1))[n]
+    cycles = state.outliers.get(n, [])
+    if len(cycles) > overflows:
+        raise InputError(f"thread {n}: {len(cycles)} overflow cycle numbers for {overflows} "
+                         "overflows", path=state.path)
+    finality = "final" if "Min Latencies" in state.footer else "snapshot"
+    view = ThreadView(thread=n, finality=finality, samples=hist.total + overflows, hist=hist,
+                      limit=limit, overflows=overflows, overflow_cycles=cycles)
+    if view.samples:
+        for attr, key in (("min_us", "Min Latencies"), ("avg_us", "Avg Latencies"),
+                          ("max_us", "Max Latencies")):
+            if key in state.footer:
+                setattr(view, attr, float(state.footer[key][n]))
+    return view
+
+
+def _fill_from_summaries(state: _State, view: RunView) -> None:
+    """Without -q the screen shows ``T:`` lines before the histogram: keep their tid, priority
+    and interval, which the histogram does not carry."""
+    unknown = set(state.summaries) - set(view.threads)
+    if unknown:
+        raise InputError(f"'T:' lines for thread(s) {sorted(unknown)} missing from the "
+                         "histogram", path=state.path)
+    for number, summary in state.summaries.items():
+        thread = view.threads[number]
+        thread.tid, thread.priority = summary.tid, summary.priority
+        thread.interval_us = summary.interval_us

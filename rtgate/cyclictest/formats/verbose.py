@@ -1,0 +1,207 @@
+"""Verbose output (``-v``): one ``thread: cycle: latency`` line per sample.
+
+The paper's method yields ~10^8 such lines, so the file is read in large binary blocks and each
+block is decoded by numpy in one go. cyclictest prints every value line with ``%8d:%8lu:%8ld``,
+so all lines of a block normally have the same width; such a block becomes an ``(n, width)``
+byte matrix whose columns are decoded at once. Blocks that do not fit that shape (the header,
+wider numbers) fall back to a line-by-line reader, which is also the one that names the line of
+an error. Each thread's exact 1 µs histogram grows as needed: no upper limit, no overflows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from rtgate.cyclictest.formats.view import RunView, ThreadView
+from rtgate.cyclictest.stats import Ints, Sparse, mean
+from rtgate.errors import InputError
+
+BLOCK_BYTES = 8 << 20
+# Latencies below this many µs are counted in a dense array (8 MiB per thread).
+DENSE_US = 1 << 20
+
+_VALUE = re.compile(rb"^ *(\d+): *(\d+): *(\d+)$")
+_INTERVAL = re.compile(rb"^Thread (\d+) Interval: (\d+)$")
+_USING_CPU = re.compile(rb"^Thread (\d+) using cpu (\d+)\.$")
+# Printed before the samples; they carry nothing the result needs.
+_IGNORED = re.compile(rb"^(Max CPUs = \d+|Online CPUs = \d+|# /dev/cpu_dma_latency set to \d+us)$")
+_DIGIT0, _DIGIT9, _SPACE, _COLON, _NEWLINE = b"0"[0], b"9"[0], b" "[0], b":"[0], b"\n"[0]
+
+
+def looks_verbose(head: bytes) -> bool:
+    lines = head.splitlines()[:-1] or head.splitlines()
+    return any(_VALUE.match(line) or _INTERVAL.match(line) for line in lines)
+
+
+@dataclass
+class _Thread:
+    """Dense counts for the common range; the rare huge latencies are kept sparse."""
+
+    dense: Ints = field(default_factory=lambda: np.zeros(DENSE_US, dtype=np.int64))
+    tail: list[Sparse] = field(default_factory=list)
+    cpu: int | None = None
+
+    def add(self, latencies: Ints) -> None:
+        big = latencies >= DENSE_US
+        small = latencies[~big] if big.any() else latencies
+        binned = np.bincount(small)
+        self.dense[: len(binned)] += binned
+        if small is latencies:
+            return
+        values, counts = np.unique(latencies[big], return_counts=True)
+        self.tail.append(Sparse(values, counts.astype(np.int64)))
+
+    def histogram(self) -> Sparse:
+        return Sparse.merge([Sparse.from_dense(self.dense), *self.tail])
+
+
+class _Reader:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.threads: dict[int, _Thread] = {}
+        self.declared: int | None = None  # from the "Thread N Interval" header lines
+        self.line_no = 0
+
+    def fail(self, line_no: int, problem: str) -> InputError:
+        return InputError(f"line {line_no}: {problem}", path=self.path)
+
+    def thread(self, number: int, line_no: int) -> _Thread:
+        if self.declared is not None and number >= self.declared:
+            raise self.fail(line_no, f"thread {number} but the header declares only "
+                                     f"{self.declared} threads (0..{self.declared - 1})")
+        return self.threads.setdefault(number, _Thread())
+
+    def block(self, data: bytes) -> None:
+        """Decode ``data``, which holds whole lines only."""
+        while data:
+            rows = _fixed_width(data)
+            if rows is not None and self._take_rows(rows, data):
+                return
+            data = self._slow(data)
+
+    def _take_rows(self, rows: Ints, data: bytes) -> bool:
+        numbers, latencies = rows[:, 0], rows[:, 2]
+        top = int(numbers.max())
+        if self.declared is not None and top >= self.declared:
+            return False  # the line-by-line reader names the offending line
+        present = np.flatnonzero(np.bincount(numbers))
+        if len(present) == 1:
+            self.thread(int(present[0]), self.line_no).add(latencies)
+        else:
+            for number in present:
+                self.thread(int(number), self.line_no).add(latencies[numbers == number])
+        self.line_no += len(rows)
+        return True
+
+    def _slow(self, data: bytes) -> bytes:
+        """Read lines one by one: header lines up to the first sample (then hand the rest back
+        to the fast decoder), or a whole block the fast decoder refused."""
+        in_header = not _VALUE.match(data[: data.index(b"\n")])
+        pos = 0
+        while pos < len(data):
+            nl = data.index(b"\n", pos)
+            line = data[pos:nl]
+            pos = nl + 1
+            self.line_no += 1
+            if m := _VALUE.match(line):
+                latency = np.array([int(m[3])], dtype=np.int64)
+                self.thread(int(m[1]), self.line_no).add(latency)
+            else:
+                self._header(line)
+                if in_header and _VALUE.match(data[pos : data.find(b"\n", pos)]):
+                    return data[pos:]
+        return b""
+
+    def _header(self, line: bytes) -> None:
+        if m := _INTERVAL.match(line):
+            # The printed interval is not the thread's: cyclictest prints it after adding the
+            # per-thread distance (-d) when no histogram is kept, so it is not recorded.
+            number = int(m[1])
+            self.threads.setdefault(number, _Thread())
+            self.declared = max(self.declared or 0, number + 1)
+        elif m := _USING_CPU.match(line):
+            self.thread(int(m[1]), self.line_no).cpu = int(m[2])
+        elif not _IGNORED.match(line):
+            shown = line[:60].decode("ascii", "backslashreplace")
+            raise self.fail(self.line_no, f"expected 'thread: cycle: latency', got {shown!r}")
+
+
+def _fixed_width(data: bytes) -> Ints | None:
+    """Decode a block of equal-width ``%Nd:%Nd:%Nd`` lines into ``(n, 3)``, or None."""
+    width = data.find(b"\n") + 1
+    if width < 6 or len(data) % width:
+        return None
+    first = data[:width]
+    c1 = first.find(b":")
+    c2 = first.find(b":", c1 + 1)
+    if c1 < 1 or c2 < c1 + 2 or c2 > width - 3:
+        return None
+    grid = np.frombuffer(data, dtype=np.uint8).reshape(-1, width)
+    if not ((grid[:, c1] == _COLON).all() and (grid[:, c2] == _COLON).all()
+            and (grid[:, -1] == _NEWLINE).all()):
+        return None
+    out = np.empty((len(grid), 3), dtype=np.int64)
+    for col, (lo, hi) in enumerate(((0, c1), (c1 + 1, c2), (c2 + 1, width - 1))):
+        value = _right_aligned(grid[:, lo:hi])
+        if value is None:
+            return None
+        out[:, col] = value
+    return out
+
+
+def _right_aligned(cells: npt.NDArray[np.uint8]) -> Ints | None:
+    """Decode right-aligned unsigned numbers (leading spaces, then at least one digit)."""
+    digit = (cells >= _DIGIT0) & (cells <= _DIGIT9)
+    # Valid when each row is spaces then digits: the digit mask never falls back to False,
+    # ends True, and every non-digit is a space.
+    if not digit[:, -1].all() or (digit[:, :-1] > digit[:, 1:]).any():
+        return None
+    if not (digit | (cells == _SPACE)).all():
+        return None
+    value = np.zeros(len(cells), dtype=np.int64)
+    for k in range(cells.shape[1]):
+        col = cells[:, k].astype(np.int64)
+        value *= 10
+        value += np.where(digit[:, k], col - _DIGIT0, 0)
+    return value
+
+
+def read_verbose(path: Path) -> RunView:
+    reader = _Reader(path)
+    rest = b""
+    sha = hashlib.sha256()
+    with path.open("rb") as fh:
+        while chunk := fh.read(BLOCK_BYTES):
+            sha.update(chunk)
+            data = rest + chunk
+            cut = data.rfind(b"\n") + 1
+            rest = data[cut:]
+            reader.block(data[:cut])
+    view = RunView(path=path, format="verbose", sha256=sha.hexdigest())
+    if rest:
+        # A run killed while writing leaves half a line: the value is unknown, the rest holds.
+        view.partial_reasons.append(
+            f"{path.name}: last line {reader.line_no + 1} is cut off; it was dropped")
+    if not any(t.dense.any() or t.tail for t in reader.threads.values()):
+        raise InputError("verbose output without any 'thread: cycle: latency' line", path=path)
+    for number, t in sorted(reader.threads.items()):
+        view.threads[number] = _thread_view(number, t)
+    return view
+
+
+def _thread_view(number: int, t: _Thread) -> ThreadView:
+    hist = t.histogram()
+    # Snapshot: cyclictest exits without printing the samples still in its ring buffer.
+    view = ThreadView(thread=number, finality="snapshot", cpu=t.cpu, samples=hist.total)
+    if hist.total:
+        view.min_us = float(hist.values[0])
+        view.max_us = float(hist.values[-1])
+        view.avg_us = mean(hist)
+        view.hist = hist
+    return view

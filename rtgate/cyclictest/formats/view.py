@@ -1,0 +1,61 @@
+"""The partial view of a run that one output file yields.
+
+A reader turns one file into a :class:`RunView`: what that file says about the run, nothing
+more. Files of the same run are combined afterwards (``rtgate.cyclictest.parse_merge``), so a
+reader never guesses a value its format does not carry: unknown stays ``None``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from rtgate.cyclictest.stats import Sparse
+from rtgate.result import Format
+
+Finality = Literal["final", "snapshot"]
+"""``final``: statistics written at the end of the run. ``snapshot``: a view taken while it ran
+(a refreshed summary line, a verbose log missing the samples still buffered at exit)."""
+
+
+@dataclass
+class ThreadView:
+    thread: int
+    finality: Finality
+    cpu: int | None = None
+    tid: int | None = None
+    priority: int | None = None
+    interval_us: int | None = None
+    samples: int | None = None
+    min_us: float | None = None
+    avg_us: float | None = None
+    max_us: float | None = None
+    hist: Sparse | None = None
+    limit: int | None = None
+    """Histogram limit: latencies >= limit are overflows. None: exact, unlimited (verbose)."""
+    overflows: int = 0
+    overflow_cycles: list[int] = field(default_factory=list)
+
+
+@dataclass
+class KernelView:
+    release: str | None = None
+    version: str | None = None
+    machine: str | None = None
+    realtime: int | None = None
+
+
+@dataclass
+class RunView:
+    path: Path
+    format: Format
+    threads: dict[int, ThreadView] = field(default_factory=dict)
+    kernel: KernelView = field(default_factory=KernelView)
+    tool_version: str | None = None
+    cmdline: str | None = None
+    start: str | None = None
+    end: str | None = None
+    sha256: str = ""
+    """Of the bytes read, hashed while reading: a 10^8-line log is not read twice."""
+    partial_reasons: list[str] = field(default_factory=list)

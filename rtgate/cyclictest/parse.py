@@ -1,0 +1,126 @@
+"""``parse()``: cyclictest output files of one run -> the normalized :class:`Result`.
+
+Each file's format is sniffed (``formats``), the files' views are merged (``parse_merge``), and
+the totals are computed over all threads' merged histogram (``stats``). Percentiles and the
+standard deviation need a histogram of every thread: from summary lines alone they stay absent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from pathlib import Path
+
+from rtgate.cyclictest.formats import read_view
+from rtgate.cyclictest.formats.view import KernelView, ThreadView
+from rtgate.cyclictest.parse_merge import Merged, merge
+from rtgate.cyclictest.stats import Sparse, percentiles, stddev
+from rtgate.errors import InputError
+from rtgate.result import (
+    Board,
+    Histogram,
+    Kernel,
+    Result,
+    SourceFile,
+    Thread,
+    Tool,
+    Totals,
+)
+
+
+def parse(paths: Sequence[Path], *, board: str = "unknown", virtual: bool = False,
+          scenario: str = "unknown", flavor: str | None = None,
+          run_id: str | None = None) -> Result:
+    """Normalize the output files of ONE cyclictest run (one or several formats of it).
+
+    Raises InputError (exit 2) naming the file, and the line where it applies, for anything
+    malformed, and for files that contradict each other.
+    """
+    if not paths:
+        raise InputError("no cyclictest output file given")
+    views = [read_view(Path(p)) for p in paths]
+    run = merge(views)
+    sources = [SourceFile(path=str(v.path), sha256=v.sha256, format=v.format) for v in views]
+    result = Result(
+        run_id=run_id or default_run_id(board, scenario, run.start, sources),
+        board=Board(name=board, virtual=virtual),
+        kernel=_kernel(run.kernel, flavor),
+        scenario=scenario,
+        tool=Tool(version=run.tool_version, cmdline=run.cmdline),
+        start=run.start,
+        end=run.end,
+        sources=sources,
+        threads=[_thread(t) for t in run.threads],
+        totals=_totals(run),
+        status="partial" if run.partial_reasons else "complete",
+        reasons=run.partial_reasons,
+    )
+    return result
+
+
+def default_run_id(board: str, scenario: str, start: str | None,
+                   sources: Sequence[SourceFile]) -> str:
+    """Same inputs, same id: re-parsing a run must not make it look like a new one."""
+    key = "\n".join([board, scenario, start or "", *sorted(s.sha256 for s in sources)])
+    return f"{board}-{scenario}-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
+
+
+def _kernel(k: KernelView, flavor: str | None) -> Kernel:
+    preempt_rt: bool | None = None
+    if k.version is not None or k.realtime is not None:
+        # Mainline RT kernels (6.12+) often lack /sys/kernel/realtime, so realtime is 0 on them;
+        # the version string ("... PREEMPT_RT ...") is the reliable sign.
+        preempt_rt = "PREEMPT_RT" in (k.version or "") or k.realtime == 1
+    if flavor is None and preempt_rt is not None:
+        flavor = "rt" if preempt_rt else "stock"
+    return Kernel(release=k.release, version=k.version, preempt_rt=preempt_rt, flavor=flavor,
+                  machine=k.machine)
+
+
+def _thread(t: ThreadView) -> Thread:
+    hist = None
+    if t.hist is not None:
+        limit = t.limit if t.limit is not None else _exact_limit(t.hist)
+        hist = Histogram(limit_us=limit, buckets=t.hist.pairs(), overflows=t.overflows,
+                         overflow_cycles=t.overflow_cycles)
+    return Thread(thread=t.thread, cpu=t.cpu, tid=t.tid, priority=t.priority,
+                  interval_us=t.interval_us, samples=t.samples or 0, min_us=t.min_us,
+                  avg_us=t.avg_us, max_us=t.max_us, histogram=hist)
+
+
+def _exact_limit(hist: Sparse) -> int:
+    # An exact histogram has no overflows: any limit above its highest bin says so.
+    return int(hist.values[-1]) + 1 if len(hist.values) else 1
+
+
+def _totals(run: Merged) -> Totals:
+    measured = [t for t in run.threads if t.samples]
+    samples = sum(t.samples or 0 for t in measured)
+    totals = Totals(samples=samples)
+    if not measured:
+        return totals
+    mins = [t.min_us for t in measured]
+    maxs = [t.max_us for t in measured]
+    totals.min_us = min(mins) if None not in mins else None  # type: ignore[type-var]
+    totals.max_us = max(maxs) if None not in maxs else None  # type: ignore[type-var]
+    if all(t.avg_us is not None for t in measured):
+        totals.avg_us = sum((t.avg_us or 0.0) * (t.samples or 0) for t in measured) / samples
+    if all(t.hist is not None for t in measured):
+        hist, overflows, limit = _all_threads(measured)
+        totals.stddev_us = stddev(hist, overflows)
+        for name, value in percentiles(hist, overflows, limit).items():
+            setattr(totals, name, value)
+    return totals
+
+
+def _all_threads(threads: list[ThreadView]) -> tuple[Sparse, int, int | None]:
+    """One histogram of every thread's samples. Threads share the limit in one run; should
+    they not, bins at or above the lowest limit count as overflows, to keep ">=" true."""
+    limits = [t.limit for t in threads if t.limit is not None]
+    limit = min(limits) if limits else None
+    hist = Sparse.merge(t.hist for t in threads if t.hist is not None)
+    overflows = sum(t.overflows for t in threads)
+    if limit is not None:
+        hist, above = hist.below(limit)
+        overflows += above
+    return hist, overflows, limit
