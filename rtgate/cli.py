@@ -21,7 +21,9 @@ EXIT_CODES = """exit codes:
 # Each module defines register(subparsers); order is the order of `rtgate --help`.
 COMMAND_MODULES = [
     "rtgate.cyclictest.cli",
+    "rtgate.bench.cli",
     "rtgate.gate.cli",
+    "rtgate.kernel.cli",
 ]
 
 

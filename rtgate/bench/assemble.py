@@ -40,17 +40,19 @@ def _last_line(path: Path) -> str:
 
 
 def _parse_raw(plan: Plan, rawdir: Path, info: RunInfo) -> tuple[Result | None, str | None]:
-    """Parse the best raw file: the JSON (complete, with histogram), else the histogram file,
-    else stdout (cyclictest 1.x without --histfile). A file cut short by a kill is skipped."""
-    candidates = [plan.cyclictest.json_path, plan.cyclictest.histfile,
-                  str(rawdir / "cyclictest.stdout")]
+    """Parse the richest readable raw output: the JSON with the histogram file (overflow cycle
+    numbers), else either alone, else stdout (cyclictest 1.x). A file cut short by a kill makes
+    its candidate fail and the next one is tried."""
+    json_path, hist = plan.cyclictest.json_path, plan.cyclictest.histfile
+    stdout = str(rawdir / "cyclictest.stdout")
     problem = "cyclictest wrote no output"
-    for name in candidates:
-        if name is None or not Path(name).is_file() or Path(name).stat().st_size == 0:
+    for names in ([json_path, hist], [json_path], [hist], [stdout]):
+        files = [Path(n) for n in names if n is not None]
+        if not files or not all(f.is_file() and f.stat().st_size > 0 for f in files):
             continue
         try:
-            return parse([Path(name)], board=info.board, virtual=info.virtual,
-                         scenario=plan.scenario, flavor=info.flavor, run_id=info.run_id), None
+            return parse(files, board=info.board, virtual=info.virtual, scenario=plan.scenario,
+                         flavor=info.flavor, run_id=info.run_id), None
         except InputError as exc:
             problem = exc.oneline()
     return None, problem

@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     result = assemble(plan, outcome, env, rawdir, info)
     path = result.write(out / "result.json")
     t = result.totals
-    summary = (f"{t.samples} samples, max {t.max_us:g} us, avg {t.avg_us:g} us"
+    summary = (f"{t.samples} samples, max {t.max_us:g} us, avg {t.avg_us:.2f} us"
                if t.max_us is not None and t.avg_us is not None else f"{t.samples} samples")
     print(f"rtgate bench: {result.status}: {summary} -> {path}", file=sys.stderr)
     for reason in result.reasons:
