@@ -1,15 +1,92 @@
-"""Board descriptions are data: one YAML file per board under ``bench/boards/``."""
+"""Board descriptions are data: one YAML file per board under ``bench/boards/``.
+
+Each driver has its own typed options block, validated when the file is loaded, so a typo in a
+lab's board file is a one-line input error naming the file, not a crash in the middle of a boot.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from rtgate import paths
 from rtgate.errors import InputError
+from rtgate.gate.yamlsource import load_yaml
+
+Driver = Literal["local", "qemu", "ssh"]
+
+
+class _Options(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class LocalOptions(_Options):
+    """The local board needs no settings: it measures the machine rtgate runs on."""
+
+
+class QemuOptions(_Options):
+    """A QEMU virtual board booting the built Image with an rtgate initramfs."""
+
+    binary: str = "qemu-system-aarch64"
+    machine: str = "virt"
+    cpu: str = "cortex-a76"
+    memory: str = "1G"
+    smp: int = Field(
+        2, ge=1, description="vCPUs wanted; capped at the host CPUs rtgate may use, because "
+                             "oversubscribed vCPUs turn emulator scheduling into latency noise.")
+    console: str = Field("ttyAMA0", description="The guest's serial console device.")
+    append: list[str] = Field(
+        default_factory=lambda: ["panic=-1", "loglevel=1"],
+        description="Extra kernel command-line words (panic=-1 turns a panic into a QEMU exit).")
+    guest_iperf3_port: int = Field(5201, description="iperf3 server port inside the guest.")
+    boot_timeout_s: float = Field(120, gt=0)
+    run_margin_s: float = Field(
+        90, gt=0, description="Time allowed beyond the scenario duration for loads to start, "
+                              "the run to finish and the results to be sent back.")
+    packages: list[str] = Field(
+        default_factory=lambda: ["busybox-static", "rt-tests", "stress-ng", "iperf3"],
+        description="Debian packages (guest architecture) whose programs the initramfs holds.")
+    skip_packages: list[str] = Field(
+        default_factory=list,
+        description="Dependencies never needed in the initramfs (interpreters, maintainer-script "
+                    "helpers); the shared-library check still catches a wrong omission.")
+
+
+class SshOptions(_Options):
+    """A Raspberry Pi 5 reached over SSH, booting test kernels with the firmware's tryboot."""
+
+    host: str
+    user: str = "root"
+    port: int = 22
+    identity_file: str | None = None
+    ssh_options: list[str] = Field(
+        default_factory=lambda: ["BatchMode=yes", "ConnectTimeout=5", "ServerAliveInterval=5",
+                                 "ServerAliveCountMax=3"],
+        description="`-o` options for ssh and scp.")
+    sudo: str = Field("sudo", description="Prefix for commands that need root ('' when root).")
+    firmware_dir: str = "/boot/firmware"
+    slot: str = Field("rtgate", description="Side-slot directory under firmware_dir (os_prefix).")
+    kernel_image: str = Field("kernel_2712.img", description="Image name the Pi 5 firmware loads.")
+    modules_dir: str = "/lib/modules"
+    reboot_tryboot: str = "reboot '0 tryboot'"
+    reboot_normal: str = "reboot"
+    boot_id_command: str = Field(
+        "cat /proc/sys/kernel/random/boot_id",
+        description="Changes on every boot: tells a rebooted board from one that never went down.")
+    boot_timeout_s: float = Field(300, gt=0)
+    poll_interval_s: float = Field(5, gt=0)
+    bench_command: str = Field(
+        "rtgate bench --board local --scenario {scenario} --duration {duration} --out {out}",
+        description="Runs the measurement on the board; {scenario} {duration} {out} are filled.")
+    remote_out: str = "/var/tmp/rtgate-run"
+    run_margin_s: float = Field(120, gt=0)
+
+
+_OPTIONS: dict[str, type[_Options]] = {
+    "local": LocalOptions, "qemu": QemuOptions, "ssh": SshOptions,
+}
 
 
 class BoardSpec(BaseModel):
@@ -17,14 +94,24 @@ class BoardSpec(BaseModel):
 
     name: str
     description: str
-    driver: Literal["local", "qemu", "ssh"]
+    driver: Driver
     virtual: bool | Literal["auto"] = Field(
         description="VM or emulator: its numbers are no real-time claim. `auto`: detect at run time "
                     "(the local board may itself be a VM).")
     arch: str | None = None
     kernel_board: str | None = Field(
         None, description="Kernel build target (`rtgate kernel build --board`); none for local.")
-    options: dict[str, Any] = Field(default_factory=dict, description="Driver-specific settings.")
+    options: LocalOptions | QemuOptions | SshOptions = Field(
+        default_factory=LocalOptions, description="Driver-specific settings.")
+
+    @field_validator("options", mode="before")
+    @classmethod
+    def _options_of_driver(cls, value: Any, info: ValidationInfo) -> Any:
+        # The driver names the options model; a union would silently pick whichever fits.
+        model = _OPTIONS.get(info.data.get("driver", ""))
+        if model is None or isinstance(value, model):
+            return value
+        return model.model_validate(value or {})
 
 
 def board_path(name: str, root: Path | None = None) -> Path:
@@ -36,17 +123,13 @@ def load_board(name: str, root: Path | None = None) -> BoardSpec:
     if not path.is_file():
         known = ", ".join(sorted(p.stem for p in path.parent.glob("*.yml"))) or "none"
         raise InputError(f"no such board {name!r} (known: {known})", path=path)
+    doc = load_yaml(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        spec = BoardSpec.model_validate(data)
-    except yaml.YAMLError as exc:
-        raise InputError(f"not valid YAML: {exc}", path=path) from exc
+        spec = BoardSpec.model_validate(doc.data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(x) for x in first["loc"])
-        raise InputError(f"{where}: {first['msg']}", path=path) from exc
+        raise doc.validation_error(exc) from exc
     if spec.name != name:
-        raise InputError(f"name {spec.name!r} does not match the file name", path=path)
+        raise doc.error(f"name {spec.name!r} does not match the file name", ["name"])
     return spec
 
 
