@@ -11,7 +11,7 @@ declare -A APT=(
   [qemu]="qemu-system-arm dropbear-bin openssh-client openssh-server busybox-static"
   [report]="chromium"
   [docker]="docker.io debootstrap qemu-user-static binfmt-support"
-  [ci]="golang-go"
+  [ci]="shellcheck jq"
 )
 
 groups=("${@:-core}")
@@ -30,6 +30,21 @@ if ((${#missing[@]})); then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# ci: act and actionlint, built from the Go module proxy at pinned versions into /usr/local/bin.
+# They need Go >= 1.25 (Debian 12's golang-go is 1.19): /usr/local/go, or actions/setup-go in CI.
+# actionlint's PyPI wrapper downloads its binary from GitHub at install time, hence Go here.
+if [[ " ${groups[*]} " == *" ci "* ]]; then
+  go=$(command -v go || echo /usr/local/go/bin/go)
+  [[ -x "$go" ]] || { echo "deps.sh: ci needs Go >= 1.25 (none at /usr/local/go or on PATH)" >&2; exit 2; }
+  for tool in github.com/nektos/act@v0.2.89 github.com/rhysd/actionlint/cmd/actionlint@v1.7.12; do
+    name=${tool%@*}; name=${name##*/}; version=${tool##*@v}
+    if ! "$name" --version 2>/dev/null | grep -qF "$version"; then
+      echo "deps.sh: go install $tool"
+      GOBIN=/usr/local/bin "$go" install "$tool"
+    fi
+  done
 fi
 
 # The Python package with its test extras; pip is a no-op when nothing changed.
