@@ -1,0 +1,347 @@
+"""Build a kernel from a plan: patch, configure, verify the config, compile, cache, deliver.
+
+    from rtgate.kernel.build import build
+    result = build("qemu-arm64", "rt")        # -> BuildResult with result.image, result.config
+
+Outputs in `out` (default out/kernels/BOARD-FLAVOR): the image (board's image_name), `dtbs/` and
+`modules.tar.gz` when the board has them, `.config`, `build.log`, `metadata.json`. A finished build
+is kept under the cache by the plan's cache key; the same plan again is a copy from there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import re
+import shutil
+import subprocess
+import tarfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from rtgate.errors import InfraError, InputError
+from rtgate.kernel.cache import cache_root
+from rtgate.kernel.kconfig import describe_unmet, effective_requests, parse_config, unmet
+from rtgate.kernel.patches import PatchError, patch_command
+from rtgate.kernel.plan import Plan, make_plan
+from rtgate.kernel.progress import BuildProgress
+from rtgate.kernel.runtime import Runtime, get_runtime
+from rtgate.kernel.source import materialize, sha256_file
+
+METADATA_SCHEMA = "rtgate/kernel-build/v1"
+OUT_ROOT = Path("out") / "kernels"
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    out: Path
+    plan: Plan
+    image: Path | None
+    """None for a config-only run."""
+    config: Path
+    log: Path
+    metadata: Path
+    kernel_release: str
+    uts_version: str | None
+    """The `#1 SMP PREEMPT_RT ...` part of the version banner; None for a config-only run."""
+    cache_hit: bool
+
+
+@dataclass(frozen=True)
+class _Slot:
+    """The work area of one board × flavor: a patched copy of the source and the build dir."""
+
+    root: Path
+
+    @property
+    def src(self) -> Path:
+        return self.root / "src"
+
+    @property
+    def obj(self) -> Path:
+        return self.root / "build"
+
+    @property
+    def inputs(self) -> Path:
+        return self.root / "inputs"
+
+    @property
+    def log(self) -> Path:
+        return self.root / "build.log"
+
+
+def build(board: str, flavor: str, *, source: str | None = None, series: Path | None = None,
+          fragments: list[Path] | None = None, runtime: str = "host", out: Path | None = None,
+          config_only: bool = False, jobs: int | None = None,
+          progress: bool = True) -> BuildResult:
+    """Build (or fetch from the cache) the kernel for board × flavor; see the module docstring.
+
+    config_only stops after the verified .config (no compile, never cached).
+    Raises InputError (bad input, patch does not apply, Kconfig dropped an option) or InfraError
+    (the build failed, a tool is missing).
+    """
+    cache = cache_root()
+    rt = get_runtime(runtime, cache)
+    plan = make_plan(board, flavor, rt, source=source, series=series, extra_fragments=fragments)
+    out = out if out is not None else OUT_ROOT / f"{board}-{flavor}"
+    entry = cache / "kernels" / plan.cache_key
+    if not config_only and (entry / "metadata.json").is_file():
+        return _deliver(entry, out, plan, cache_hit=True)
+    slot = _Slot(cache / "work" / f"{board}-{flavor}")
+    with _locked(slot.root.with_name(slot.root.name + ".lock")):
+        # Another process may have finished the same plan while we waited for the lock.
+        if not config_only and (entry / "metadata.json").is_file():
+            return _deliver(entry, out, plan, cache_hit=True)
+        with BuildProgress(slot.log, f"{board} {flavor}", enabled=progress) as prog:
+            try:
+                release = _configure(plan, rt, slot, cache, prog, jobs)
+                if config_only:
+                    return _deliver_config(plan, slot, out, release, prog.elapsed(), rt.name)
+                _compile(plan, rt, slot, cache, prog, jobs)
+                _store(plan, slot, entry, release, prog.elapsed(), rt.name)
+            except (InputError, InfraError) as exc:
+                _save_raw(slot, out, exc)
+                raise
+    return _deliver(entry, out, plan, cache_hit=False)
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
+def _make(plan: Plan, slot: _Slot, *targets: str, jobs: int | None = None) -> list[str]:
+    board = plan.board
+    argv = ["make", "-C", str(slot.src), f"O={slot.obj}", f"ARCH={board.arch}",
+            f"CROSS_COMPILE={board.cross_compile}", f"CC=ccache {board.cross_compile}gcc",
+            # The builds are C only: a rustc that happens to be on PATH must not change the
+            # .config (CONFIG_RUSTC_VERSION) between a laptop, CI and the builder image.
+            "RUSTC=false"]
+    if jobs is not None:
+        argv.append(f"-j{jobs}")
+    return [*argv, *targets]
+
+
+def _env(cache: Path) -> dict[str, str]:
+    # A fixed user@host keeps the banner the same whichever machine or container built it.
+    return {"CCACHE_DIR": str(cache / "ccache"), "KBUILD_BUILD_USER": "rtgate",
+            "KBUILD_BUILD_HOST": "rtgate"}
+
+
+def _run(rt: Runtime, argv: list[str], slot: _Slot, cache: Path, prog: BuildProgress,
+         what: str) -> list[str]:
+    lines: list[str] = []
+
+    def sink(line: str) -> None:
+        lines.append(line)
+        prog.line(line)
+
+    prog.line("$ " + " ".join(argv))
+    code = rt.run(argv, cwd=slot.root, env=_env(cache), sink=sink)
+    if code != 0:
+        errors = [ln for ln in lines if "error" in ln.lower()] or lines[-1:]
+        first = errors[0].strip() if errors else "no output"
+        raise InfraError(f"{what} failed (exit {code}): {first} (full log: build.log)",
+                         path=slot.log)
+    return lines
+
+
+def _prepare(plan: Plan, slot: _Slot, cache: Path) -> list[Path]:
+    """A fresh hard-linked copy of the pristine tree and copies of the inputs, in the slot."""
+    tree = materialize(plan.source, cache)
+    for stale in (slot.src, slot.obj, slot.inputs):
+        shutil.rmtree(stale, ignore_errors=True)
+    slot.root.mkdir(parents=True, exist_ok=True)
+    # patch(1) replaces the files it changes instead of writing through the link, so the
+    # pristine tree stays pristine; cp -al makes the copy take seconds, not minutes.
+    subprocess.run(["cp", "-al", str(tree), str(slot.src)], check=True)
+    slot.obj.mkdir()
+    slot.inputs.mkdir()
+    # Inputs are copied into the slot so a container sees them at the same paths.
+    copies = []
+    for index, fragment in enumerate(plan.fragments):
+        copy = slot.inputs / f"{index:02d}-{fragment.name}"
+        shutil.copyfile(fragment.path, copy)
+        copies.append(copy)
+    if plan.series is not None:
+        series_dir = Path(plan.series).parent
+        for index, patch in enumerate(plan.patches):
+            shutil.copyfile(series_dir / patch.name, slot.inputs / f"patch-{index:03d}.patch")
+    return copies
+
+
+def _configure(plan: Plan, rt: Runtime, slot: _Slot, cache: Path, prog: BuildProgress,
+               jobs: int | None) -> str:
+    prog.stage("preparing the source tree")
+    fragments = _prepare(plan, slot, cache)
+    for index, patch in enumerate(plan.patches):
+        prog.stage(f"applying {patch.name}")
+        _apply(plan, rt, slot, cache, prog, index)
+    prog.stage(f"configuring ({plan.base_config} + {len(fragments)} fragments)")
+    _run(rt, _make(plan, slot, plan.base_config), slot, cache, prog, plan.base_config)
+    merge = [str(slot.src / "scripts" / "kconfig" / "merge_config.sh"), "-m", "-O",
+             str(slot.obj), str(slot.obj / ".config"), *map(str, fragments)]
+    _run(rt, merge, slot, cache, prog, "merge_config.sh")
+    _run(rt, _make(plan, slot, "olddefconfig"), slot, cache, prog, "olddefconfig")
+    _verify(fragments, plan, slot.obj / ".config")
+    release = _run(rt, _make(plan, slot, "-s", "kernelrelease"), slot, cache, prog,
+                   "make kernelrelease")
+    return release[-1].strip() if release else ""
+
+
+def _apply(plan: Plan, rt: Runtime, slot: _Slot, cache: Path, prog: BuildProgress,
+           index: int) -> None:
+    patch = plan.patches[index]
+    rejects = slot.root / f"patch-{index:03d}.rej"
+    rejects.unlink(missing_ok=True)
+    lines: list[str] = []
+
+    def sink(line: str) -> None:
+        lines.append(line)
+        prog.line(line)
+
+    argv = patch_command(slot.inputs / f"patch-{index:03d}.patch", slot.src, rejects)
+    prog.line("$ " + " ".join(argv))
+    if rt.run(argv, cwd=slot.root, env=_env(cache), sink=sink) == 0:
+        return
+    rejected = rejects.read_text() if rejects.is_file() else ""
+    prog.line(rejected)
+    failed = [ln.strip() for ln in lines if "FAILED" in ln or "malformed" in ln.lower()
+              or "can't find file" in ln]
+    summary = failed[0] if failed else (lines[-1].strip() if lines else "patch failed")
+    series = Path(plan.series) if plan.series else slot.inputs
+    raise PatchError(f"patch {patch.name} does not apply: {summary}",
+                     path=series, rejected="\n".join(lines) + "\n" + rejected)
+
+
+def _verify(fragments: list[Path], plan: Plan, config: Path) -> None:
+    requests = effective_requests(fragments)
+    final = parse_config(config)
+    missing = unmet(requests, final)
+    if missing:
+        # Name the fragments by their original names, not the numbered slot copies.
+        text = describe_unmet(missing, final)
+        for copy, fragment in zip(fragments, plan.fragments, strict=True):
+            text = text.replace(copy.name, fragment.name)
+        raise InputError(f"Kconfig dropped {len(missing)} requested option(s) "
+                         f"(unmet dependencies?): {text}", path=config)
+
+
+def _compile(plan: Plan, rt: Runtime, slot: _Slot, cache: Path, prog: BuildProgress,
+             jobs: int | None) -> None:
+    board = plan.board
+    jobs = jobs or os.cpu_count() or 1
+    targets = [Path(board.image).name] + (["dtbs"] if board.dtbs else []) + (
+        ["modules"] if board.modules else [])
+    prog.stage(f"compiling {' '.join(targets)} (-j{jobs})")
+    _run(rt, _make(plan, slot, *targets, jobs=jobs), slot, cache, prog, "make")
+    stage = slot.root / "stage"
+    shutil.rmtree(stage, ignore_errors=True)
+    if board.dtbs:
+        prog.stage("installing dtbs")
+        _run(rt, _make(plan, slot, "dtbs_install", f"INSTALL_DTBS_PATH={stage / 'dtbs'}"),
+             slot, cache, prog, "make dtbs_install")
+    if board.modules:
+        prog.stage("installing modules")
+        _run(rt, _make(plan, slot, "modules_install", f"INSTALL_MOD_PATH={stage / 'modules'}",
+                       "INSTALL_MOD_STRIP=1"), slot, cache, prog, "make modules_install")
+
+
+def _uts_version(slot: _Slot) -> str | None:
+    header = slot.obj / "include" / "generated" / "utsversion.h"
+    if not header.is_file():
+        return None
+    match = re.search(r'UTS_VERSION\s+"([^"]*)"', header.read_text())
+    return match[1] if match else None
+
+
+def _metadata(plan: Plan, release: str, uts: str | None, seconds: float, runtime: str,
+              outputs: dict[str, str]) -> dict[str, object]:
+    return {
+        "schema": METADATA_SCHEMA,
+        "plan": json.loads(plan.to_json()),
+        "kernel_release": release,
+        "uts_version": uts,
+        "runtime": runtime,
+        "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "build_seconds": round(seconds, 1),
+        "outputs": outputs,
+    }
+
+
+def _hashes(root: Path) -> dict[str, str]:
+    return {str(p.relative_to(root)): sha256_file(p) for p in sorted(root.rglob("*"))
+            if p.is_file() and p.name not in ("metadata.json", "build.log")}
+
+
+def _store(plan: Plan, slot: _Slot, entry: Path, release: str, seconds: float,
+           runtime: str) -> None:
+    """Copy the outputs into the cache entry, written aside and renamed: all or nothing."""
+    board = plan.board
+    staging = entry.with_name(f".{entry.name}.{os.getpid()}")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    shutil.copyfile(slot.obj / board.image, staging / board.image_name)
+    shutil.copyfile(slot.obj / ".config", staging / ".config")
+    stage = slot.root / "stage"
+    if board.dtbs:
+        shutil.copytree(stage / "dtbs", staging / "dtbs")
+    if board.modules:
+        with tarfile.open(staging / "modules.tar.gz", "w:gz") as tar:
+            tar.add(stage / "modules", arcname=".")
+    meta = _metadata(plan, release, _uts_version(slot), seconds, runtime, _hashes(staging))
+    (staging / "metadata.json").write_text(json.dumps(meta, indent=2) + "\n")
+    shutil.copyfile(slot.log, staging / "build.log")
+    shutil.rmtree(entry, ignore_errors=True)
+    staging.rename(entry)
+
+
+def _clear_outputs(out: Path, plan: Plan) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    for name in (plan.board.image_name, ".config", "build.log", "metadata.json",
+                 "modules.tar.gz"):
+        (out / name).unlink(missing_ok=True)
+    shutil.rmtree(out / "dtbs", ignore_errors=True)
+
+
+def _deliver(entry: Path, out: Path, plan: Plan, *, cache_hit: bool) -> BuildResult:
+    _clear_outputs(out, plan)
+    shutil.copytree(entry, out, dirs_exist_ok=True)
+    meta = json.loads((entry / "metadata.json").read_text())
+    meta["cache_hit"] = cache_hit
+    (out / "metadata.json").write_text(json.dumps(meta, indent=2) + "\n")
+    return BuildResult(out=out, plan=plan, image=out / plan.board.image_name,
+                       config=out / ".config", log=out / "build.log",
+                       metadata=out / "metadata.json", kernel_release=meta["kernel_release"],
+                       uts_version=meta["uts_version"], cache_hit=cache_hit)
+
+
+def _deliver_config(plan: Plan, slot: _Slot, out: Path, release: str, seconds: float,
+                    runtime: str) -> BuildResult:
+    _clear_outputs(out, plan)
+    shutil.copyfile(slot.obj / ".config", out / ".config")
+    shutil.copyfile(slot.log, out / "build.log")
+    meta = _metadata(plan, release, None, seconds, runtime, _hashes(out))
+    meta["config_only"] = True
+    (out / "metadata.json").write_text(json.dumps(meta, indent=2) + "\n")
+    return BuildResult(out=out, plan=plan, image=None, config=out / ".config",
+                       log=out / "build.log", metadata=out / "metadata.json",
+                       kernel_release=release, uts_version=None, cache_hit=False)
+
+
+def _save_raw(slot: _Slot, out: Path, exc: InputError | InfraError) -> None:
+    """A failed build still leaves its log (and .config) in out/, and the error points there:
+    the slot is overwritten by the next build."""
+    out.mkdir(parents=True, exist_ok=True)
+    for kept, name in ((slot.log, "build.log"), (slot.obj / ".config", ".config")):
+        if kept.is_file():
+            shutil.copyfile(kept, out / name)
+            if exc.path == str(kept):
+                exc.path = str(out / name)

@@ -1,0 +1,84 @@
+"""`rtgate kernel plan` and `rtgate kernel build`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from rtgate.kernel.boards import board_names
+from rtgate.kernel.build import build
+from rtgate.kernel.cache import cache_root
+from rtgate.kernel.patches import PatchError
+from rtgate.kernel.plan import make_plan
+from rtgate.kernel.runtime import RUNTIMES, get_runtime
+
+EPILOG = """sources:  git:URL@REF | tar:PATH | debian:PACKAGE (default: the board's default_source)
+patches:  a quilt series file (default: kernel/patches/series when it exists)
+
+exit codes:
+  0  built (or taken from the cache)
+  2  input error: unknown board/flavor, bad source or series, a patch that does not apply
+     (the rejected hunk is printed), or an option a fragment asked for that Kconfig dropped
+     after olddefconfig (each one listed with its fragment and line)
+  3  the build itself failed (compiler error, missing tool, builder image/dockerd unavailable);
+     build.log in --out keeps the whole output
+"""
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--board", required=True, help=f"one of {', '.join(board_names())}")
+    parser.add_argument("--flavor", required=True,
+                        help="a fragment in kernel/configs/: stock, rt, none, voluntary, preempt")
+    parser.add_argument("--source", help="kernel source (see below)")
+    parser.add_argument("--patches", type=Path, metavar="SERIES", help="quilt series file")
+    parser.add_argument("--fragment", type=Path, action="append", default=[],
+                        help="extra config fragment merged last (repeatable)")
+    parser.add_argument("--runtime", choices=RUNTIMES, default="host",
+                        help="run the toolchain on the host or in the kernel-builder image")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    kernel = subparsers.add_parser("kernel", help="plan and build stock/PREEMPT_RT kernels")
+    sub = kernel.add_subparsers(dest="kernel_command", required=True, metavar="ACTION")
+    fmt = argparse.RawDescriptionHelpFormatter
+
+    plan = sub.add_parser("plan", help="print the resolved build plan as JSON (no build)",
+                          epilog=EPILOG, formatter_class=fmt)
+    _common(plan)
+    plan.set_defaults(func=_plan)
+
+    build_p = sub.add_parser("build", help="build a kernel (a cache hit skips the build)",
+                             epilog=EPILOG, formatter_class=fmt)
+    _common(build_p)
+    build_p.add_argument("--out", type=Path, help="output directory "
+                         "(default: out/kernels/BOARD-FLAVOR)")
+    build_p.add_argument("--config-only", action="store_true",
+                         help="stop after the verified .config (no compile, not cached)")
+    build_p.add_argument("-j", "--jobs", type=int, help="parallel make jobs (default: all CPUs)")
+    build_p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    build_p.set_defaults(func=_build)
+
+
+def _plan(args: argparse.Namespace) -> int:
+    runtime = get_runtime(args.runtime, cache_root())
+    plan = make_plan(args.board, args.flavor, runtime, source=args.source, series=args.patches,
+                     extra_fragments=args.fragment)
+    print(plan.to_json())
+    return 0
+
+
+def _build(args: argparse.Namespace) -> int:
+    try:
+        result = build(args.board, args.flavor, source=args.source, series=args.patches,
+                       fragments=args.fragment, runtime=args.runtime, out=args.out,
+                       config_only=args.config_only, jobs=args.jobs, progress=not args.quiet)
+    except PatchError as exc:
+        sys.stderr.write(exc.rejected.rstrip("\n") + "\n")
+        raise
+    print(json.dumps({"out": str(result.out), "image": str(result.image) if result.image
+                      else None, "kernel_release": result.kernel_release,
+                      "uts_version": result.uts_version, "cache_hit": result.cache_hit,
+                      "cache_key": result.plan.cache_key}, indent=2))
+    return 0

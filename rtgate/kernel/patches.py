@@ -1,0 +1,54 @@
+"""The patch series under test: kernel/patches/series, in quilt order, applied with patch(1)."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from rtgate.errors import InputError
+
+
+class Patch(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    """As written in the series file, relative to the series' directory."""
+    sha256: str
+
+
+class PatchError(InputError):
+    """A patch did not apply; `rejected` holds patch(1)'s report and the rejected hunks."""
+
+    def __init__(self, message: str, *, path: Path, rejected: str) -> None:
+        super().__init__(message, path=path)
+        self.rejected = rejected
+
+
+def read_series(series: Path) -> list[Patch]:
+    """Patches in application order. Lines are `NAME` with `#` comments, as quilt writes them."""
+    try:
+        lines = series.read_text().splitlines()
+    except OSError as exc:
+        raise InputError(f"cannot read patch series: {exc.strerror}", path=series) from exc
+    patches = []
+    for number, raw in enumerate(lines, start=1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        if len(line.split()) != 1:
+            raise InputError(f"line {number}: expected one patch name per line (quilt options "
+                             f"such as -p are not supported; patches apply with -p1): {line!r}",
+                             path=series)
+        path = series.parent / line
+        if not path.is_file():
+            raise InputError(f"line {number}: patch {line} not found", path=series)
+        patches.append(Patch(name=line, sha256=hashlib.sha256(path.read_bytes()).hexdigest()))
+    return patches
+
+
+def patch_command(patch_file: Path, tree: Path, rejects: Path) -> list[str]:
+    # --forward: an already-applied patch is a failure, not a silent revert.
+    return ["patch", "-p1", "--forward", "--batch", "--no-backup-if-mismatch",
+            "-d", str(tree), "-i", str(patch_file), "--reject-file", str(rejects)]
