@@ -9,8 +9,12 @@ DEPS := scripts/deps.sh
 deps:
 	@$(DEPS) core
 
+# A partial/degraded bench (exit 3) still writes result.json: gate it anyway, so the demo shows
+# the verdict (check exits 3 too); a stale result.json from an earlier run never stands in.
 demo: deps
-	$(PYTHON) -m rtgate bench --board local --scenario cpu --duration 10s --out $(OUT)
+	@rm -f $(OUT)/result.json
+	$(PYTHON) -m rtgate bench --board local --scenario cpu --duration 10s --out $(OUT); \
+	  rc=$$?; [ -f $(OUT)/result.json ] || exit $$rc
 	$(PYTHON) -m rtgate check $(OUT)/result.json --thresholds thresholds.yml \
 	  --junit $(OUT)/junit.xml --markdown $(OUT)/summary.md; rc=$$?; \
 	  echo "result: $(OUT)/result.json"; echo "junit:  $(OUT)/junit.xml"; \
