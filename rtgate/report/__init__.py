@@ -1,0 +1,1 @@
+"""Reports: gnuplot plots, the run history store, the static results site and PR comparisons."""
