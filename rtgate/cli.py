@@ -24,6 +24,7 @@ COMMAND_MODULES = [
     "rtgate.bench.cli",
     "rtgate.gate.cli",
     "rtgate.kernel.cli",
+    "rtgate.board.cli",
 ]
 
 

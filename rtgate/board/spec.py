@@ -16,10 +16,26 @@ from rtgate.errors import InputError
 from rtgate.gate.yamlsource import load_yaml
 
 Driver = Literal["local", "qemu", "ssh"]
+LOOPBACK = "127.0.0.1"
 
 
 class _Options(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+class PeerOptions(_Options):
+    """Which scenario loads the controller runs against a remote board (rtgate.board.peer)."""
+
+    loads: list[str] = Field(
+        default_factory=lambda: ["iperf3-client"],
+        description="Names of scenario loads the controller runs against the board.")
+    board_listen: str = Field(
+        "0.0.0.0", description=f"Replaces {LOOPBACK} in the board's loads: a server there must "
+                               "accept the peer's connections.")
+    board_address: str = Field(
+        LOOPBACK, description=f"Replaces {LOOPBACK} in the peer's loads: where the controller "
+                              "reaches the board (QEMU: the forwarded loopback port).")
+    board_port: int = Field(5201, description="Replaces {port} in the board's loads.")
 
 
 class LocalOptions(_Options):
@@ -40,7 +56,7 @@ class QemuOptions(_Options):
     append: list[str] = Field(
         default_factory=lambda: ["panic=-1", "loglevel=1"],
         description="Extra kernel command-line words (panic=-1 turns a panic into a QEMU exit).")
-    guest_iperf3_port: int = Field(5201, description="iperf3 server port inside the guest.")
+    peer: PeerOptions = Field(default_factory=PeerOptions)
     boot_timeout_s: float = Field(120, gt=0)
     run_margin_s: float = Field(
         90, gt=0, description="Time allowed beyond the scenario duration for loads to start, "
@@ -81,6 +97,7 @@ class SshOptions(_Options):
         "rtgate bench --board local --scenario {scenario} --duration {duration} --out {out}",
         description="Runs the measurement on the board; {scenario} {duration} {out} are filled.")
     remote_out: str = "/var/tmp/rtgate-run"
+    peer: PeerOptions = Field(default_factory=PeerOptions)
     run_margin_s: float = Field(120, gt=0)
 
 
@@ -96,8 +113,8 @@ class BoardSpec(BaseModel):
     description: str
     driver: Driver
     virtual: bool | Literal["auto"] = Field(
-        description="VM or emulator: its numbers are no real-time claim. `auto`: detect at run time "
-                    "(the local board may itself be a VM).")
+        description="VM or emulator: its numbers are no real-time claim. `auto`: detect at run "
+                    "time (the local board may itself be a VM).")
     arch: str | None = None
     kernel_board: str | None = Field(
         None, description="Kernel build target (`rtgate kernel build --board`); none for local.")

@@ -1,0 +1,128 @@
+"""The one board interface every driver implements, and what flows through it.
+
+A pipeline is a thin loop over it::
+
+    with open_board(spec) as board:          # restore() runs on the way out, whatever happened
+        board.deploy(kernel)                  # copy the built kernel where the board boots it
+        board.boot()                          # boot it; the running `uname -r` must match
+        raw = board.run(scenario, duration, out)   # measure under the scenario's load
+        measurement = board.collect(raw)      # -> Result (+ the raw files, kept in out/)
+        board.restore()                       # back to the known-good kernel
+
+Every failure of the lab or the emulator is an InfraError (exit 3, never a pass); the console or
+session log is saved in the output directory first.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from rtgate.board.spec import BoardSpec
+from rtgate.errors import InputError
+from rtgate.result import Result
+
+
+@dataclass(frozen=True)
+class KernelArtifacts:
+    """A kernel as `rtgate kernel build --out DIR` leaves it: image, .config, dtbs/, modules."""
+
+    dir: Path
+    image: Path
+    release: str
+    flavor: str | None = None
+    uts_version: str | None = None
+    dtbs: Path | None = None
+    modules: Path | None = None
+    """modules.tar.gz holding lib/modules/<release>/."""
+
+    @classmethod
+    def from_dir(cls, path: str | Path) -> KernelArtifacts:
+        d = Path(path)
+        meta_path = d / "metadata.json"
+        try:
+            meta: dict[str, Any] = json.loads(meta_path.read_text(encoding="utf-8"))
+            board = meta["plan"]["board"]
+            release, image_name = meta["kernel_release"], board["image_name"]
+        except OSError as exc:
+            raise InputError(f"not a kernel build: {exc.strerror}", path=meta_path) from exc
+        except (ValueError, KeyError, TypeError) as exc:
+            raise InputError(f"not a kernel build's metadata: {exc}", path=meta_path) from exc
+        image = d / image_name
+        if not image.is_file():
+            raise InputError(f"kernel build has no image {image_name} (config-only build?)",
+                             path=d)
+        dtbs, modules = d / "dtbs", d / "modules.tar.gz"
+        return cls(dir=d, image=image, release=release, flavor=meta["plan"].get("flavor"),
+                   uts_version=meta.get("uts_version"),
+                   dtbs=dtbs if dtbs.is_dir() else None,
+                   modules=modules if modules.is_file() else None)
+
+
+@dataclass
+class RawRun:
+    """What a run left behind on the controller, before it is turned into a Result."""
+
+    out: Path
+    scenario: str
+    flavor: str | None
+    run_id: str
+    files: dict[str, Any] = field(default_factory=dict)
+    """Driver-specific facts collect() needs (plan, outcome, guest environment ...)."""
+
+
+@dataclass(frozen=True)
+class Measurement:
+    result: Result
+    result_path: Path
+    raw_dir: Path
+
+
+class Board(ABC):
+    """deploy → boot → run → collect → restore. Drivers keep state between the steps."""
+
+    def __init__(self, spec: BoardSpec) -> None:
+        self.spec = spec
+        self.kernel: KernelArtifacts | None = None
+
+    @property
+    def virtual(self) -> bool:
+        return self.spec.virtual is True
+
+    @abstractmethod
+    def deploy(self, kernel: KernelArtifacts | None) -> None:
+        """Put the kernel where the board will boot it (None: keep the board's own kernel)."""
+
+    @abstractmethod
+    def boot(self) -> str:
+        """Boot the deployed kernel and return the running release (InfraError on mismatch)."""
+
+    @abstractmethod
+    def run(self, scenario: str, duration_s: int, out: Path, *, flavor: str | None = None,
+            scale: float | None = None) -> RawRun:
+        """Measure under the scenario's load; raw outputs land in ``out/raw/``."""
+
+    @abstractmethod
+    def collect(self, raw: RawRun) -> Measurement:
+        """Turn a run's raw outputs into ``out/result.json``."""
+
+    @abstractmethod
+    def restore(self) -> None:
+        """Return the board to its known-good kernel; safe to call twice or after a failure."""
+
+    def close(self) -> None:  # noqa: B027 - most drivers hold nothing to release
+        """Release local resources (processes, connections)."""
+
+    def __enter__(self) -> Board:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        try:
+            self.restore()
+        finally:
+            self.close()

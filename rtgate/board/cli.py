@@ -1,0 +1,93 @@
+"""`rtgate board list` and `rtgate board run`: the boards, and one deploy→boot→run→restore."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from rtgate.bench.cli import duration, scale
+from rtgate.board.base import KernelArtifacts, Measurement
+from rtgate.board.drivers import open_board
+from rtgate.board.spec import BoardSpec, list_boards, load_board
+from rtgate.errors import Exit
+
+EPILOG = """\
+`board run` deploys the kernel build (rtgate kernel build --out DIR), boots it, checks that the
+running `uname -r` is the built release, measures the scenario, writes OUT/result.json with the
+raw files in OUT/raw/ (and OUT/console.log for a virtual board), and restores the board's
+known-good kernel, also after a failure.
+
+exit codes:
+  0  complete measurement
+  2  usage or input error (unknown board or scenario, not a kernel build)
+  3  partial or degraded measurement, or an infrastructure failure (no boot, wrong release,
+     timeout, kernel panic, lost board): the console/session log is kept; never a pass
+"""
+
+
+def _virtual(spec: BoardSpec) -> str:
+    return "auto" if spec.virtual == "auto" else "yes" if spec.virtual else "no"
+
+
+def list_command(args: argparse.Namespace) -> int:
+    boards = list_boards()
+    if args.plain:
+        for b in boards:
+            print(f"{b.name}\t{b.driver}\t{_virtual(b)}\t{' '.join(b.description.split())}")
+        return int(Exit.OK)
+    table = Table("board", "driver", "virtual", "description", show_lines=False)
+    for b in boards:
+        table.add_row(b.name, b.driver, _virtual(b), " ".join(b.description.split()))
+    Console().print(table)
+    return int(Exit.OK)
+
+
+def measure(spec: BoardSpec, kernel: KernelArtifacts | None, scenario: str, duration_s: int,
+            out: Path, *, flavor: str | None = None, scale: float | None = None) -> Measurement:
+    """deploy → boot → run → collect → restore on one board (restore also on failure)."""
+    with open_board(spec, out) as board:
+        board.deploy(kernel)
+        board.boot()
+        raw = board.run(scenario, duration_s, out, flavor=flavor, scale=scale)
+        return board.collect(raw)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    spec = load_board(args.board)
+    kernel = KernelArtifacts.from_dir(args.kernel) if args.kernel else None
+    m = measure(spec, kernel, args.scenario, args.duration, args.out, flavor=args.flavor,
+                scale=args.scale)
+    t = m.result.totals
+    summary = (f"{t.samples} samples, max {t.max_us:g} us, avg {t.avg_us:.2f} us"
+               if t.max_us is not None and t.avg_us is not None else f"{t.samples} samples")
+    print(f"rtgate board run: {spec.name}: {m.result.status}: {summary} -> {m.result_path}",
+          file=sys.stderr)
+    for reason in m.result.reasons:
+        print(f"rtgate board run:   {reason}", file=sys.stderr)
+    return int(Exit.OK if m.result.status == "complete" else Exit.INCOMPLETE)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = subparsers.add_parser("board", help="list boards; measure a kernel on one",
+                              description="Boards: bench/boards/*.yml.", epilog=EPILOG,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="board_command", required=True, metavar="ACTION")
+    ls = sub.add_parser("list", help="the boards: name, driver, virtual, description")
+    ls.add_argument("--plain", action="store_true", help="tab-separated, one board a line")
+    ls.set_defaults(func=list_command)
+    r = sub.add_parser("run", help="deploy a kernel build, boot, measure, restore",
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    r.add_argument("--board", required=True, help="board name from bench/boards/")
+    r.add_argument("--kernel", type=Path,
+                   help="kernel build directory (rtgate kernel build --out); none: the board's "
+                        "own kernel (local board)")
+    r.add_argument("--scenario", required=True, help="scenario name or .yml path")
+    r.add_argument("--duration", type=duration, required=True, help="e.g. 10s, 5m, 1h")
+    r.add_argument("--out", type=Path, required=True, help="output directory")
+    r.add_argument("--flavor", help="kernel flavor label (default: from the kernel build)")
+    r.add_argument("--scale", type=scale, default=None, help="multiply load instances/streams")
+    r.set_defaults(func=run_command)

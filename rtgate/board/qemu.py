@@ -1,0 +1,254 @@
+"""The QEMU virtual board: the built Image + rtgate's initramfs on qemu-system-aarch64 (TCG).
+
+Boot waits for the guest's ``RTGATE-READY release=…`` line and compares the release with the
+built one, then asks the guest to describe itself (kernel, CPUs, its cyclictest's --help, so the
+command line is built for the guest's cyclictest, not the host's). A run sends the scenario as a
+shell script, starts the peer's loads on the host when the guest's servers listen, and receives
+the raw files over the console. Everything the guest printed is in ``console.log``.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import tarfile
+import tempfile
+import time
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+from rich.console import Console
+
+from rtgate.bench.assemble import RunInfo, assemble
+from rtgate.bench.loads import free_port
+from rtgate.bench.plan import Params, Plan, make_plan, timeout_for
+from rtgate.bench.runner import Outcome
+from rtgate.bench.scenario import load_scenario
+from rtgate.board import guestscript, initramfs
+from rtgate.board.base import Board, KernelArtifacts, Measurement, RawRun
+from rtgate.board.console import SerialConsole
+from rtgate.board.guestenv import GuestFacts, load_outcomes
+from rtgate.board.peer import PeerLoads, split
+from rtgate.board.spec import BoardSpec, QemuOptions
+from rtgate.cyclictest.version import parse_help
+from rtgate.errors import InfraError, InputError
+
+PROBE_TIMEOUT_S = 30
+POWEROFF_GRACE_S = 10
+
+
+def host_cpus() -> int:
+    """CPUs this process may use: more vCPUs than that would only measure the emulator's
+    time-slicing."""
+    return len(os.sched_getaffinity(0))
+
+
+class QemuBoard(Board):
+    def __init__(self, spec: BoardSpec, workdir: Path) -> None:
+        super().__init__(spec)
+        assert isinstance(spec.options, QemuOptions)
+        self.opts: QemuOptions = spec.options
+        self.workdir = workdir
+        self.console: SerialConsole | None = None
+        self.initrd: initramfs.Initramfs | None = None
+        self.facts: GuestFacts | None = None
+        self.host_port = 0
+        self._status = Console(stderr=True)
+
+    @property
+    def console_log(self) -> Path:
+        return self.workdir / "console.log"
+
+    @property
+    def smp(self) -> int:
+        return min(self.opts.smp, host_cpus())
+
+    def deploy(self, kernel: KernelArtifacts | None) -> None:
+        if kernel is None:
+            raise InputError(f"board {self.spec.name!r} has no kernel of its own: give a kernel "
+                             "build (rtgate kernel build --board qemu-arm64)")
+        self.kernel = kernel
+        with self._status.status("qemu-arm64: preparing the initramfs (Debian arm64 packages)"):
+            self.initrd = initramfs.build(self.opts.packages, self.opts.skip_packages)
+
+    def argv(self) -> list[str]:
+        assert self.kernel is not None and self.initrd is not None
+        append = [f"console={self.opts.console}", "rdinit=/init", *self.opts.append]
+        return [
+            self.opts.binary, "-M", self.opts.machine, "-cpu", self.opts.cpu,
+            "-m", self.opts.memory, "-smp", str(self.smp), "-accel", "tcg",
+            "-nodefaults", "-no-user-config", "-display", "none", "-monitor", "none",
+            "-serial", "stdio", "-no-reboot",
+            "-netdev", f"user,id=n0,hostfwd=tcp:127.0.0.1:{self.host_port}-:"
+                       f"{self.opts.peer.board_port}",
+            "-device", "virtio-net-pci,netdev=n0",
+            "-kernel", str(self.kernel.image), "-initrd", str(self.initrd.path),
+            "-append", " ".join(append),
+        ]
+
+    def boot(self) -> str:
+        if self.kernel is None:
+            raise InputError("deploy a kernel before booting")
+        self.close()
+        self.console_log.unlink(missing_ok=True)
+        self.host_port = free_port()
+        self.console = SerialConsole(self.argv(), self.console_log)
+        deadline = time.monotonic() + self.opts.boot_timeout_s
+        with self._status.status(f"{self.spec.name}: booting {self.kernel.release}"):
+            ready = self.console.expect("RTGATE-READY", deadline)
+        release = dict(w.split("=", 1) for w in ready.split()[1:] if "=" in w).get("release")
+        if release != self.kernel.release:
+            self.close()
+            raise InfraError(f"booted release {release!r}, expected the built "
+                             f"{self.kernel.release!r}; console log kept", path=self.console_log)
+        self.facts = GuestFacts.from_tar(self._exchange(guestscript.probe(), PROBE_TIMEOUT_S))
+        return release
+
+    def _exchange(self, script: str, timeout_s: float) -> bytes:
+        """Run a script that only sends files back; return its tar.gz."""
+        assert self.console is not None
+        deadline = time.monotonic() + timeout_s
+        self.console.send_script(script)
+        self.console.expect("RTGATE-BEGIN", deadline)
+        data = self.console.payload(deadline)
+        self.console.expect("RTGATE-READY", deadline)
+        return data
+
+    def _plans(self, scenario_ref: str, duration_s: int, scale: float | None,
+               scratch: Path, rawdir: Path) -> tuple[Plan, PeerLoads]:
+        assert self.facts is not None
+        scenario, source = load_scenario(scenario_ref)
+        on_board, on_peer = split(scenario, self.opts.peer, self.host_port)
+        common = {"scale": scale or scenario.scale,
+                  "timeout_s": timeout_for(scenario, duration_s)}
+        guest = Params(cpus=self.facts.cpus, port=self.opts.peer.board_port,
+                       tmpdir=guestscript.SCRATCH, **common)
+        plan = make_plan(on_board, source, parse_help(self.facts.cyclictest_help),
+                         duration_s=duration_s, params=guest, outdir=guestscript.RAW)
+        peer = Params(cpus=host_cpus(), port=self.host_port, tmpdir=str(scratch), **common)
+        return plan, PeerLoads(on_peer, peer, rawdir, scratch)
+
+    def run(self, scenario: str, duration_s: int, out: Path, *, flavor: str | None = None,
+            scale: float | None = None) -> RawRun:
+        if self.console is None or self.facts is None:
+            raise InputError("boot the board before running a scenario")
+        rawdir = (out / "raw").resolve()
+        shutil.rmtree(rawdir, ignore_errors=True)
+        rawdir.mkdir(parents=True)
+        with tempfile.TemporaryDirectory(prefix="rtgate-peer-") as scratch:
+            plan, peer = self._plans(scenario, duration_s, scale, Path(scratch), rawdir)
+            outcome = Outcome()
+            data = self._drive(plan, peer, outcome)
+        _unpack(data, out)
+        return RawRun(out=out, scenario=plan.scenario, flavor=flavor,
+                      run_id=f"{self.spec.name}-{plan.scenario}-"
+                             f"{(outcome.start or datetime.now(UTC)):%Y%m%dT%H%M%SZ}",
+                      files={"plan": plan, "outcome": outcome, "peer": peer})
+
+    def _drive(self, plan: Plan, peer: PeerLoads, outcome: Outcome) -> bytes:
+        """Send the run script and follow its markers; the peer's loads always stop."""
+        assert self.console is not None
+        guest_loads = [ld.name for ld in plan.loads]
+        budget = plan.warmup_s + plan.duration_s + self.opts.run_margin_s
+        deadline = time.monotonic() + budget
+        self.console.send_script(guestscript.render(plan, guest_loads))
+        try:
+            with self._status.status(f"{self.spec.name}: {plan.scenario}: starting loads") as st:
+                while True:
+                    marker = self.console.next_marker(deadline, f"the end of {plan.scenario}")
+                    if marker.startswith("RTGATE-LOADS-UP"):
+                        peer.start()
+                        st.update(f"{self.spec.name}: {plan.scenario}: warm-up "
+                                  f"{plan.warmup_s:g} s")
+                    elif marker.startswith("RTGATE-MEASURE-START"):
+                        outcome.start = datetime.now(UTC)
+                        st.update(f"{self.spec.name}: {plan.scenario}: measuring "
+                                  f"{plan.duration_s} s")
+                    elif marker.startswith("RTGATE-MEASURE-END"):
+                        outcome.end = datetime.now(UTC)
+                        peer.stop()
+                        st.update(f"{self.spec.name}: {plan.scenario}: collecting")
+                    elif marker.startswith("RTGATE-BEGIN"):
+                        data = self.console.payload(deadline)
+                        self.console.expect("RTGATE-READY", deadline)
+                        return data
+        finally:
+            peer.stop()
+
+    def collect(self, raw: RawRun) -> Measurement:
+        assert self.facts is not None
+        plan: Plan = raw.files["plan"]
+        outcome: Outcome = raw.files["outcome"]
+        peer: PeerLoads = raw.files["peer"]
+        rawdir = (raw.out / "raw").resolve()
+        state = raw.out / "state"
+        infra = state / "infra"
+        if infra.is_file():
+            raise InfraError(f"in the guest: {infra.read_text().strip()}", path=infra)
+        loads = load_outcomes(plan, state, peer.running)
+        outcome.cyclictest_rc = _int(state / "cyclictest-rc")
+        outcome.measured_s = float(_int(state / "measured-s") or 0)
+        outcome.hung = (state / "hung").is_file()
+        outcome.loadavg_before = _loadavg(state / "loadavg-before")
+        outcome.loadavg_after = _loadavg(state / "loadavg-after")
+        # The parser reads the raw files where they are now, on the controller.
+        host_cmd = replace(plan.cyclictest,
+                           json_path=_moved(plan.cyclictest.json_path, rawdir),
+                           histfile=_moved(plan.cyclictest.histfile, rawdir))
+        host_plan = replace(plan, cyclictest=host_cmd)
+        info = RunInfo(run_id=raw.run_id, board=self.spec.name, virtual=True,
+                       flavor=raw.flavor or (self.kernel.flavor if self.kernel else None)
+                       or ("rt" if self.facts.preempt_rt else "stock"),
+                       cyclictest_version=self.facts.cyclictest_version)
+        env = self.facts.environment(self.spec, self.smp)
+        result = loads.apply(assemble(host_plan, outcome, env, rawdir, info))
+        path = result.write(raw.out / "result.json")
+        shutil.copyfile(self.console_log, raw.out / "console.log")
+        return Measurement(result=result, result_path=path, raw_dir=rawdir)
+
+    def restore(self) -> None:
+        """Power the guest off: the next boot starts from the pristine image and initramfs."""
+        if self.console is not None and self.console.proc.poll() is None:
+            try:
+                self.console.send("RTGATE-POWEROFF\n")
+            except InfraError:
+                pass
+        self.close()
+
+    def close(self) -> None:
+        if self.console is not None:
+            self.console.close(grace_s=POWEROFF_GRACE_S if self.console.proc.poll() is None
+                               else 0)
+            self.console = None
+
+
+def _moved(guest_path: str | None, rawdir: Path) -> str | None:
+    return None if guest_path is None else str(rawdir / Path(guest_path).name)
+
+
+def _int(path: Path) -> int | None:
+    try:
+        return int(path.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _loadavg(path: Path) -> list[float] | None:
+    try:
+        return [float(x) for x in path.read_text().split()[:3]]
+    except (OSError, ValueError):
+        return None
+
+
+def _unpack(data: bytes, out: Path) -> None:
+    """raw/ (the run's files), meta/ (the guest's description), state/ (the script's notes)."""
+    for name in ("meta", "state"):
+        shutil.rmtree(out / name, ignore_errors=True)
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+            tar.extractall(out, filter="data")
+    except (tarfile.TarError, OSError) as exc:
+        raise InfraError(f"results from the guest are not a readable archive: {exc}",
+                         path=out) from exc
