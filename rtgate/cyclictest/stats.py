@@ -9,6 +9,7 @@ pretending they sat at the limit.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -86,7 +87,8 @@ def percentile(hist: Sparse, overflows: int, limit: int | None, q: float) -> Per
     n = hist.total + overflows
     if not n:
         return None
-    rank = max(1, math.ceil(q / 100.0 * n))
+    # Exact arithmetic: 99.9 % of 4000 is rank 3996, not 3997 as float rounding would make it.
+    rank = max(1, math.ceil(Fraction(str(q)) * n / 100))
     cumulative = np.cumsum(hist.counts)
     if rank > (cumulative[-1] if len(cumulative) else 0):
         # The sample of that rank overflowed: only a lower bound is known.

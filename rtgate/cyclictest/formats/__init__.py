@@ -24,7 +24,7 @@ def read_view(path: Path) -> RunView:
         raise InputError("empty file: no cyclictest output in it", path=path)
     if b"\0" in head:
         raise InputError("binary data, not cyclictest output", path=path)
-    if head.lstrip().startswith(b"{"):
+    if head.lstrip()[:1] in (b"{", b"["):
         return read_json(path)
     if looks_verbose(head):
         return read_verbose(path)

@@ -148,8 +148,8 @@ def _histogram_threads(state: _State, view: RunView) -> None:
         nthreads = len(mins)
     if columns.shape[1] not in (nthreads, nthreads + 1) or (
             columns.shape[1] == nthreads + 1 and nthreads < 2):
-        raise InputError(f"the histogram has {columns.shape[1]} columns for {nthreads} "
-                         "threads", path=state.path)
+        raise InputError(f"the histogram has {columns.shape[1]} columns but '# Min "
+                         f"Latencies' lists {nthreads} threads", path=state.path)
     for key, values in state.footer.items():
         if len(values) not in (nthreads, columns.shape[1]):
             raise InputError(f"'# {key}' has {len(values)} values for {nthreads} threads",

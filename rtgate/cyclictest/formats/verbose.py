@@ -31,7 +31,8 @@ _INTERVAL = re.compile(rb"^Thread (\d+) Interval: (\d+)$")
 _USING_CPU = re.compile(rb"^Thread (\d+) using cpu (\d+)\.$")
 # Printed before the samples; they carry nothing the result needs.
 _IGNORED = re.compile(rb"^(Max CPUs = \d+|Online CPUs = \d+|# /dev/cpu_dma_latency set to \d+us)$")
-_DIGIT0, _DIGIT9, _SPACE, _COLON, _NEWLINE = b"0"[0], b"9"[0], b" "[0], b":"[0], b"\n"[0]
+_DIGIT0, _SPACE, _COLON, _NEWLINE = b"0"[0], b" "[0], b":"[0], b"\n"[0]
+
 
 
 def looks_verbose(head: bytes) -> bool:
@@ -86,7 +87,7 @@ class _Reader:
             data = self._slow(data)
 
     def _take_rows(self, rows: Ints, data: bytes) -> bool:
-        numbers, latencies = rows[:, 0], rows[:, 2]
+        numbers, latencies = rows[:, 0], rows[:, 1]
         top = int(numbers.max())
         if self.declared is not None and top >= self.declared:
             return False  # the line-by-line reader names the offending line
@@ -133,43 +134,53 @@ class _Reader:
 
 
 def _fixed_width(data: bytes) -> Ints | None:
-    """Decode a block of equal-width ``%Nd:%Nd:%Nd`` lines into ``(n, 3)``, or None."""
+    """Decode a block of equal-width ``%Nd:%Nd:%Nd`` lines into ``(thread, latency)`` columns.
+
+    Returns None when the block has any other shape; the line reader then takes over. The checks
+    are counts over the flat bytes; the two wanted fields are then decoded eight ASCII digits at
+    a time as one 64-bit word each (SWAR), which needs no per-character work at all.
+    """
     width = data.find(b"\n") + 1
     if width < 6 or len(data) % width:
         return None
-    first = data[:width]
-    c1 = first.find(b":")
-    c2 = first.find(b":", c1 + 1)
-    if c1 < 1 or c2 < c1 + 2 or c2 > width - 3:
+    c1 = data.find(b":")
+    c2 = data.find(b":", c1 + 1)
+    if not (0 < c1 <= 8 and c1 < c2 - 1 and 0 < width - 2 - c2 <= 8):
         return None
-    grid = np.frombuffer(data, dtype=np.uint8).reshape(-1, width)
+    flat = np.frombuffer(data, dtype=np.uint8)
+    n = len(flat) // width
+    digit = (flat - _DIGIT0) < 10  # uint8 wrap-around: one compare tells digits apart
+    space = flat == _SPACE
+    # Only digits, spaces, two colons and a newline per line ...
+    if (np.count_nonzero(flat == _COLON) != 2 * n or np.count_nonzero(flat == _NEWLINE) != n
+            or np.count_nonzero(digit) + np.count_nonzero(space) != len(flat) - 3 * n):
+        return None
+    # ... in the same columns on every line, each field right-aligned: it ends in a digit and
+    # no space follows a digit anywhere.
+    grid = flat.reshape(n, width)
     if not ((grid[:, c1] == _COLON).all() and (grid[:, c2] == _COLON).all()
             and (grid[:, -1] == _NEWLINE).all()):
         return None
-    out = np.empty((len(grid), 3), dtype=np.int64)
-    for col, (lo, hi) in enumerate(((0, c1), (c1 + 1, c2), (c2 + 1, width - 1))):
-        value = _right_aligned(grid[:, lo:hi])
-        if value is None:
-            return None
-        out[:, col] = value
-    return out
+    if (digit[:-1] & space[1:]).any():
+        return None
+    digits = digit.reshape(n, width)
+    if not (digits[:, c1 - 1].all() and digits[:, c2 - 1].all() and digits[:, -2].all()):
+        return None
+    return np.stack([_swar(grid, 0, c1), _swar(grid, c2 + 1, width - 1)], axis=1)
 
 
-def _right_aligned(cells: npt.NDArray[np.uint8]) -> Ints | None:
-    """Decode right-aligned unsigned numbers (leading spaces, then at least one digit)."""
-    digit = (cells >= _DIGIT0) & (cells <= _DIGIT9)
-    # Valid when each row is spaces then digits: the digit mask never falls back to False,
-    # ends True, and every non-digit is a space.
-    if not digit[:, -1].all() or (digit[:, :-1] > digit[:, 1:]).any():
-        return None
-    if not (digit | (cells == _SPACE)).all():
-        return None
-    value = np.zeros(len(cells), dtype=np.int64)
-    for k in range(cells.shape[1]):
-        col = cells[:, k].astype(np.int64)
-        value *= 10
-        value += np.where(digit[:, k], col - _DIGIT0, 0)
-    return value
+def _swar(grid: npt.NDArray[np.uint8], lo: int, hi: int) -> Ints:
+    """Decode the right-aligned field ``grid[:, lo:hi]`` (at most 8 characters)."""
+    word = np.full((len(grid), 8), _SPACE, dtype=np.uint8)
+    word[:, 8 - (hi - lo):] = grid[:, lo:hi]
+    x = word.view("<u8").ravel()
+    # Spaces become "0" (0x20 | 0x10 = 0x30), digits stay; then ASCII -> digit values. The first
+    # character sits in the lowest byte, so pairs, quads and halves fold from there.
+    x = (x | np.uint64(0x1010101010101010)) - np.uint64(0x3030303030303030)
+    x = ((x * np.uint64(10)) + (x >> np.uint64(8))) & np.uint64(0x00FF00FF00FF00FF)
+    x = ((x * np.uint64(100)) + (x >> np.uint64(16))) & np.uint64(0x0000FFFF0000FFFF)
+    x = ((x * np.uint64(10000)) + (x >> np.uint64(32))) & np.uint64(0x00000000FFFFFFFF)
+    return x.astype(np.int64)
 
 
 def read_verbose(path: Path) -> RunView:
