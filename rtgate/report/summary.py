@@ -11,18 +11,10 @@ import re
 
 from pydantic import BaseModel, ConfigDict
 
+from rtgate.gate.thresholds import flavor_of
 from rtgate.result import Percentile, Result
 
 _SAFE_DIR = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,80}")
-
-
-def flavor_of(result: Result) -> str:
-    """The build flavor; older results without one are named from the PREEMPT_RT detection."""
-    if result.kernel.flavor:
-        return result.kernel.flavor
-    if result.kernel.preempt_rt is None:
-        return "unknown"
-    return "rt" if result.kernel.preempt_rt else "stock"
 
 
 def run_dir_name(run_id: str) -> str:
