@@ -27,8 +27,8 @@ class RunInfo:
 
 def _exit_text(status: int) -> str:
     if status < 0:
-        return f"killed by {signal.Signals(-status).name}"
-    return f"status {status}"
+        return f"(killed by {signal.Signals(-status).name})"
+    return f"with status {status}"
 
 
 def _last_line(path: Path) -> str:
@@ -70,9 +70,9 @@ def _reasons(plan: Plan, outcome: Outcome, rawdir: Path) -> tuple[list[str], lis
     rc = outcome.cyclictest_rc
     if rc not in (None, 0) and not (outcome.interrupted and rc == -signal.SIGINT):
         detail = _last_line(rawdir / "cyclictest.stderr")
-        partial.append(f"cyclictest exited with {_exit_text(rc)}" + (f": {detail}" if detail
+        partial.append(f"cyclictest exited {_exit_text(rc)}" + (f": {detail}" if detail
                                                                      else ""))
-    degraded = [f"load {ld.spec.name!r} exited early with {_exit_text(ld.early_exit)} after "
+    degraded = [f"load {ld.spec.name!r} exited early {_exit_text(ld.early_exit)} after "
                 f"{ld.early_after_s:.1f} s (see raw/{ld.spec.name}.stderr)"
                 for ld in outcome.loads if ld.early_exit is not None]
     return partial, degraded
