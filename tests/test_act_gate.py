@@ -1,0 +1,114 @@
+"""latency-gate.yml end to end under act, on this machine, against the virtual Pi (issue 6).
+
+act (nektos/act, installed by `scripts/deps.sh ci`) runs the workflow in host mode: every runner
+label maps to `-self-hosted`, so the jobs run here as they would on a lab controller. What act
+cannot do here, and how the workflow copes (docs/lab.md, "Running the gate under act"):
+- it cannot fetch actions from GitHub: act skips actions/checkout natively (it copies the work
+  tree instead), and the artifact steps sit in local composite actions that are skipped when
+  env.ACT is set (act clones a job's remote actions eagerly, whatever their `if:`);
+- kernels come from the controller's own build (`kernels: controller`), not from kernels.yml,
+  which needs buildx and the GHA cache;
+- act ignores permissions, environment, concurrency and timeout-minutes: tests/test_workflows.py
+  checks those statically.
+Everything the gate does on the board — build, boot, measure, restore, check — runs for real.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from junitparser import JUnitXml
+
+ROOT = Path(__file__).resolve().parent.parent
+WORKFLOW = ROOT / ".github" / "workflows" / "latency-gate.yml"
+BOARD = "qemu-arm64"
+FLAVORS = ("stock", "rt")
+SCENARIO = "all-in"
+
+
+def act_labels() -> list[str]:
+    """Every runs-on label of the gate workflow, each mapped to the host."""
+    declared = yaml.safe_load((ROOT / ".github" / "actionlint.yaml").read_text())
+    labels = ["ubuntu-latest", "self-hosted", "linux", *declared["self-hosted-runner"]["labels"]]
+    return [arg for label in labels for arg in ("-P", f"{label}=-self-hosted")]
+
+
+@pytest.fixture(scope="module")
+def gate_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, str, Path]:
+    act = shutil.which("act")
+    if act is None:
+        pytest.fail("act is not installed: run scripts/deps.sh ci (make test does)")
+    tmp = tmp_path_factory.mktemp("act")
+    event = tmp / "event.json"
+    event.write_text(json.dumps({"inputs": {
+        "board": BOARD, "scenarios": SCENARIO, "duration": "10s", "kernels": "controller"}}))
+    results = tmp / "results"
+    # The steps call `python3 -m rtgate`: make that the interpreter running this suite.
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    proc = subprocess.run(
+        [act, "workflow_dispatch", "-W", str(WORKFLOW), "-e", str(event), *act_labels(),
+         "--env", f"RTGATE_RESULTS_DIR={results}",
+         "--action-cache-path", str(tmp / "act-cache"),
+         # No network for actions: a step that would fetch one must fail here, loudly.
+         "--action-offline-mode"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=5400)
+    log = proc.stdout + proc.stderr
+    (tmp / "act.log").write_text(log)
+    outs = sorted(results.glob(f"*/{BOARD}"))
+    assert len(outs) == 1, f"the gate wrote no output under {results}:\n{log[-6000:]}"
+    return proc.returncode, log, outs[0]
+
+
+@pytest.mark.integration
+@pytest.mark.kernel
+@pytest.mark.timeout(5400)
+def test_gate_reaches_a_latency_verdict(gate_run: tuple[int, str, Path]) -> None:
+    returncode, log, out = gate_run
+    code = int((out / "exit-code").read_text())
+    # 0 or 1 is a verdict; 2 and 3 mean the gate never judged a measurement.
+    assert code in (0, 1), f"rtgate pipeline exited {code}:\n{log[-6000:]}"
+    if code == 0:
+        assert returncode == 0, log[-6000:]
+        assert "every latency budget met on qemu-arm64" in log
+    else:
+        assert returncode != 0, "a budget exceeded must fail the job"
+        assert "Latency regression on qemu-arm64" in log
+
+
+@pytest.mark.integration
+@pytest.mark.kernel
+@pytest.mark.timeout(5400)
+def test_gate_writes_junit_for_both_flavors(gate_run: tuple[int, str, Path]) -> None:
+    _, log, out = gate_run
+    junit = out / "junit.xml"
+    assert junit.is_file(), log[-6000:]
+    cases = [case for suite in JUnitXml.fromfile(str(junit)) for case in suite]
+    assert cases, "the JUnit file holds no test case"
+    names = " ".join(f"{case.classname} {case.name}" for case in cases)
+    for flavor in FLAVORS:
+        assert flavor in names, f"no JUnit case for {flavor}: {names}"
+    for flavor in FLAVORS:
+        result = json.loads((out / flavor / SCENARIO / "result.json").read_text())
+        assert result["board"]["virtual"] is True
+
+
+@pytest.mark.integration
+@pytest.mark.kernel
+@pytest.mark.timeout(5400)
+def test_gate_writes_the_markdown_step_summary(gate_run: tuple[int, str, Path]) -> None:
+    _, log, out = gate_run
+    summary = (out / "summary.md").read_text()
+    assert summary.strip(), "summary.md is empty"
+    # act prints what a step appended to $GITHUB_STEP_SUMMARY as "Summary - <line>" log lines.
+    first = next(line for line in summary.splitlines() if line.strip())
+    assert any("Summary" in line and first.strip() in line for line in log.splitlines()), \
+        f"the job summary did not reach $GITHUB_STEP_SUMMARY: {first!r}\n{log[-4000:]}"
+    # The event travels with the results for latency-report.yml.
+    assert json.loads((out / "event.json").read_text())["inputs"]["board"] == BOARD
