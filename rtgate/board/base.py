@@ -16,6 +16,7 @@ session log is saved in the output directory first.
 from __future__ import annotations
 
 import json
+import sys
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +24,7 @@ from types import TracebackType
 from typing import Any
 
 from rtgate.board.spec import BoardSpec
-from rtgate.errors import InputError
+from rtgate.errors import InputError, RtgateError
 from rtgate.result import Result
 
 
@@ -124,5 +125,11 @@ class Board(ABC):
                  tb: TracebackType | None) -> None:
         try:
             self.restore()
+        except RtgateError as failed:
+            if exc is None:
+                raise
+            # The first failure is the verdict; a failed restore after it is only reported.
+            print(f"rtgate: restoring {self.spec.name} failed too: {failed.oneline()}",
+                  file=sys.stderr)
         finally:
             self.close()

@@ -107,7 +107,7 @@ class LoadReport:
     records: list[LoadRecord]
 
     def apply(self, result: Result) -> Result:
-        """The result with every load (board's and peer's) recorded, degraded if one died."""
+        """The result with these loads added to its record, degraded if one died."""
         degraded = [f"load {r.name!r} ({r.where}) exited early with {_exit_text(r.early_exit)}"
                     + (f" after {r.early_after_s:.1f} s" if r.early_after_s is not None else "")
                     + f" (see raw/{r.name}.stderr)"
@@ -116,8 +116,10 @@ class LoadReport:
         if degraded and status == "complete":
             status = "degraded"
         updated = result.model_copy(update={
-            "loads": [Load(name=r.name, command=r.command, exit_status=r.early_exit,
-                           early_exit=r.early_exit is not None) for r in self.records],
+            "loads": [*result.loads, *(Load(name=r.name, command=r.command,
+                                            exit_status=r.early_exit,
+                                            early_exit=r.early_exit is not None)
+                                       for r in self.records)],
             "status": status,
             "reasons": list(dict.fromkeys([*result.reasons, *degraded])),
         })
@@ -138,6 +140,10 @@ def load_outcomes(plan: Plan, state: Path, peer: list[RunningLoad]) -> LoadRepor
             if len(fields) > 1 and start.is_file():
                 after = float(fields[1]) - float(start.read_text().split()[0])
         records.append(LoadRecord(load.name, load.argv, status, after, "board"))
-    records += [LoadRecord(ld.spec.name, ld.spec.argv, ld.early_exit, ld.early_after_s, "peer")
-                for ld in peer]
-    return LoadReport(records)
+    return LoadReport(records + peer_records(peer))
+
+
+def peer_records(peer: list[RunningLoad]) -> list[LoadRecord]:
+    """The controller's loads as the host saw them."""
+    return [LoadRecord(ld.spec.name, ld.spec.argv, ld.early_exit, ld.early_after_s, "peer")
+            for ld in peer]
