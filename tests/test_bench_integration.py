@@ -103,7 +103,9 @@ def test_load_that_exits_early_degrades_the_result(tmp_path: Path) -> None:
     assert "degraded" in gate.stdout + gate.stderr
 
 
-def test_sigint_stops_everything_and_keeps_a_partial_result(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_signal_stops_everything_and_keeps_a_partial_result(tmp_path: Path,
+                                                            sig: signal.Signals) -> None:
     out = tmp_path / "out"
     proc = subprocess.Popen(
         [sys.executable, "-m", "rtgate", "bench", "--scenario", "cpu", "--duration", "60",
@@ -113,12 +115,12 @@ def test_sigint_stops_everything_and_keeps_a_partial_result(tmp_path: Path) -> N
     while not hist_started.exists() and time.monotonic() < deadline:
         time.sleep(0.1)
     time.sleep(1.5)  # some measurement, far from the 60 s
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 3, stderr
     result = json.loads((out / "result.json").read_text())
     assert result["status"] == "partial"
-    assert any(r.startswith("interrupted by SIGINT") for r in result["reasons"])
+    assert any(r.startswith(f"interrupted by {sig.name}") for r in result["reasons"])
     assert result["totals"]["samples"] > 0  # cyclictest wrote its JSON on SIGINT
     for name in ["cyclictest.json", "cyclictest.hist", "stress-cpu.stdout", "stress-cpu.stderr"]:
         assert (out / "raw" / name).is_file(), name
