@@ -67,7 +67,9 @@ def run(args: argparse.Namespace) -> int:
     env = environment.capture()
     virtual = env["virtual"] if board.virtual == "auto" else bool(board.virtual)
     flavor = args.flavor or ("rt" if env["preempt_rt"] else "stock")
-    with tempfile.TemporaryDirectory(prefix=f"rtgate-{scenario.name}-") as scratch:
+    # A stressor leaving an odd file behind must not cost the result: cleanup errors are ignored.
+    with tempfile.TemporaryDirectory(prefix=f"rtgate-{scenario.name}-",
+                                     ignore_cleanup_errors=True) as scratch:
         params = Params(cpus=os.cpu_count() or 1, port=free_port(), tmpdir=scratch,
                         scale=args.scale or scenario.scale,
                         timeout_s=timeout_for(scenario, args.duration))
