@@ -25,6 +25,7 @@ COMMAND_MODULES = [
     "rtgate.gate.cli",
     "rtgate.kernel.cli",
     "rtgate.board.cli",
+    "rtgate.pipeline",
 ]
 
 

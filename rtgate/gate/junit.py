@@ -9,12 +9,13 @@ from __future__ import annotations
 from junit_xml import TestCase, TestSuite, to_xml_report_string
 
 from rtgate.gate.thresholds import flavor_of
-from rtgate.gate.verdict import Evaluation, Outcome, Unjudged, Verdict
+from rtgate.gate.verdict import Evaluation, Infra, Outcome, Unjudged, Verdict
 from rtgate.result import Result
 
 
 def render(outcomes: list[Outcome]) -> str:
-    suites = [_evaluation(o) if isinstance(o, Evaluation) else _unjudged(o) for o in outcomes]
+    suites = [_evaluation(o) if isinstance(o, Evaluation)
+              else _infra(o) if isinstance(o, Infra) else _unjudged(o) for o in outcomes]
     return to_xml_report_string(suites, prettyprint=True)
 
 
@@ -66,3 +67,11 @@ def _unjudged(un: Unjudged) -> TestSuite:
         case.add_error_info(message=un.message)
     props = _properties(un.result) | {"result.file": str(un.source)}
     return TestSuite(f"{un.label} [{un.result.run_id}]", [case], properties=props)
+
+
+def _infra(inf: Infra) -> TestSuite:
+    case = TestCase(f"{inf.label}: infrastructure", classname=inf.label)
+    case.add_error_info(message=f"infrastructure failure, no latency verdict: {inf.message}",
+                        error_type="infrastructure")
+    return TestSuite(f"{inf.label} [infrastructure]", [case],
+                     properties={"log": str(inf.source), "infrastructure": "true"})

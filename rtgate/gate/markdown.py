@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rtgate.errors import Exit
 from rtgate.gate.thresholds import flavor_of
-from rtgate.gate.verdict import Outcome, Unjudged, Verdict, fmt, worst
+from rtgate.gate.verdict import Infra, Outcome, Unjudged, Verdict, fmt, worst
 
 _MARK = {Verdict.PASS: "✅ pass", Verdict.FAIL: "❌ fail", Verdict.INCOMPLETE: "⚠️ incomplete"}
 _HEADLINE = {
@@ -41,6 +41,10 @@ def render(outcomes: list[Outcome]) -> str:
 
 
 def _rows(o: Outcome) -> list[str]:
+    if isinstance(o, Infra):
+        board, flavor, scenario = (o.label.split("/") + ["—", "—"])[:3]
+        return [f"| {_cell(board)} | {_cell(flavor)} | {_cell(scenario)} | — | — | — | — | "
+                f"🛠️ infrastructure failure: {_cell(o.message)} |"]
     if o.result is None:
         assert isinstance(o, Unjudged)
         return [f"| — | — | — | — | — | — | — | ⚠️ error: {_cell(o.message)} |"]
@@ -55,6 +59,8 @@ def _rows(o: Outcome) -> list[str]:
 
 def _notes(o: Outcome) -> list[str]:
     """Why checks were not judged: the result-wide reasons, else each check's own."""
+    if isinstance(o, Infra):
+        return [f"`{o.label}`: infrastructure failure (log: {_cell(str(o.source))})"]
     if isinstance(o, Unjudged):
         return [_cell(o.message)] if o.result is not None else []
     if o.incomplete:

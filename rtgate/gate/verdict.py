@@ -185,7 +185,22 @@ class Unjudged:
         return Exit.OK if self.allowed else Exit.INPUT
 
 
-Outcome = Evaluation | Unjudged
+@dataclass(frozen=True)
+class Infra:
+    """A run that produced no measurement because the lab or emulator failed (no boot, wrong
+    release, timeout, lost board). Reported as an infrastructure failure, never a verdict."""
+
+    label: str  # board/flavor/scenario
+    source: Path  # the console or session log kept for the post-mortem
+    message: str
+    result: None = None
+
+    @property
+    def exit(self) -> Exit:
+        return Exit.INCOMPLETE
+
+
+Outcome = Evaluation | Unjudged | Infra
 
 
 def judge(paths: list[Path], thresholds: Thresholds, *, allow_unbudgeted: bool) -> list[Outcome]:

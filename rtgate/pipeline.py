@@ -1,0 +1,200 @@
+"""`rtgate pipeline`: build → deploy → boot → bench → restore → check, for every flavor × scenario.
+
+It is a thin loop over the stages: the kernel stage builds (or takes from the cache, or from
+``--kernels``), the board stage measures, the gate judges. An infrastructure failure of one run
+(no boot, wrong release, timeout) is recorded and the loop goes on, so one stuck emulator does
+not hide the verdicts of the other runs; it still makes the whole pipeline exit 3.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+
+from rtgate import paths
+from rtgate.bench.cli import duration, scale
+from rtgate.board.base import KernelArtifacts
+from rtgate.board.cli import measure
+from rtgate.board.spec import BoardSpec, load_board
+from rtgate.errors import InfraError, InputError
+from rtgate.gate import junit, markdown
+from rtgate.gate.thresholds import flavor_of, load_thresholds
+from rtgate.gate.verdict import Infra, Outcome, judge, worst
+from rtgate.result import Result, load_result, write_atomic
+
+EPILOG = """\
+For each flavor the kernel is built for the board (a cache hit when nothing changed) unless
+--kernels DIR holds DIR/<flavor>/ from `rtgate kernel build --out`; then for each scenario the
+board deploys it, boots it (the running release must be the built one), measures, and restores
+its known-good kernel. The `local` board measures the running kernel: give at most one flavor,
+a label for the results.
+
+Outputs in OUT: <flavor>/<scenario>/result.json (+ raw/, console.log), kernels/<flavor>/,
+junit.xml, summary.md (for $GITHUB_STEP_SUMMARY), comparison.md (flavors side by side: avg,
+max and their ratio to RT — the Pi 5 paper's "294x" headline).
+
+exit codes (the worst run decides: 2, then 3, then 1):
+  0  every run complete and within budget
+  1  a budget was exceeded: a latency regression
+  2  usage or input error (unknown board/scenario/flavor, bad patch series, no budget matches)
+  3  a run is incomplete or the infrastructure failed (kernel build failed, board did not boot,
+     wrong release, timeout, partial/degraded measurement): never a pass, not a latency verdict
+"""
+
+
+@dataclass(frozen=True)
+class Run:
+    flavor: str
+    scenario: str
+    out: Path
+    result: Path | None = None
+    infra: InfraError | None = None
+
+
+def _flavors(spec: BoardSpec, requested: list[str] | None) -> list[str]:
+    if spec.kernel_board:
+        return requested or ["stock", "rt"]
+    if requested and len(requested) > 1:
+        raise InputError(f"board {spec.name!r} runs its own kernel and cannot boot "
+                         f"{', '.join(requested)}: give at most one flavor label")
+    return requested or [""]  # "": the result's flavor comes from the running kernel
+
+
+def _kernel(spec: BoardSpec, flavor: str, args: argparse.Namespace, out: Path,
+            console: Console) -> KernelArtifacts | None:
+    if not spec.kernel_board:
+        return None
+    if args.kernels:
+        return KernelArtifacts.from_dir(args.kernels / flavor)
+    from rtgate.kernel.build import build  # the kernel stage pulls in its toolchain checks
+
+    console.rule(f"[bold]build[/] {spec.kernel_board} {flavor}")
+    built = build(spec.kernel_board, flavor, source=args.source, series=args.patches,
+                  runtime=args.runtime, out=out / "kernels" / flavor)
+    console.print(f"kernel {built.kernel_release} "
+                  f"({'cache hit' if built.cache_hit else 'built'}) in {built.out}")
+    return KernelArtifacts.from_dir(built.out)
+
+
+def run_all(spec: BoardSpec, flavors: list[str], scenarios: list[str],
+            args: argparse.Namespace, console: Console) -> list[Run]:
+    runs: list[Run] = []
+    total = len(flavors) * len(scenarios)
+    for flavor in flavors:
+        try:
+            kernel = _kernel(spec, flavor, args, args.out, console)
+        except InfraError as exc:
+            runs += [Run(flavor, s, args.out / flavor / s, infra=exc) for s in scenarios]
+            continue
+        for scenario in scenarios:
+            out = args.out / (flavor or "running") / scenario
+            console.rule(f"[bold]run {len(runs) + 1}/{total}[/] {spec.name} "
+                         f"{flavor or 'running kernel'} {scenario} ({args.duration} s)")
+            try:
+                m = measure(spec, kernel, scenario, args.duration, out,
+                            flavor=flavor or None, scale=args.scale)
+            except InfraError as exc:
+                console.print(f"[red]infrastructure failure:[/] {exc.oneline()}")
+                runs.append(Run(flavor, scenario, out, infra=exc))
+                continue
+            runs.append(Run(flavor, scenario, out, result=m.result_path))
+    return runs
+
+
+def _ratio(a: float | None, b: float | None) -> str:
+    return f"{a / b:.1f}x" if a is not None and b else "—"
+
+
+def _num(v: float | None) -> str:
+    return "—" if v is None else f"{v:.2f}".rstrip("0").rstrip(".")
+
+
+def comparison(results: list[Result]) -> str:
+    """Flavors side by side per scenario, each against RT: the paper's headline ratios."""
+    lines = ["## rtgate pipeline: flavors compared", ""]
+    for scenario in dict.fromkeys(r.scenario for r in results):
+        rows = [r for r in results if r.scenario == scenario]
+        rt = next((r for r in rows if flavor_of(r) == "rt"), None)
+        board = rows[0].board
+        virtual = " — virtual board, not a real-time claim" if board.virtual else ""
+        lines += [f"### {board.name} / {scenario}{virtual}", "",
+                  "| flavor | samples | avg µs | max µs | p99.99 µs | avg vs RT | max vs RT |",
+                  "| --- | --- | --- | --- | --- | --- | --- |"]
+        for r in rows:
+            t = r.totals
+            ref = rt.totals if rt else None
+            lines.append(
+                f"| {flavor_of(r)} | {t.samples} | {_num(t.avg_us)} | {_num(t.max_us)} | "
+                f"{t.p99_99 if t.p99_99 else '—'} | "
+                f"{_ratio(t.avg_us, ref.avg_us) if ref else '—'} | "
+                f"{_ratio(t.max_us, ref.max_us) if ref else '—'} |")
+        stock = next((r for r in rows if flavor_of(r) == "stock"), None)
+        if rt and stock:
+            lines += ["", f"PREEMPT_RT's maximum latency is "
+                          f"{_ratio(stock.totals.max_us, rt.totals.max_us)} shorter than stock's, "
+                          f"its average {_ratio(stock.totals.avg_us, rt.totals.avg_us)} "
+                          f"(the Pi 5 paper measured 294x and 2.49x under all-in load)."]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def handler(args: argparse.Namespace) -> int:
+    console = Console(stderr=True)
+    spec = load_board(args.board)
+    flavors = _flavors(spec, args.flavors)
+    thresholds = load_thresholds(args.thresholds)  # a bad budget file fails before any build
+    runs = run_all(spec, flavors, args.scenarios, args, console)
+
+    outcomes: list[Outcome] = judge([r.result for r in runs if r.result], thresholds,
+                                    allow_unbudgeted=args.allow_unbudgeted)
+    outcomes += [Infra(f"{spec.name}/{r.flavor or 'running'}/{r.scenario}", r.infra.path or r.out,
+                       r.infra.oneline()) for r in runs if r.infra]
+    write_atomic(args.out / "junit.xml", junit.render(outcomes))
+    write_atomic(args.out / "summary.md", markdown.render(outcomes))
+    results = [load_result(r.result) for r in runs if r.result]
+    text = comparison(results)
+    write_atomic(args.out / "comparison.md", text)
+
+    console.rule("[bold]verdict")
+    # The tables are the command's output: plain stdout, unwrapped, fit to paste.
+    print(markdown.render(outcomes))
+    print(text)
+    for name in ("junit.xml", "summary.md", "comparison.md"):
+        print(f"{name}: {args.out / name}")
+    return int(worst([o.exit for o in outcomes]))
+
+
+def _csv(text: str) -> list[str]:
+    items = [x.strip() for x in text.split(",") if x.strip()]
+    if not items:
+        raise argparse.ArgumentTypeError("expected a comma-separated list")
+    return items
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = subparsers.add_parser(
+        "pipeline", help="build, boot, measure and gate every flavor × scenario on a board",
+        description="The whole gate on one board: kernel builds, boots, measurements under "
+                    "load, budgets, and a comparison of the flavors.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--board", required=True, help="board name from bench/boards/")
+    p.add_argument("--flavors", type=_csv, help="comma-separated (default for kernel boards: "
+                   "stock,rt)")
+    p.add_argument("--scenarios", type=_csv, required=True, help="comma-separated, e.g. all-in")
+    p.add_argument("--duration", type=duration, required=True, help="per run, e.g. 30s, 1h")
+    p.add_argument("--out", type=Path, required=True, help="output directory")
+    p.add_argument("--kernels", type=Path, metavar="DIR",
+                   help="prebuilt kernels in DIR/<flavor>/ (e.g. CI artifacts): no build")
+    p.add_argument("--source", help="kernel source: git:URL@REF | tar:PATH | debian:PACKAGE")
+    p.add_argument("--patches", type=Path, metavar="SERIES", help="quilt series file")
+    p.add_argument("--runtime", choices=["host", "docker"], default="host",
+                   help="where the kernel toolchain runs")
+    p.add_argument("--scale", type=scale, default=None, help="multiply load instances/streams")
+    p.add_argument("--thresholds", type=Path, default=paths.THRESHOLDS, metavar="FILE")
+    p.add_argument("--allow-unbudgeted", action="store_true",
+                   help="a result no budget matches is reported as skipped, not an error")
+    p.set_defaults(func=handler)
+
