@@ -12,7 +12,6 @@ printed in interleaved blocks as its main loop drains each thread's buffer).
 from __future__ import annotations
 
 import argparse
-import resource
 import subprocess
 import sys
 import tempfile

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rtgate.cyclictest.parse import parse
 from rtgate.errors import Exit
 
 HELP = """Read the output files of ONE cyclictest run and write the normalized result.
@@ -36,6 +35,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run(args: argparse.Namespace) -> int:
+    # Imported here: numpy and the readers would slow down every other rtgate command's start.
+    from rtgate.cyclictest.parse import parse
+
     result = parse(args.raw, board=args.board, virtual=args.virtual, scenario=args.scenario,
                    flavor=args.flavor, run_id=args.run_id)
     result.write(args.output)

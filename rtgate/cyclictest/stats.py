@@ -9,9 +9,9 @@ pretending they sat at the limit.
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 from collections.abc import Iterable
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 import numpy.typing as npt

@@ -76,7 +76,9 @@ class _Reader:
         if self.declared is not None and number >= self.declared:
             raise self.fail(line_no, f"thread {number} but the header declares only "
                                      f"{self.declared} threads (0..{self.declared - 1})")
-        return self.threads.setdefault(number, _Thread())
+        if number not in self.threads:
+            self.threads[number] = _Thread()
+        return self.threads[number]
 
     def block(self, data: bytes) -> None:
         """Decode ``data``, which holds whole lines only."""
@@ -104,6 +106,7 @@ class _Reader:
         """Read lines one by one: header lines up to the first sample (then hand the rest back
         to the fast decoder), or a whole block the fast decoder refused."""
         in_header = not _VALUE.match(data[: data.index(b"\n")])
+        pending: dict[int, list[int]] = {}
         pos = 0
         while pos < len(data):
             nl = data.index(b"\n", pos)
@@ -111,21 +114,24 @@ class _Reader:
             pos = nl + 1
             self.line_no += 1
             if m := _VALUE.match(line):
-                latency = np.array([int(m[3])], dtype=np.int64)
-                self.thread(int(m[1]), self.line_no).add(latency)
+                number = int(m[1])
+                self.thread(number, self.line_no)  # names this line if the number is bad
+                pending.setdefault(number, []).append(int(m[3]))
             else:
                 self._header(line)
                 if in_header and _VALUE.match(data[pos : data.find(b"\n", pos)]):
-                    return data[pos:]
-        return b""
+                    break
+        for number, latencies in pending.items():
+            self.threads[number].add(np.array(latencies, dtype=np.int64))
+        return data[pos:]
 
     def _header(self, line: bytes) -> None:
         if m := _INTERVAL.match(line):
             # The printed interval is not the thread's: cyclictest prints it after adding the
             # per-thread distance (-d) when no histogram is kept, so it is not recorded.
             number = int(m[1])
-            self.threads.setdefault(number, _Thread())
             self.declared = max(self.declared or 0, number + 1)
+            self.thread(number, self.line_no)
         elif m := _USING_CPU.match(line):
             self.thread(int(m[1]), self.line_no).cpu = int(m[2])
         elif not _IGNORED.match(line):

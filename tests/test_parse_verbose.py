@@ -1,0 +1,85 @@
+"""The verbose reader: its fast block decoder must agree with the line reader on every shape."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rtgate.cyclictest.formats import verbose
+from rtgate.cyclictest.parse import parse
+from rtgate.errors import InputError
+
+HEADER = "Max CPUs = 2\nOnline CPUs = 2\n# /dev/cpu_dma_latency set to 0us\n" \
+         "Thread 0 Interval: 1500\nThread 1 Interval: 2000\n"
+
+
+def samples(n: int, seed: int = 3) -> list[tuple[int, int, int]]:
+    rng = np.random.default_rng(seed)
+    lat = rng.integers(1, 300, n)
+    return [(i % 2, i // 2, int(v)) for i, v in enumerate(lat)]
+
+
+def write(path: Path, rows: list[tuple[int, int, int]], fmt: str) -> Path:
+    path.write_text(HEADER + "".join(fmt.format(*r) for r in rows))
+    return path
+
+
+def naive(rows: list[tuple[int, int, int]]) -> dict[int, Counter[int]]:
+    out: dict[int, Counter[int]] = {}
+    for t, _, v in rows:
+        out.setdefault(t, Counter())[v] += 1
+    return out
+
+
+@pytest.mark.parametrize("fmt", ["{:8d}:{:8d}:{:8d}\n", "{}:{}:{}\n", "{:3d}: {:9d}: {:5d}\n"],
+                         ids=["cyclictest-width", "unpadded", "other-widths"])
+def test_every_line_shape_gives_the_exact_histogram(tmp_path: Path, fmt: str,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = samples(5000)
+    # Small blocks: many block boundaries, each in the middle of the data.
+    monkeypatch.setattr(verbose, "BLOCK_BYTES", 4096)
+    r = parse([write(tmp_path / "v.txt", rows, fmt)])
+    expected = naive(rows)
+    for t in r.threads:
+        assert t.histogram is not None
+        assert dict(t.histogram.buckets) == dict(expected[t.thread])
+    assert r.status == "complete"
+
+
+def test_mixed_widths_after_the_fast_path_still_count(tmp_path: Path) -> None:
+    rows = samples(1000)
+    text = HEADER + "".join("{:8d}:{:8d}:{:8d}\n".format(*r) for r in rows[:500])
+    text += "".join("{}:{}:{}\n".format(*r) for r in rows[500:])
+    f = tmp_path / "v.txt"
+    f.write_text(text)
+    r = parse([f])
+    assert r.totals.samples == 1000
+
+
+def test_huge_latency_is_kept_exactly_without_a_huge_array(tmp_path: Path) -> None:
+    rows = samples(100) + [(1, 50, 30_000_000)]  # a 30 s stall
+    r = parse([write(tmp_path / "v.txt", rows, "{:8d}:{:8d}:{:8d}\n")])
+    t1 = r.threads[1]
+    assert t1.max_us == 30_000_000 and t1.histogram is not None
+    assert t1.histogram.buckets[-1] == (30_000_000, 1)
+    assert r.totals.p99_99 is not None and r.totals.p99_99.value_us == 30_000_000
+
+
+def test_bad_line_is_named_even_deep_inside_a_fast_block(tmp_path: Path) -> None:
+    rows = samples(3000)
+    lines = [("{:8d}:{:8d}:{:8d}\n".format(*r)) for r in rows]
+    lines[2500] = "       0:    1250:      1x\n"
+    f = tmp_path / "v.txt"
+    f.write_text(HEADER + "".join(lines))
+    with pytest.raises(InputError, match=r"line 2506: expected 'thread: cycle: latency'"):
+        parse([f])
+
+
+def test_no_sample_at_all_is_an_error(tmp_path: Path) -> None:
+    f = tmp_path / "v.txt"
+    f.write_text(HEADER)
+    with pytest.raises(InputError, match="without any"):
+        parse([f])
