@@ -153,3 +153,18 @@ def test_scenario_typo_is_exit_2_with_file_and_line(tmp_path: Path) -> None:
     run = bench(scenario, tmp_path / "out")
     assert run.returncode == 2
     assert run.stderr.strip() == f"rtgate: {scenario}:3: lods: unknown key (typo?)"
+
+
+def test_the_papers_vmn_runs_on_the_installed_cyclictest(tmp_path: Path) -> None:
+    scenario = tmp_path / "paper.yml"
+    scenario.write_text("name: paper\ndescription: the paper's exact options, no load\n"
+                        "warmup_s: 0\ncyclictest:\n  args: [-vmn, -i100, -p99, -t]\n")
+    out = tmp_path / "out"
+    run = bench(scenario, out, seconds=2)
+    assert run.returncode == 0, run.stderr
+    result = json.loads((out / "result.json").read_text())
+    notes = result["environment"]["cyclictest_notes"]
+    assert any(n.startswith("-n dropped") for n in notes)
+    assert any(n.startswith("-v dropped") for n in notes)
+    assert result["tool"]["cmdline"].startswith("cyclictest -m -i100 -p99 -t -q -h20000 ")
+    assert result["totals"]["samples"] > 0
