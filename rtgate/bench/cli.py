@@ -75,7 +75,11 @@ def run(args: argparse.Namespace) -> int:
                         timeout_s=timeout_for(scenario, args.duration))
         plan = make_plan(scenario, source, caps, duration_s=args.duration, params=params,
                          outdir=str(rawdir))
-        rawdir.mkdir(parents=True, exist_ok=True)
+        try:
+            rawdir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InputError(f"cannot create the output directory: {exc.strerror}",
+                             path=rawdir) from exc
         # A previous run's output in the same DIR must not pass for this run's.
         for name in RAW_OUTPUTS:
             (rawdir / name).unlink(missing_ok=True)
