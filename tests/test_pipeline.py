@@ -1,0 +1,109 @@
+"""`rtgate pipeline` end to end through the real CLI: local host, and the QEMU virtual Pi with the
+real stock and PREEMPT_RT kernels built once per session."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from junitparser import Error, Failure, JUnitXml
+
+from rtgate.kernel.build import BuildResult
+from rtgate.result import load_result
+
+
+def pipeline(*args: str | Path, timeout: int = 900) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "rtgate", "pipeline", *map(str, args)],
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def testcases(junit: Path) -> dict[str, list[object]]:
+    return {case.name: list(case.result) for suite in JUnitXml.fromfile(str(junit))
+            for case in suite}
+
+
+def test_local_board_refuses_several_flavors(tmp_path: Path) -> None:
+    proc = pipeline("--board", "local", "--flavors", "stock,rt", "--scenarios", "idle",
+                    "--duration", "2s", "--out", tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines()[-1].startswith("rtgate: ")
+    assert "cannot boot stock, rt" in proc.stderr
+
+
+@pytest.mark.integration
+def test_local_pipeline_measures_and_gates(tmp_path: Path) -> None:
+    proc = pipeline("--board", "local", "--scenarios", "idle", "--duration", "3s",
+                    "--out", tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    result = load_result(next(tmp_path.glob("*/idle/result.json")))
+    assert result.status == "complete" and result.totals.samples > 1000
+    cases = testcases(tmp_path / "junit.xml")
+    assert any(name.endswith("idle: max_us <= 100000") for name in cases)
+    assert not any(cases.values()), "no failure or error expected on the smoke budgets"
+    assert "| local |" not in (tmp_path / "comparison.md").read_text()  # board shown per section
+    assert "### local / idle" in (tmp_path / "comparison.md").read_text()
+
+
+@pytest.fixture(scope="module")
+def qemu_kernels(kernel_build: Callable[[str, str], BuildResult],
+                 tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The session's real qemu-arm64 builds laid out as `--kernels DIR/<flavor>/`."""
+    root = tmp_path_factory.mktemp("pipeline-kernels")
+    for flavor in ("stock", "rt"):
+        (root / flavor).symlink_to(kernel_build("qemu-arm64", flavor).out)
+    return root
+
+
+@pytest.mark.kernel
+@pytest.mark.integration
+def test_qemu_pipeline_stock_and_rt(qemu_kernels: Path, tmp_path: Path) -> None:
+    proc = pipeline("--board", "qemu-arm64", "--flavors", "stock,rt", "--scenarios", "all-in",
+                    "--scale", "0.1", "--duration", "5s", "--kernels", qemu_kernels,
+                    "--out", tmp_path)
+    assert proc.returncode in (0, 1), proc.stderr[-3000:]
+    for flavor, rt in (("stock", False), ("rt", True)):
+        result = load_result(tmp_path / flavor / "all-in" / "result.json")
+        assert result.board.virtual is True
+        assert result.kernel.preempt_rt is rt
+        assert result.kernel.flavor == flavor
+        assert result.status == "complete", result.reasons
+        built = json.loads((qemu_kernels / flavor / "metadata.json").read_text())
+        assert result.kernel.release == built["kernel_release"]
+    cases = testcases(tmp_path / "junit.xml")
+    for flavor in ("stock", "rt"):
+        assert f"qemu-arm64/{flavor}/all-in: max_us <= " + (
+            "50000" if flavor == "rt" else "100000") in cases
+    assert not any(isinstance(r, Error) for results in cases.values() for r in results)
+    assert (proc.returncode == 1) == any(isinstance(r, Failure) for rs in cases.values()
+                                         for r in rs)
+    comparison = (tmp_path / "comparison.md").read_text()
+    assert "virtual board, not a real-time claim" in comparison
+    assert "| rt |" in comparison and "| stock |" in comparison
+    assert "shorter than stock's" in proc.stdout
+
+
+@pytest.mark.kernel
+@pytest.mark.integration
+def test_qemu_pipeline_wrong_release_is_infra_not_pass(qemu_kernels: Path,
+                                                      tmp_path: Path) -> None:
+    """A kernel that is not the one the board booted must never be measured as if it were."""
+    fake = tmp_path / "kernels"
+    shutil.copytree(qemu_kernels / "rt", fake / "rt", symlinks=False)
+    meta = json.loads((fake / "rt" / "metadata.json").read_text())
+    meta["kernel_release"] = "6.12.0-not-what-booted"
+    (fake / "rt" / "metadata.json").write_text(json.dumps(meta))
+    out = tmp_path / "out"
+    proc = pipeline("--board", "qemu-arm64", "--flavors", "rt", "--scenarios", "idle",
+                    "--duration", "2s", "--kernels", fake, "--out", out)
+    assert proc.returncode == 3, proc.stderr[-3000:]
+    cases = testcases(out / "junit.xml")
+    assert list(cases) == ["qemu-arm64/rt/idle: infrastructure"]
+    (error,) = cases["qemu-arm64/rt/idle: infrastructure"]
+    assert isinstance(error, Error) and "not-what-booted" in error.message
+    assert "infrastructure failure" in (out / "summary.md").read_text()
+    assert not (out / "rt" / "idle" / "result.json").exists()
