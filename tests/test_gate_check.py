@@ -18,6 +18,7 @@ RESULTS = ROOT / "tests" / "data" / "results"
 LOCAL = RESULTS / "local-cpu.result.json"  # real cyclictest 2.40 run under stress-ng --cpu
 RT_PAPER = RESULTS / "paper-rpi5-rt-all-in.result.json"
 STOCK_PAPER = RESULTS / "paper-rpi5-stock-all-in.result.json"
+BENCH = RESULTS / "bench-local-cpu" / "result.json"  # a complete `rtgate bench` run
 
 # Budgets around the captured local run: max 5721 µs, avg 11.55, p99 88, p99.9 767, p99.99 ≥1000
 # (overflowed the 1000 µs histogram), 96257 samples.
@@ -108,6 +109,18 @@ def test_pass(tmp_path: Path) -> None:
     assert "| local (virtual) | stock | cpu | max_us | 5721 µs | <= 10000 µs | +4279 µs (+43%) " \
            "| ✅ pass |" in run.markdown
     assert "virtual board — not a real-time claim" in run.markdown
+
+
+def test_real_bench_result_passes_the_shipped_smoke_budget(tmp_path: Path) -> None:
+    run = Run(tmp_path, BENCH, budgets=ROOT / "thresholds.yml")
+    assert run.code == 0, run.proc.stdout + run.proc.stderr
+    assert sorted(run.cases()) == ["local/stock/cpu: avg_us <= 1000",
+                                   "local/stock/cpu: max_us <= 100000",
+                                   "local/stock/cpu: samples >= 1000"]
+    (suite,) = run.suites
+    props = {p.name: p.value for p in suite.properties()}
+    assert props["budget"] == "local/*/*" and "SMOKE" in props["budget.reason"]
+    assert "not a real-time claim" in run.markdown
 
 
 def test_budget_exceeded_is_exit_1_with_failure_text(tmp_path: Path) -> None:
