@@ -14,7 +14,7 @@ from rtgate.gate.verdict import Evaluation, Outcome, Unjudged, Verdict, judge, w
 from rtgate.result import write_atomic
 
 EPILOG = """\
-exit codes (when several apply, the first listed here wins: 2, then 3, then 1):
+exit codes (when several apply, 2 wins over 3, which wins over 1):
   0  every budgeted metric of every result is within its budget
   1  a budget was exceeded: a latency regression
   2  usage or input error: unreadable or malformed result or thresholds file, or no budget
@@ -42,7 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--junit", type=Path, required=True, metavar="OUT.xml",
                    help="JUnit XML report: one testsuite per result")
     p.add_argument("--markdown", type=Path, metavar="OUT.md",
-                   help="Markdown summary table (e.g. $GITHUB_STEP_SUMMARY)")
+                   help="Markdown summary table, to append to $GITHUB_STEP_SUMMARY")
     p.add_argument("--allow-unbudgeted", action="store_true",
                    help="a result no budget matches is reported as skipped, not an error")
     p.set_defaults(func=handler)
