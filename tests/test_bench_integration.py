@@ -168,3 +168,12 @@ def test_the_papers_vmn_runs_on_the_installed_cyclictest(tmp_path: Path) -> None
     assert any(n.startswith("-v dropped") for n in notes)
     assert result["tool"]["cmdline"].startswith("cyclictest -m -i100 -p99 -t -q -h20000 ")
     assert result["totals"]["samples"] > 0
+
+
+def test_unusable_out_dir_is_exit_2(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory\n")
+    run = bench("idle", blocker / "out")
+    assert run.returncode == 2
+    assert run.stderr.strip() == (f"rtgate: {blocker / 'out' / 'raw'}: cannot create the output "
+                                  "directory: Not a directory")
