@@ -129,7 +129,7 @@ def test_budget_exceeded_is_exit_1_with_failure_text(tmp_path: Path) -> None:
     case = run.cases()["local/stock/cpu: max_us <= 5000"]
     assert outcome(case) is Failure
     assert case.result[0].message == ("max_us measured 5721 µs, budget <= 5000 µs, "
-                                      "margin −721 µs (-14%): budget exceeded")
+                                      "margin -721 µs (-14%): budget exceeded")
     assert outcome(run.cases()["local/stock/cpu: avg_us <= 50"]) is None
     assert "❌ fail" in run.markdown and "budget exceeded (exit 1)" in run.markdown
     assert "FAIL" in run.proc.stdout
@@ -193,7 +193,10 @@ def test_percentile_budgets(tmp_path: Path) -> None:
 def test_lower_bound_above_budget_is_a_failure(tmp_path: Path) -> None:
     run = Run(tmp_path, LOCAL, budgets=thresholds(tmp_path, extra="p9999_us: 900\n"))
     assert run.code == 1
-    assert outcome(run.cases()["local/stock/cpu: p9999_us <= 900"]) is Failure
+    case = run.cases()["local/stock/cpu: p9999_us <= 900"]
+    assert outcome(case) is Failure
+    assert case.result[0].message == ("p9999_us measured ≥1000 µs, budget <= 900 µs, "
+                                      "margin ≤ -100 µs (-11%): budget exceeded")
 
 
 def test_percentile_budget_on_summary_only_result_is_exit_3(tmp_path: Path) -> None:

@@ -77,7 +77,9 @@ class Check:
         if margin is None:
             return "—"
         pct = f" ({margin / self.budget:+.0%})" if self.budget else ""
-        return f"{'+' if margin >= 0 else '−'}{fmt(abs(margin))}{self.unit}{pct}"
+        # A lower-bound measurement leaves at most this much room.
+        bound = "≤ " if self.lower_bound else ""
+        return f"{bound}{'+' if margin >= 0 else '-'}{fmt(abs(margin))}{self.unit}{pct}"
 
     @property
     def detail(self) -> str:
