@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from rtgate.bench.environment import preempt_rt
-from rtgate.bench.loads import RunningLoad
 from rtgate.bench.plan import Plan
 from rtgate.board.spec import BoardSpec
 from rtgate.cyclictest.version import parse_help
@@ -126,9 +125,9 @@ class LoadReport:
         return Result.model_validate(updated.model_dump(by_alias=True))
 
 
-def load_outcomes(plan: Plan, state: Path, peer: list[RunningLoad]) -> LoadReport:
+def board_records(plan: Plan, state: Path) -> list[LoadRecord]:
     """The board's loads from the run script's notes (``state/NAME.early`` holds "status uptime"
-    of a load that ended by itself), then the peer's loads as the host saw them."""
+    of a load that ended by itself)."""
     records = []
     for load in plan.loads:
         early = state / f"{load.name}.early"
@@ -140,10 +139,4 @@ def load_outcomes(plan: Plan, state: Path, peer: list[RunningLoad]) -> LoadRepor
             if len(fields) > 1 and start.is_file():
                 after = float(fields[1]) - float(start.read_text().split()[0])
         records.append(LoadRecord(load.name, load.argv, status, after, "board"))
-    return LoadReport(records + peer_records(peer))
-
-
-def peer_records(peer: list[RunningLoad]) -> list[LoadRecord]:
-    """The controller's loads as the host saw them."""
-    return [LoadRecord(ld.spec.name, ld.spec.argv, ld.early_exit, ld.early_after_s, "peer")
-            for ld in peer]
+    return records

@@ -9,11 +9,13 @@ addresses, are board data (``options.peer`` in ``bench/boards/*.yml``).
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 from rtgate.bench import loads
 from rtgate.bench.plan import Params, PlannedLoad, render
 from rtgate.bench.scenario import LoadSpec, Scenario
+from rtgate.board.guestenv import LoadRecord
 from rtgate.board.spec import LOOPBACK, PeerOptions
 
 
@@ -44,14 +46,33 @@ class PeerLoads:
                         for ld in scenario.loads]
         self.rawdir, self.scratch = rawdir, scratch
         self.running: list[loads.RunningLoad] = []
+        self.died_at: dict[str, datetime] = {}
 
     def start(self) -> None:
         for spec in self.planned:
             self.running.append(loads.start(spec, self.rawdir, self.scratch))
 
-    def stop(self) -> None:
-        """Note which died early, then stop the rest (in reverse order, as the runner does)."""
+    def watch(self) -> None:
+        """Note the time of any load found dead since the last look."""
         for load in self.running:
-            load.check()
+            if load.check():
+                self.died_at[load.spec.name] = datetime.now(UTC)
+
+    def stop(self) -> None:
+        """Note which died, then stop the rest (in reverse order, as the runner does)."""
+        self.watch()
         for load in reversed(self.running):
             loads.stop(load)
+
+    def records(self, measured_until: datetime | None) -> list[LoadRecord]:
+        """The peer's loads for the result. One that died after the measurement ended is no
+        early exit: the board stops its servers then, and a client dies with its server."""
+        records = []
+        for ld in self.running:
+            died = self.died_at.get(ld.spec.name)
+            early = ld.early_exit is not None and (
+                measured_until is None or died is None or died < measured_until)
+            records.append(LoadRecord(ld.spec.name, ld.spec.argv,
+                                      ld.early_exit if early else None,
+                                      ld.early_after_s if early else None, "peer"))
+        return records

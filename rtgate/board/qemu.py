@@ -29,7 +29,7 @@ from rtgate.bench.scenario import load_scenario
 from rtgate.board import guestscript, initramfs
 from rtgate.board.base import Board, KernelArtifacts, Measurement, RawRun
 from rtgate.board.console import SerialConsole
-from rtgate.board.guestenv import GuestFacts, load_outcomes
+from rtgate.board.guestenv import GuestFacts, LoadReport, board_records
 from rtgate.board.peer import PeerLoads, split
 from rtgate.board.spec import BoardSpec, QemuOptions
 from rtgate.cyclictest.version import parse_help
@@ -187,7 +187,7 @@ class QemuBoard(Board):
         infra = state / "infra"
         if infra.is_file():
             raise InfraError(f"in the guest: {infra.read_text().strip()}", path=infra)
-        loads = load_outcomes(plan, state, peer.running)
+        loads = LoadReport([*board_records(plan, state), *peer.records(outcome.end)])
         outcome.cyclictest_rc = _int(state / "cyclictest-rc")
         outcome.measured_s = float(_int(state / "measured-s") or 0)
         outcome.hung = (state / "hung").is_file()

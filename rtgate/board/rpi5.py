@@ -18,6 +18,7 @@ import subprocess
 import tarfile
 import tempfile
 import time
+from datetime import datetime
 from pathlib import Path
 
 import yaml
@@ -26,7 +27,7 @@ from rtgate.bench.loads import LISTEN_TIMEOUT_S
 from rtgate.bench.plan import Params, timeout_for
 from rtgate.bench.scenario import load_scenario
 from rtgate.board.base import Board, KernelArtifacts, Measurement, RawRun
-from rtgate.board.guestenv import LoadReport, peer_records
+from rtgate.board.guestenv import LoadReport
 from rtgate.board.peer import PeerLoads, split
 from rtgate.board.spec import BoardSpec, SshOptions
 from rtgate.board.ssh import SshSession
@@ -197,10 +198,14 @@ class Rpi5Board(Board):
                 if peer.planned:
                     self._wait_listening(self.opts.peer.board_port)
                     peer.start()
-                rc = bench.wait(timeout=budget)
-            except subprocess.TimeoutExpired as exc:
-                raise InfraError(f"`rtgate bench` on {self.spec.name} still running after "
-                                 f"{budget:g} s; its log kept", path=out / "bench.log") from exc
+                deadline = time.monotonic() + budget
+                while (rc := bench.poll()) is None:
+                    if time.monotonic() > deadline:
+                        raise InfraError(f"`rtgate bench` on {self.spec.name} still running "
+                                         f"after {budget:g} s; its log kept",
+                                         path=out / "bench.log")
+                    peer.watch()
+                    time.sleep(0.2)
             finally:
                 peer.stop()
                 if bench.poll() is None:
@@ -224,6 +229,7 @@ class Rpi5Board(Board):
             or result.kernel.flavor})
         result = result.model_copy(update={
             "board": ResultBoard(name=self.spec.name, virtual=self.virtual), "kernel": kernel})
-        result = LoadReport(peer_records(peer.running)).apply(result)
+        end = datetime.fromisoformat(result.end) if result.end else None
+        result = LoadReport(peer.records(end)).apply(result)
         result.write(path)
         return Measurement(result=result, result_path=path, raw_dir=raw.out / "raw")

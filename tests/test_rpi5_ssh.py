@@ -1,0 +1,243 @@
+"""The Raspberry Pi 5 driver against a real OpenSSH server on 127.0.0.1.
+
+sshd runs with a throwaway host key and client key; the "Pi" is this machine with a fake
+``/boot/firmware`` tree and modules directory in a temp dir (the driver's paths are board data,
+taken from ``bench/boards/rpi5.yml`` and pointed there). The reboot commands are a script that
+records its arguments and then either "comes back" (a new boot id) or takes sshd down for good.
+The board runs the real ``rtgate bench`` over SSH, with the controller as the iperf3 peer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import yaml
+
+from rtgate import paths
+from rtgate.bench.loads import free_port, listening
+from rtgate.result import load_result
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
+
+SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
+RELEASE = os.uname().release
+CONFIG_TXT = "# known-good\narm_64bit=1\ndtparam=watchdog=on\n"
+CMDLINE_TXT = "console=serial0,115200 root=PARTUUID=1234-02 rootwait\n"
+
+REBOOT = """#!/bin/sh
+# The board's reboot: note the arguments, then behave as the test's mode file says.
+echo "reboot $*" >>{root}/reboots.log
+case "$(cat {root}/mode)" in
+  comeback) cat /proc/sys/kernel/random/uuid >{root}/boot_id ;;
+  vanish) kill "$(cat {root}/sshd.pid)" ;;
+esac
+"""
+
+
+@dataclass
+class FakePi:
+    root: Path
+    port: int
+    proc: subprocess.Popen[bytes]
+
+    @property
+    def firmware(self) -> Path:
+        return self.root / "boot" / "firmware"
+
+    @property
+    def modules(self) -> Path:
+        return self.root / "lib" / "modules"
+
+    def reboots(self) -> list[str]:
+        log = self.root / "reboots.log"
+        return log.read_text().splitlines() if log.is_file() else []
+
+    def mode(self, mode: str) -> None:
+        (self.root / "mode").write_text(mode)
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture
+def pi(tmp_path: Path) -> Iterator[FakePi]:
+    if not os.access(SSHD, os.X_OK):
+        pytest.fail("sshd is missing: scripts/deps.sh qemu installs openssh-server")
+    root = tmp_path / "pi"
+    (root / "boot" / "firmware").mkdir(parents=True)
+    (root / "lib" / "modules").mkdir(parents=True)
+    (root / "boot" / "firmware" / "config.txt").write_text(CONFIG_TXT)
+    (root / "boot" / "firmware" / "cmdline.txt").write_text(CMDLINE_TXT)
+    (root / "boot_id").write_text("first-boot\n")
+    (root / "mode").write_text("comeback")
+    reboot = root / "fake-reboot"
+    reboot.write_text(REBOOT.format(root=root))
+    reboot.chmod(0o755)
+    for key in ("host_key", "client_key"):
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(root / key)],
+                       check=True)
+    shutil.copyfile(root / "client_key.pub", root / "authorized_keys")
+    port = free_port()
+    (root / "sshd_config").write_text(
+        f"Port {port}\nListenAddress 127.0.0.1\nHostKey {root}/host_key\n"
+        f"AuthorizedKeysFile {root}/authorized_keys\nPidFile {root}/sshd.pid\n"
+        "PermitRootLogin prohibit-password\nPasswordAuthentication no\n"
+        "KbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\nLogLevel VERBOSE\n")
+    Path("/run/sshd").mkdir(exist_ok=True)  # sshd's privilege-separation directory
+    log = open(root / "sshd.log", "wb")
+    proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(root / "sshd_config")],
+                            stdout=log, stderr=log)
+    deadline = time.monotonic() + 10
+    while not listening(port):
+        assert proc.poll() is None, (root / "sshd.log").read_text()
+        assert time.monotonic() < deadline, "sshd did not start"
+        time.sleep(0.05)
+    yield FakePi(root, port, proc)
+    if proc.poll() is None:
+        proc.terminate()
+        proc.wait(timeout=10)
+    log.close()
+
+
+def _kernel(tmp_path: Path, release: str) -> Path:
+    """A kernel build directory as `rtgate kernel build --board rpi5` lays it out."""
+    k = tmp_path / f"kernel-{release}"
+    (k / "dtbs" / "broadcom").mkdir(parents=True)
+    (k / "dtbs" / "overlays").mkdir()
+    (k / "kernel_2712.img").write_bytes(b"arm64 Image " + release.encode())
+    (k / "dtbs" / "broadcom" / "bcm2712-rpi-5-b.dtb").write_bytes(b"\xd0\x0d\xfe\xed dtb")
+    (k / "dtbs" / "overlays" / "disable-wifi.dtbo").write_bytes(b"\xd0\x0d\xfe\xed dtbo")
+    mods = tmp_path / f"stage-{release}" / "lib" / "modules" / release
+    (mods / "kernel").mkdir(parents=True)
+    (mods / "kernel" / "rtgate-test.ko").write_bytes(b"module")
+    (mods / "modules.dep").write_text("kernel/rtgate-test.ko:\n")
+    with tarfile.open(k / "modules.tar.gz", "w:gz") as tar:
+        tar.add(tmp_path / f"stage-{release}", arcname=".")
+    (k / "metadata.json").write_text(json.dumps({
+        "schema": "rtgate/kernel-build/v1", "kernel_release": release, "uts_version": None,
+        "plan": {"board": {"name": "rpi5", "image_name": "kernel_2712.img"}, "flavor": "rt"}}))
+    return k
+
+
+def _root(tmp_path: Path, pi: FakePi, **overrides: object) -> Path:
+    """An RTGATE_ROOT whose bench/boards/rpi5.yml is the shipped one pointed at the fake Pi."""
+    root = tmp_path / "rtgate-root"
+    (root / "bench" / "boards").mkdir(parents=True)
+    (root / "bench" / "scenarios").symlink_to(paths.SCENARIOS)
+    board = yaml.safe_load((paths.BOARDS / "rpi5.yml").read_text())
+    board["options"].update({
+        "host": "127.0.0.1", "port": pi.port, "user": "root",
+        "identity_file": str(pi.root / "client_key"),
+        "ssh_options": ["BatchMode=yes", "StrictHostKeyChecking=no",
+                        "UserKnownHostsFile=/dev/null", "ConnectTimeout=2", "LogLevel=ERROR"],
+        "sudo": "", "firmware_dir": str(pi.firmware), "modules_dir": str(pi.modules),
+        "reboot_tryboot": f"{pi.root}/fake-reboot '0 tryboot'",
+        "reboot_normal": f"{pi.root}/fake-reboot",
+        "boot_id_command": f"cat {pi.root}/boot_id",
+        "boot_timeout_s": 20, "poll_interval_s": 0.2,
+        "bench_command": f"{sys.executable} -m rtgate bench --board local "
+                         "--scenario {scenario} --duration {duration} --out {out}",
+        "remote_out": str(pi.root / "var" / "rtgate-run"),
+        "peer": {**board["options"]["peer"], "board_address": "127.0.0.1",
+                 "board_port": free_port()},
+        **overrides})
+    (root / "bench" / "boards" / "rpi5.yml").write_text(yaml.safe_dump(board))
+    return root
+
+
+def _board_run(root: Path, kernel: Path, out: Path,
+               scenario: str = "net") -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "rtgate", "board", "run", "--board", "rpi5", "--kernel",
+         str(kernel), "--scenario", scenario, "--duration", "2", "--scale", "0.5",
+         "--out", str(out)],
+        env={**os.environ, "RTGATE_ROOT": str(root)}, capture_output=True, text=True,
+        timeout=150)
+
+
+def test_tryboot_deploys_side_slot_measures_and_restores(tmp_path: Path, pi: FakePi) -> None:
+    config_before = _sha(pi.firmware / "config.txt")
+    kernel = _kernel(tmp_path, RELEASE)
+    out = tmp_path / "out"
+    proc = _board_run(_root(tmp_path, pi), kernel, out)
+    assert proc.returncode == 0, proc.stderr
+
+    slot = pi.firmware / "rtgate"
+    assert (slot / "kernel_2712.img").read_bytes() == (kernel / "kernel_2712.img").read_bytes()
+    assert (slot / "bcm2712-rpi-5-b.dtb").is_file()
+    assert (slot / "overlays" / "disable-wifi.dtbo").is_file()
+    assert (slot / "cmdline.txt").read_text() == CMDLINE_TXT
+    assert (pi.modules / RELEASE / "kernel" / "rtgate-test.ko").read_bytes() == b"module"
+    assert (pi.modules / RELEASE / ".rtgate-slot").is_file()
+    # tryboot.txt was written for the test boot and removed by restore; config.txt never.
+    assert not (pi.firmware / "tryboot.txt").exists()
+    assert _sha(pi.firmware / "config.txt") == config_before
+    assert pi.reboots() == ["reboot 0 tryboot", "reboot "]
+    session = (out / "ssh.log").read_text()
+    assert "os_prefix=rtgate/" not in CONFIG_TXT and "uname -r" in session
+
+    result = load_result(out / "result.json")
+    assert result.board.name == "rpi5" and result.board.virtual is False
+    assert result.kernel.release == RELEASE and result.kernel.flavor == "rt"
+    assert result.totals.samples > 0 and result.status == "complete"
+    assert {ld.name for ld in result.loads} == {"iperf3-server", "iperf3-client"}
+    # The server ran on the board, the client on the controller, against the board's port.
+    assert (out / "raw" / "iperf3-client.stdout").read_text().count("receiver") >= 1
+
+
+def test_tryboot_txt_selects_the_slot(tmp_path: Path, pi: FakePi) -> None:
+    """Stop after the tryboot reboot (sshd gone) to read tryboot.txt as the firmware would."""
+    pi.mode("vanish")
+    out = tmp_path / "out"
+    proc = _board_run(_root(tmp_path, pi, boot_timeout_s=2), _kernel(tmp_path, RELEASE), out)
+    tryboot = (pi.firmware / "tryboot.txt").read_text()
+    assert tryboot.startswith(CONFIG_TXT.rstrip("\n"))
+    assert "[all]\nos_prefix=rtgate/\nkernel=kernel_2712.img\n" in tryboot
+    assert proc.returncode == 3
+
+
+def test_board_that_never_comes_back_is_infra_and_config_untouched(tmp_path: Path,
+                                                                    pi: FakePi) -> None:
+    pi.mode("vanish")
+    config_before = _sha(pi.firmware / "config.txt")
+    out = tmp_path / "out"
+    proc = _board_run(_root(tmp_path, pi, boot_timeout_s=2), _kernel(tmp_path, RELEASE), out)
+    assert proc.returncode == 3, proc.stderr
+    assert "did not come back" in proc.stderr and "power cycle" in proc.stderr
+    assert pi.reboots() == ["reboot 0 tryboot"]
+    assert _sha(pi.firmware / "config.txt") == config_before
+    assert not (out / "result.json").exists()
+    assert (out / "ssh.log").is_file()
+
+
+def test_wrong_release_is_infra_and_the_board_is_restored(tmp_path: Path, pi: FakePi) -> None:
+    out = tmp_path / "out"
+    proc = _board_run(_root(tmp_path, pi), _kernel(tmp_path, "6.12.0-rtgate-not-this"), out)
+    assert proc.returncode == 3, proc.stderr
+    assert "booted release" in proc.stderr and "6.12.0-rtgate-not-this" in proc.stderr
+    # restore: tryboot.txt gone, a normal reboot, the known-good release verified.
+    assert pi.reboots() == ["reboot 0 tryboot", "reboot "]
+    assert not (pi.firmware / "tryboot.txt").exists()
+    assert not (out / "result.json").exists()
+
+
+def test_refuses_to_overwrite_modules_it_did_not_write(tmp_path: Path, pi: FakePi) -> None:
+    (pi.modules / RELEASE / "kernel").mkdir(parents=True)
+    (pi.modules / RELEASE / "kernel" / "installed.ko").write_bytes(b"keep me")
+    proc = _board_run(_root(tmp_path, pi), _kernel(tmp_path, RELEASE), tmp_path / "out")
+    assert proc.returncode == 2, proc.stderr
+    assert "not written by rtgate" in proc.stderr
+    assert (pi.modules / RELEASE / "kernel" / "installed.ko").read_bytes() == b"keep me"
+    assert pi.reboots() == []
