@@ -127,6 +127,20 @@ def test_verbose_with_json_takes_counts_from_json_and_distribution_from_verbose(
     assert t0.histogram is not None and sum(c for _, c in t0.histogram.buckets) == 1990
 
 
+def test_verbose_with_histogram_section_completes_the_exact_histogram() -> None:
+    r = parse([CT / "verbose-hist.txt"])
+    assert [s.format for s in r.sources] == ["verbose"]
+    # The footer counts 947+53 and 948+50 samples; the log printed 996 and 993 of them. The
+    # missing ones all fell below -h 20, so their bins are known: exact, complete histograms.
+    assert [t.samples for t in r.threads] == [1000, 998]
+    for t in r.threads:
+        assert t.histogram is not None and t.histogram.overflows == 0
+        assert sum(c for _, c in t.histogram.buckets) == t.samples
+        assert t.histogram.buckets[-1][0] == t.max_us
+    assert [t.max_us for t in r.threads] == [380, 195]
+    assert r.totals.p99_99 == eq(380) and r.totals.stddev_us is not None
+
+
 def test_quiet_and_live_summary_lines_give_no_percentiles() -> None:
     q = parse([CT / "quiet.txt"])
     assert [(t.tid, t.priority, t.interval_us, t.samples, t.min_us, t.avg_us, t.max_us)

@@ -11,7 +11,7 @@ import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 
-from rtgate.cyclictest.formats import read_view
+from rtgate.cyclictest.formats import read_views
 from rtgate.cyclictest.formats.view import KernelView, ThreadView
 from rtgate.cyclictest.parse_merge import Merged, merge
 from rtgate.cyclictest.stats import Sparse, percentiles, stddev
@@ -38,9 +38,11 @@ def parse(paths: Sequence[Path], *, board: str = "unknown", virtual: bool = Fals
     """
     if not paths:
         raise InputError("no cyclictest output file given")
-    views = [read_view(Path(p)) for p in paths]
-    run = merge(views)
-    sources = [SourceFile(path=str(v.path), sha256=v.sha256, format=v.format) for v in views]
+    per_file = [read_views(Path(p)) for p in paths]
+    run = merge([v for views in per_file for v in views])
+    # A file's first view is the one read from its start: it holds the whole file's hash.
+    sources = [SourceFile(path=str(views[0].path), sha256=views[0].sha256,
+                          format=views[0].format) for views in per_file]
     result = Result(
         run_id=run_id or default_run_id(board, scenario, run.start, sources),
         board=Board(name=board, virtual=virtual),

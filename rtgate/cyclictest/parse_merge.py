@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from rtgate.cyclictest.formats.view import KernelView, RunView, ThreadView
-from rtgate.cyclictest.stats import mean
+from rtgate.cyclictest.stats import Sparse, mean
 from rtgate.errors import InputError
 
 _FINAL_PREFERENCE = {"json": 0, "histogram": 1, "summary": 2, "verbose": 3}
@@ -163,11 +163,31 @@ def _take_histogram(out: ThreadView, sources: list[Source]) -> None:
         (s[2].overflow_cycles for s in with_hist
          if s[2].overflow_cycles and s[2].overflows == t.overflows and s[2].limit == t.limit),
         [])
-    if out.avg_us is None and not t.overflows:
-        out.avg_us = mean(t.hist)
-    if t.hist.total and out.min_us is None:
-        out.min_us = float(t.hist.values[0])
-    if t.hist.total and out.max_us is None and not t.overflows:
-        out.max_us = float(t.hist.values[-1])
+    exact = next((s for s in with_hist if s[2].limit is None), None)
+    if exact is not None and t.limit is not None:
+        _complete_exact(out, exact, best)
+    if out.limit is None and out.hist.total == out.samples:
+        out.avg_us = mean(out.hist)  # every sample known: exact, not truncated to the µs
+    elif out.avg_us is None and not out.overflows:
+        out.avg_us = mean(out.hist)
+    if out.hist.total and out.min_us is None:
+        out.min_us = float(out.hist.values[0])
+    if out.hist.total and out.max_us is None and not out.overflows:
+        out.max_us = float(out.hist.values[-1])
     if out.samples is None:
-        out.samples = t.hist.total + t.overflows
+        out.samples = out.hist.total + out.overflows
+
+
+def _complete_exact(out: ThreadView, exact: Source, limited: Source) -> None:
+    """Verbose samples plus the -h histogram of the same run: the samples the verbose log
+    missed at exit are the difference of the two. When none of them overflowed, their bins are
+    known and the exact histogram becomes complete: no limit, no overflows."""
+    e, lim = exact[2], limited[2]
+    assert e.hist is not None and lim.hist is not None and lim.limit is not None
+    below, above = e.hist.below(lim.limit)
+    missing = lim.hist.minus(below)
+    if missing is None or above > lim.overflows:
+        raise _contradiction(exact[0], limited[0], f"thread {e.thread}: samples in the "
+                             "verbose log are missing from the histogram")
+    if above == lim.overflows:
+        out.hist, out.limit, out.overflows = Sparse.merge([e.hist, missing]), None, 0

@@ -48,6 +48,17 @@ class Sparse:
         return cls(np.concatenate([p.values for p in parts]),
                    np.concatenate([p.counts for p in parts]))._normalized()
 
+    def minus(self, other: Sparse) -> Sparse | None:
+        """Bin-wise difference; None when ``other`` has more in some bin than this one."""
+        values, inverse = np.unique(np.concatenate([self.values, other.values]),
+                                    return_inverse=True)
+        weights = np.concatenate([self.counts, -other.counts]).astype(np.float64)
+        counts = np.rint(np.bincount(inverse, weights=weights, minlength=len(values)))
+        if (counts < 0).any():
+            return None
+        keep = counts > 0
+        return Sparse(values[keep], counts[keep].astype(np.int64))
+
     def _normalized(self) -> Sparse:
         values, inverse = np.unique(self.values, return_inverse=True)
         counts = np.bincount(inverse, weights=self.counts, minlength=len(values))

@@ -13,8 +13,9 @@ from rtgate.errors import InputError
 SNIFF_BYTES = 4096
 
 
-def read_view(path: Path) -> RunView:
-    """Read one file with the reader its first bytes call for."""
+def read_views(path: Path) -> list[RunView]:
+    """Read one file with the reader its first bytes call for: one view per section (a
+    verbose log written with -h holds the samples and then the histogram)."""
     try:
         with path.open("rb") as fh:
             head = fh.read(SNIFF_BYTES)
@@ -25,8 +26,8 @@ def read_view(path: Path) -> RunView:
     if b"\0" in head:
         raise InputError("binary data, not cyclictest output", path=path)
     if head.lstrip()[:1] in (b"{", b"["):
-        return read_json(path)
+        return [read_json(path)]
     if looks_verbose(head):
         return read_verbose(path)
     # Histogram and summary output share one line grammar: -h without -q prints both.
-    return read_text(path)
+    return [read_text(path)]

@@ -48,10 +48,12 @@ class _State:
         return InputError(f"line {self.line_no}: {problem}", path=self.path)
 
 
-def read_text(path: Path) -> RunView:
-    state = _State(path)
+def read_text(path: Path, *, offset: int = 0, lines_before: int = 0) -> RunView:
+    """Read from byte ``offset`` on (after ``lines_before`` lines another reader took)."""
+    state = _State(path, line_no=lines_before)
     sha = hashlib.sha256()
     with path.open("rb") as fh:
+        fh.seek(offset)
         for raw in fh:
             sha.update(raw)
             state.line_no += 1

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from rtgate.cyclictest.formats.text import read_text
 from rtgate.cyclictest.formats.view import RunView, ThreadView
 from rtgate.cyclictest.stats import Ints, Sparse, mean
 from rtgate.errors import InputError
@@ -62,12 +63,19 @@ class _Thread:
         return Sparse.merge([Sparse.from_dense(self.dense), *self.tail])
 
 
+class _HistogramFollows(Exception):
+    def __init__(self, offset: int, lines_before: int) -> None:
+        super().__init__()
+        self.offset, self.lines_before = offset, lines_before
+
+
 class _Reader:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.threads: dict[int, _Thread] = {}
         self.declared: int | None = None  # from the "Thread N Interval" header lines
         self.line_no = 0
+        self.offset = 0  # file offset of the next byte to decode
 
     def fail(self, line_no: int, problem: str) -> InputError:
         return InputError(f"line {line_no}: {problem}", path=self.path)
@@ -100,6 +108,7 @@ class _Reader:
             for number in present:
                 self.thread(int(number), self.line_no).add(latencies[numbers == number])
         self.line_no += len(rows)
+        self.offset += len(data)
         return True
 
     def _slow(self, data: bytes) -> bytes:
@@ -111,6 +120,10 @@ class _Reader:
         while pos < len(data):
             nl = data.index(b"\n", pos)
             line = data[pos:nl]
+            if line == b"# Histogram":
+                # -v with -h: the histogram section follows the samples (text grammar).
+                self._flush(pending)
+                raise _HistogramFollows(self.offset + pos, self.line_no)
             pos = nl + 1
             self.line_no += 1
             if m := _VALUE.match(line):
@@ -121,9 +134,13 @@ class _Reader:
                 self._header(line)
                 if in_header and _VALUE.match(data[pos : data.find(b"\n", pos)]):
                     break
+        self._flush(pending)
+        self.offset += pos
+        return data[pos:]
+
+    def _flush(self, pending: dict[int, list[int]]) -> None:
         for number, latencies in pending.items():
             self.threads[number].add(np.array(latencies, dtype=np.int64))
-        return data[pos:]
 
     def _header(self, line: bytes) -> None:
         if m := _INTERVAL.match(line):
@@ -189,17 +206,26 @@ def _swar(grid: npt.NDArray[np.uint8], lo: int, hi: int) -> Ints:
     return x.astype(np.int64)
 
 
-def read_verbose(path: Path) -> RunView:
+def read_verbose(path: Path) -> list[RunView]:
+    """The samples' view, plus the histogram's when ``-v`` ran with ``-h``."""
     reader = _Reader(path)
     rest = b""
     sha = hashlib.sha256()
+    histogram: RunView | None = None
     with path.open("rb") as fh:
         while chunk := fh.read(BLOCK_BYTES):
             sha.update(chunk)
             data = rest + chunk
             cut = data.rfind(b"\n") + 1
             rest = data[cut:]
-            reader.block(data[:cut])
+            try:
+                reader.block(data[:cut])
+            except _HistogramFollows as found:
+                while chunk := fh.read(BLOCK_BYTES):
+                    sha.update(chunk)
+                histogram = read_text(path, offset=found.offset, lines_before=found.lines_before)
+                rest = b""
+                break
     view = RunView(path=path, format="verbose", sha256=sha.hexdigest())
     if rest:
         # A run killed while writing leaves half a line: the value is unknown, the rest holds.
@@ -209,7 +235,7 @@ def read_verbose(path: Path) -> RunView:
         raise InputError("verbose output without any 'thread: cycle: latency' line", path=path)
     for number, t in sorted(reader.threads.items()):
         view.threads[number] = _thread_view(number, t)
-    return view
+    return [view] if histogram is None else [view, histogram]
 
 
 def _thread_view(number: int, t: _Thread) -> ThreadView:
