@@ -26,6 +26,7 @@ COMMAND_MODULES = [
     "rtgate.kernel.cli",
     "rtgate.board.cli",
     "rtgate.pipeline",
+    "rtgate.report.cli",
 ]
 
 

@@ -1,13 +1,10 @@
-"""The one-line digest of a run that the history index, the site tables and comparisons share.
-
-Pages that list hundreds of runs read these digests, not the full results, so that a site for a
-long history does not load every histogram.
-"""
+"""The digest of a run: one line of the history index, one row of a site table or comparison."""
 
 from __future__ import annotations
 
 import hashlib
 import re
+from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict
 
@@ -17,15 +14,15 @@ from rtgate.result import Percentile, Result
 _SAFE_DIR = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,80}")
 
 
-def run_dir_name(run_id: str) -> str:
-    """A directory name for a run: the run id when it is a plain name, else a hash of it.
+def safe_name(text: str) -> str:
+    """A file or directory name: the text itself when it is a plain name, else a slug + hash.
 
-    Run ids come from results anyone can write, so they never reach a path unchecked.
+    Run ids, board and scenario names come from results anyone can write: never a path unchecked.
     """
-    if _SAFE_DIR.fullmatch(run_id) and ".." not in run_id:
-        return run_id
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", run_id).strip(".-")[:40] or "run"
-    return f"{slug}-{hashlib.sha256(run_id.encode()).hexdigest()[:12]}"
+    if _SAFE_DIR.fullmatch(text) and ".." not in text:
+        return text
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip(".-")[:40] or "run"
+    return f"{slug}-{hashlib.sha256(text.encode()).hexdigest()[:12]}"
 
 
 class RunSummary(BaseModel):
@@ -51,7 +48,7 @@ class RunSummary(BaseModel):
     def of(cls, result: Result) -> RunSummary:
         t = result.totals
         return cls(
-            run_id=result.run_id, dir=run_dir_name(result.run_id), board=result.board.name,
+            run_id=result.run_id, dir=safe_name(result.run_id), board=result.board.name,
             virtual=result.board.virtual, flavor=flavor_of(result), scenario=result.scenario,
             kernel_release=result.kernel.release, start=result.start, status=result.status,
             samples=t.samples, min_us=t.min_us, avg_us=t.avg_us, max_us=t.max_us,
@@ -63,6 +60,10 @@ class RunSummary(BaseModel):
         return (self.board, self.flavor, self.scenario)
 
     @property
-    def order(self) -> tuple[str, str]:
-        """Chronological order; runs without a start time sort first, by id."""
-        return (self.start or "", self.run_id)
+    def order(self) -> tuple[float, str]:
+        """Chronological order; runs without a (readable) start time sort first, by id."""
+        try:
+            when = datetime.fromisoformat(self.start).timestamp() if self.start else 0.0
+        except ValueError:
+            when = 0.0
+        return (when, self.run_id)

@@ -1,0 +1,87 @@
+"""``rtgate report`` (the results site) and ``rtgate compare`` (the PR comment table)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rtgate.errors import InputError
+from rtgate.report import compare, site
+from rtgate.report.history import History
+from rtgate.report.judge import Judge
+from rtgate.report.runs import collect
+from rtgate.result import write_atomic
+
+REPORT_EPILOG = """\
+RESULT_OR_DIR: result.json files, or directories searched for result.json (a JUnit file
+junit.xml and the raw files named in the result's sources are published with it).
+
+With --history DIR the runs are first merged into that history store (idempotent by run id,
+never dropping older runs; corrupt index lines are set aside in index.corrupt.jsonl) and the
+site shows every run in it.
+
+exit codes: 0 the site was written (whatever the verdicts: `rtgate check` is the gate),
+  2 usage or input error (unreadable result or thresholds file), 3 gnuplot failed.
+"""
+
+COMPARE_EPILOG = """\
+BASELINE and CANDIDATE are result.json files or directories of them. Runs are paired by board,
+flavor and scenario (the newest run of each); the verdict is the candidate's budget verdict.
+
+exit codes: 0 the table was written (whatever the verdicts: `rtgate check` is the gate),
+  2 usage or input error.
+"""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "report", help="render results (and their history) as a static site with plots",
+        description="Render a static HTML site with gnuplot plots from results.",
+        epilog=REPORT_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("inputs", nargs="*", type=Path, metavar="RESULT_OR_DIR")
+    p.add_argument("--history", type=Path, metavar="DIR",
+                   help="history store to merge the runs into and to publish")
+    p.add_argument("--thresholds", type=Path, metavar="FILE",
+                   help="budgets (default: thresholds.yml of the repository when present)")
+    p.add_argument("--out", type=Path, required=True, metavar="SITE_DIR",
+                   help="where the site is written (re-used: unchanged plots are not redrawn)")
+    p.set_defaults(func=report_handler)
+
+    c = subparsers.add_parser(
+        "compare", help="compare two sets of results as a Markdown table (PR comment)",
+        description="Before/after table of avg, max and p99.99 per board × flavor × scenario.",
+        epilog=COMPARE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    c.add_argument("baseline", type=Path, metavar="BASELINE")
+    c.add_argument("candidate", type=Path, metavar="CANDIDATE")
+    c.add_argument("--markdown", type=Path, required=True, metavar="OUT.md")
+    c.add_argument("--thresholds", type=Path, metavar="FILE",
+                   help="budgets (default: thresholds.yml of the repository when present)")
+    c.set_defaults(func=compare_handler)
+
+
+def report_handler(args: argparse.Namespace) -> int:
+    if not args.inputs and not args.history:
+        raise InputError("rtgate report: give results or --history DIR (or both)")
+    judge = Judge.from_file(args.thresholds)
+    runs = collect(args.inputs) if args.inputs else []
+    if args.history:
+        history = History(args.history)
+        merged = history.merge(runs)
+        print(f"history {history.root}: {len(merged.added)} added, "
+              f"{len(merged.already)} already there, {len(merged.corrupt)} corrupt line(s) "
+              "set aside", file=sys.stderr)
+        runs = [history.load(s) for s in history.entries()]
+    index = site.build(runs, args.out, judge)
+    print(index)
+    return 0
+
+
+def compare_handler(args: argparse.Namespace) -> int:
+    judge = Judge.from_file(args.thresholds)
+    text = compare.markdown(collect([args.baseline]), collect([args.candidate]), judge)
+    try:
+        write_atomic(args.markdown, text)
+    except OSError as exc:
+        raise InputError(f"cannot write: {exc.strerror}", path=args.markdown) from exc
+    return 0

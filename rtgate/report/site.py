@@ -1,0 +1,282 @@
+"""The static results site: plain HTML + CSS, relative links only.
+
+    SITE/index.html                  latest run per board × flavor × scenario, stock-vs-RT plots
+    SITE/history.html                every run, a trend plot per board × flavor × scenario
+    SITE/runs/<run>/index.html       one run: plots, environment, verdicts, downloads
+    SITE/runs/<run>/result.json …    the downloads: result, JUnit, raw tool output
+    SITE/plots/                      overlay and trend plots with their data files
+
+Every link is relative, so the site works from ``file://`` and from any Pages sub-path. Every
+string from a result is escaped by the template engine: kernel strings are written by PR authors.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from rtgate import __version__, paths
+from rtgate.gate.verdict import fmt
+from rtgate.report import plots
+from rtgate.report.files import publish, write_if_changed
+from rtgate.report.judge import Judge, Judged
+from rtgate.report.runs import RAW, RESULT_NAME, RunFiles
+from rtgate.report.summary import RunSummary, safe_name
+from rtgate.result import Percentile, Result
+
+STYLE = "style.css"
+_OPS = {"<=": "≤", ">=": "≥"}
+# What a maintainer looks for first on a run page, as (label, environment keys in order of
+# preference). Whatever else the environment holds is listed below them.
+FEATURED_ENVIRONMENT = (
+    ("Kernel release", ("kernel_release",)),
+    ("Kernel version", ("kernel_version",)),
+    ("Kernel command line", ("cmdline",)),
+    ("CPU frequency governor", ("cpufreq_governors", "governor")),
+    ("Isolated CPUs", ("isolated_cpus", "isolcpus")),
+    ("Temperatures", ("max_temp_c", "max_temp_zone", "temperatures_c", "temperatures")),
+)
+# The rows of a run's latency table: (label, Totals field, the gate's metric name for its check).
+METRICS = (
+    ("samples", "samples", "samples"), ("min", "min_us", None), ("avg", "avg_us", "avg_us"),
+    ("p50", "p50", None), ("p99", "p99", "p99_us"), ("p99.9", "p99_9", None),
+    ("p99.99", "p99_99", "p9999_us"), ("max", "max_us", "max_us"),
+    ("stddev", "stddev_us", None),
+)
+
+
+@dataclass(frozen=True)
+class Page:
+    run: RunFiles
+    summary: RunSummary
+    judged: Judged
+
+    @property
+    def href(self) -> str:
+        return f"runs/{self.summary.dir}/index.html"
+
+    @property
+    def result(self) -> Result:
+        return self.run.result
+
+
+def _us(value: float | Percentile | None) -> str:
+    if value is None:
+        return "—"
+    return str(value) if isinstance(value, Percentile) else fmt(value)
+
+
+def _when(iso: str | None) -> str:
+    if not iso:
+        return "—"
+    try:
+        moment = datetime.fromisoformat(iso)
+    except ValueError:
+        return iso
+    utc = moment.utcoffset() is not None and not moment.utcoffset()
+    return moment.strftime("%Y-%m-%d %H:%M:%S") + (" UTC" if utc else "")
+
+
+def _environment_value(value: Any) -> str:
+    if value in (None, "", {}, []):
+        return ""
+    if isinstance(value, dict | list):
+        return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+    return str(value)
+
+
+def _templates() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(paths.REPORTS / "templates"),
+        autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.filters["us"] = _us
+    env.filters["when"] = _when
+    env.globals["version"] = __version__
+    return env
+
+
+def _key_name(*parts: str) -> str:
+    return safe_name("--".join(parts))
+
+
+class Site:
+    def __init__(self, out: Path, judge: Judge) -> None:
+        self.out = out
+        self.judge = judge
+        self.templates = _templates()
+        self.plots: list[plots.Plot] = []
+
+    def build(self, runs: Iterable[RunFiles]) -> Path:
+        pages = sorted((Page(r, r.summary, self.judge(r)) for r in runs),
+                       key=lambda p: p.summary.order)
+        self.out.mkdir(parents=True, exist_ok=True)
+        by_key: dict[tuple[str, str, str], list[Page]] = defaultdict(list)
+        for page in pages:
+            by_key[page.summary.key].append(page)
+        latest = [by_key[k][-1] for k in sorted(by_key)]
+        run_contexts = [self._run(page) for page in pages]
+        overlays = self._overlays(latest)
+        groups = [self._trend(k, by_key[k]) for k in sorted(by_key)]
+        plots.render(self.plots, self.out)
+
+        publish(paths.REPORTS / STYLE, self.out / STYLE)
+        for page, context in zip(pages, run_contexts, strict=True):
+            self._write(f"{page.summary.dir}", "run.html", root="../../", **context)
+        self._write(None, "history.html", page="history", groups=groups)
+        generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+        return self._write(None, "index.html", page="index", rows=latest, overlays=overlays,
+                           total=len(pages), generated=generated)
+
+    def _write(self, run_dir: str | None, template: str, root: str = "", page: str = "",
+               **context: Any) -> Path:
+        target = self.out / "runs" / run_dir / "index.html" if run_dir else self.out / template
+        html = self.templates.get_template(template).render(root=root, page=page, **context)
+        write_if_changed(target, html)
+        return target
+
+    def _run(self, page: Page) -> dict[str, Any]:
+        """Copy a run's downloads, plan its histogram, and return its page's context."""
+        home = self.out / "runs" / page.summary.dir
+        result = page.result
+        downloads = [{"href": RESULT_NAME, "name": RESULT_NAME, "what": "normalized result"}]
+        publish(page.run.result_path, home / RESULT_NAME)
+        if page.run.junit:
+            publish(page.run.junit, home / page.run.junit.name)
+            downloads.append({"href": page.run.junit.name, "name": page.run.junit.name,
+                              "what": "JUnit report of rtgate check"})
+        for raw in page.run.raw:
+            publish(raw, home / RAW / raw.name)
+            downloads.append({"href": f"{RAW}/{raw.name}", "name": raw.name,
+                              "what": "raw cyclictest output"})
+        return {
+            "r": result, "s": page.summary, "judged": page.judged,
+            "anchor": "k-" + _key_name(*page.summary.key),
+            "histogram": self._histogram(page),
+            "metrics": self._metrics(page),
+            "environment": self._featured_environment(result),
+            "other_environment": [
+                (k, _environment_value(v)) for k, v in sorted(result.environment.items())
+                if not any(k in keys for _, keys in FEATURED_ENVIRONMENT)],
+            "downloads": downloads,
+        }
+
+    def _metrics(self, page: Page) -> list[dict[str, str | None]]:
+        checks = {c.metric: c for c in page.judged.checks}
+        rows = []
+        for label, field, metric in METRICS:
+            value = getattr(page.result.totals, field)
+            check = checks.get(metric) if metric else None
+            rows.append({
+                "name": label,
+                "value": str(value) if label == "samples" else _us(value),
+                "budget": f"{_OPS[check.op]} {fmt(check.budget)}{check.unit}" if check else None,
+                "verdict": check.verdict.value if check else None})
+        return rows
+
+    @staticmethod
+    def _featured_environment(result: Result) -> list[tuple[str, str]]:
+        env = {"kernel_release": result.kernel.release, "kernel_version": result.kernel.version,
+               **{k: v for k, v in result.environment.items() if v not in (None, "")}}
+        rows = []
+        for label, keys in FEATURED_ENVIRONMENT:
+            present = [(k, env[k]) for k in keys if env.get(k) not in (None, "", {}, [])]
+            if len(present) == 1:
+                rows.append((label, _environment_value(present[0][1])))
+            else:
+                rows.append((label, "; ".join(f"{k}={_environment_value(v)}"
+                                              for k, v in present)))
+        return rows
+
+    def _histogram(self, page: Page) -> str | None:
+        threads = [t for t in page.result.threads if t.histogram is not None]
+        if not threads:
+            return None
+        columns: list[tuple[str, dict[int, int]]] = []
+        for t in threads:
+            assert t.histogram is not None
+            name = f"CPU{t.cpu}" if t.cpu is not None else f"thread {t.thread}"
+            title = f"{name} max {_us(t.max_us)} µs"
+            if t.histogram.overflows:
+                title += f", {t.histogram.overflows} ≥ {t.histogram.limit_us}"
+            columns.append((title, dict(t.histogram.buckets)))
+        limit = max(t.histogram.limit_us for t in threads if t.histogram)
+        budgets = page.judged.lines(("max", "p99.99"))
+        self._plan("histogram.gp", f"runs/{page.summary.dir}/histogram", columns, limit,
+                   budgets)
+        return "histogram"
+
+    def _plan(self, template: str, stem: str, columns: list[tuple[str, dict[int, int]]],
+              limit: int, budgets: list[tuple[str, float]]) -> None:
+        xmax = plots.histogram_xmax([c for _, c in columns], limit, [v for _, v in budgets])
+        data = Path(stem + ".dat")
+        write_if_changed(self.out / data, plots.histogram_table("latency_us", columns, xmax))
+        self.plots.append(plots.Plot(template, data, Path(stem),
+                                     (str(len(columns)), str(xmax), *plots.budget_args(budgets))))
+
+    def _overlays(self, latest: list[Page]) -> list[dict[str, str]]:
+        """Stock vs RT (every flavor) on the same board and scenario: the paper's Figure 1."""
+        by_setup: dict[tuple[str, str], list[Page]] = defaultdict(list)
+        for page in latest:
+            by_setup[(page.summary.board, page.summary.scenario)].append(page)
+        overlays = []
+        for (board, scenario), group in sorted(by_setup.items()):
+            group = [p for p in group if any(t.histogram for t in p.result.threads)]
+            if len(group) < 2:
+                continue
+            group.sort(key=lambda p: (p.summary.flavor != "stock", p.summary.flavor))
+            columns, budgets, limit = [], [], 1
+            for p in group:
+                merged: dict[int, int] = defaultdict(int)
+                for t in p.result.threads:
+                    if t.histogram:
+                        limit = max(limit, t.histogram.limit_us)
+                        for latency, count in t.histogram.buckets:
+                            merged[latency] += count
+                s = p.summary
+                columns.append((f"{s.flavor} {s.kernel_release or ''}: max {_us(s.max_us)} µs",
+                                dict(merged)))
+                budgets += [(f"{s.flavor}-{n}", v) for n, v in p.judged.lines(("max",))]
+            stem = f"plots/overlay-{_key_name(board, scenario)}"
+            self._plan("histogram.gp", stem, columns, limit, budgets)
+            overlays.append({"stem": stem,
+                             "caption": f"{board} · {scenario}: "
+                                        + " vs ".join(p.summary.flavor for p in group)})
+        return overlays
+
+    def _trend(self, key: tuple[str, str, str], group: list[Page]) -> dict[str, Any]:
+        rows = []
+        for i, page in enumerate(group):
+            s = page.summary
+            p9999 = s.p99_99
+            label = _when(s.start)[5:16].replace(" ", "T") if s.start else f"run{i}"
+            rows.append([i, _num(s.max_us), _num(s.avg_us), _num(p9999 and p9999.value_us),
+                         int(bool(p9999 and p9999.relation == ">=")), plots.gp_word(label)])
+        stem = f"plots/trend-{_key_name(*key)}"
+        data = Path(stem + ".dat")
+        write_if_changed(self.out / data, plots.table(
+            ["run", "max", "avg", "p99.99", "p99.99 ≥ (overflow)", "label"], rows))
+        budgets = group[-1].judged.lines(("max", "avg", "p99.99"))
+        self.plots.append(plots.Plot("trend.gp", data, Path(stem),
+                                     (str(max(1, len(rows) // 12)),
+                                      *plots.budget_args(budgets))))
+        board, flavor, scenario = key
+        return {"board": board, "flavor": flavor, "scenario": scenario,
+                "anchor": "k-" + _key_name(*key), "stem": stem,
+                "virtual": any(p.summary.virtual for p in group), "rows": group[::-1]}
+
+
+def _num(value: float | None) -> str:
+    return "NaN" if value is None else fmt(value)
+
+
+def build(runs: Iterable[RunFiles], out: Path, judge: Judge) -> Path:
+    """Write the site for these runs into ``out``; returns the path of its index page."""
+    return Site(out, judge).build(runs)
+
