@@ -179,6 +179,19 @@ def test_verbose_log_cut_mid_line_drops_that_line_and_is_partial(tmp_path: Path)
     assert [t.samples for t in r.threads] == [1989, 1327]
 
 
+def test_histogram_cut_inside_the_rows_is_partial(tmp_path: Path) -> None:
+    raw = (CT / "hist-stdout.txt").read_bytes()
+    f = tmp_path / "cut.txt"
+    f.write_bytes(raw[: raw.index(b"000200 ") + 10])  # stops inside the row of 200 us
+    r = parse([f])
+    assert r.status == "partial" and "footer is missing" in r.reasons[0]
+    assert len(r.threads) == 2
+    for t in r.threads:
+        assert t.histogram is not None and t.histogram.buckets[-1][0] < 200
+        assert t.max_us is None  # unknown: the rest of the rows and the overflows are lost
+    assert r.totals.samples == sum(t.samples for t in r.threads)
+
+
 def test_contradictory_files_are_refused_naming_both() -> None:
     with pytest.raises(InputError) as err:
         parse([CT / "quiet-json.json", CT / "quiet.txt"])

@@ -164,18 +164,19 @@ def _take_histogram(out: ThreadView, sources: list[Source]) -> None:
          if s[2].overflow_cycles and s[2].overflows == t.overflows and s[2].limit == t.limit),
         [])
     exact = next((s for s in with_hist if s[2].limit is None), None)
-    if exact is not None and t.limit is not None:
+    if exact is not None and t.limit is not None and t.finality == "final":
         _complete_exact(out, exact, best)
-    if out.limit is None and out.hist.total == out.samples:
-        out.avg_us = mean(out.hist)  # every sample known: exact, not truncated to the µs
-    elif out.avg_us is None and not out.overflows:
-        out.avg_us = mean(out.hist)
-    if out.hist.total and out.min_us is None:
-        out.min_us = float(out.hist.values[0])
-    if out.hist.total and out.max_us is None and not out.overflows:
-        out.max_us = float(out.hist.values[-1])
     if out.samples is None:
         out.samples = out.hist.total + out.overflows
+    if out.limit is None and out.hist.total == out.samples:
+        out.avg_us = mean(out.hist)  # every sample known: exact, not truncated to the µs
+    if not out.hist.total:
+        return
+    if out.min_us is None:  # rows ascend: even a cut histogram holds the lowest bins
+        out.min_us = float(out.hist.values[0])
+    if out.overflows == 0 and (t.finality == "final" or out.limit is None):
+        out.avg_us = out.avg_us if out.avg_us is not None else mean(out.hist)
+        out.max_us = out.max_us if out.max_us is not None else float(out.hist.values[-1])
 
 
 def _complete_exact(out: ThreadView, exact: Source, limited: Source) -> None:

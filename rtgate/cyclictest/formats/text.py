@@ -61,6 +61,10 @@ def read_text(path: Path, *, offset: int = 0, lines_before: int = 0) -> RunView:
                 text = raw.decode("ascii")
             except UnicodeDecodeError:
                 raise state.fail("binary data, not cyclictest output") from None
+            if not raw.endswith(b"\n") and state.rows and not state.footer:
+                # Output cut inside the rows: that row's count is unknown; the missing footer
+                # makes the result partial below.
+                break
             _line(state, _ESCAPE.sub("", text).rstrip())
     view = RunView(path=path, format="histogram" if state.in_histogram else "summary",
                    sha256=sha.hexdigest())
