@@ -6,6 +6,7 @@ not redrawn (their data files keep their time stamps) and copies are not repeate
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -20,10 +21,17 @@ def write_if_changed(path: Path, text: str) -> bool:
 
 
 def publish(src: Path, dest: Path) -> None:
-    """Copy a file (keeping its time stamp) unless the same size and time are already there."""
+    """Copy a file unless one of the same size and time stamp is already there.
+
+    The copy is world-readable whatever the source's mode: results are written private (0600)
+    by write-then-rename, and a site is for everyone.
+    """
+    a = src.stat()
     if dest.exists():
-        a, b = src.stat(), dest.stat()
+        b = dest.stat()
         if a.st_size == b.st_size and int(a.st_mtime) == int(b.st_mtime):
             return
     dest.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(src, dest)
+    shutil.copyfile(src, dest)
+    dest.chmod(0o644)
+    os.utime(dest, ns=(a.st_atime_ns, a.st_mtime_ns))
