@@ -202,7 +202,6 @@ def test_publishing_permissions_only_where_no_pull_request_code_runs(path: Path)
 def test_every_action_is_pinned_to_a_commit_with_its_version(path: Path) -> None:
     uses = [line for line in path.read_text().splitlines()
             if re.match(r"^\s*(-\s+)?uses:", line)]
-    assert uses or path.name == "ci.yml" or "actions" in path.parts
     for line in uses:
         ref = line.split("uses:", 1)[1].split("#", 1)[0].strip()
         if ref.startswith("./"):
