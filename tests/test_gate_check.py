@@ -303,6 +303,6 @@ def test_help_documents_exit_codes() -> None:
     assert proc.returncode == 0
     text = proc.stdout
     for line in ("0  every budgeted metric", "1  a budget was exceeded",
-                 "2  usage or input error", "3  a result is incomplete", "2 wins over 3, which wins over 1",
-                 "--allow-unbudgeted"):
+                 "2  usage or input error", "3  a result is incomplete",
+                 "2 wins over 3, which wins over 1", "--allow-unbudgeted"):
         assert line in text
