@@ -150,8 +150,9 @@ def handler(args: argparse.Namespace) -> int:
 
     outcomes: list[Outcome] = judge([r.result for r in runs if r.result], thresholds,
                                     allow_unbudgeted=args.allow_unbudgeted)
-    outcomes += [Infra(f"{spec.name}/{r.flavor or 'running'}/{r.scenario}", r.infra.path or r.out,
-                       r.infra.oneline()) for r in runs if r.infra]
+    outcomes += [Infra(spec.name, r.flavor or "running", r.scenario,
+                       Path(r.infra.path) if r.infra.path else r.out, r.infra.oneline())
+                 for r in runs if r.infra]
     write_atomic(args.out / "junit.xml", junit.render(outcomes))
     write_atomic(args.out / "summary.md", markdown.render(outcomes))
     results = [load_result(r.result) for r in runs if r.result]

@@ -42,8 +42,7 @@ def render(outcomes: list[Outcome]) -> str:
 
 def _rows(o: Outcome) -> list[str]:
     if isinstance(o, Infra):
-        board, flavor, scenario = (o.label.split("/") + ["—", "—"])[:3]
-        return [f"| {_cell(board)} | {_cell(flavor)} | {_cell(scenario)} | — | — | — | — | "
+        return [f"| {_cell(o.board)} | {_cell(o.flavor)} | {_cell(o.scenario)} | — | — | — | — | "
                 f"🛠️ infrastructure failure: {_cell(o.message)} |"]
     if o.result is None:
         assert isinstance(o, Unjudged)

@@ -192,10 +192,16 @@ class Infra:
     """A run that produced no measurement because the lab or emulator failed (no boot, wrong
     release, timeout, lost board). Reported as an infrastructure failure, never a verdict."""
 
-    label: str  # board/flavor/scenario
+    board: str
+    flavor: str
+    scenario: str
     source: Path  # the console or session log kept for the post-mortem
     message: str
     result: None = None
+
+    @property
+    def label(self) -> str:
+        return f"{self.board}/{self.flavor}/{self.scenario}"
 
     @property
     def exit(self) -> Exit:
