@@ -49,6 +49,23 @@ def test_every_line_shape_gives_the_exact_histogram(tmp_path: Path, fmt: str,
     assert r.status == "complete"
 
 
+@pytest.mark.parametrize("fmt", ["{:8d}:{:8d}:{:8d}\n", "{:3d}: {:9d}: {:5d}\n",
+                                 "{:1d}:{:8d}:{:3d}\n"])
+def test_fast_decoder_reads_every_fixed_width(fmt: str) -> None:
+    rows = [(t, c, v) for t, c, v in samples(400)] + [(1, 5, 99)]
+    data = "".join(fmt.format(*r) for r in rows).encode()
+    decoded = verbose._fixed_width(data)
+    assert decoded is not None
+    assert decoded.tolist() == [[t, v] for t, _, v in rows]
+
+
+@pytest.mark.parametrize("bad", ["       0:      1x:       5\n", "       0:       1:     5 \n",
+                                 "       0:       1:    5 5\n", "       0:       1;       5\n"])
+def test_fast_decoder_refuses_a_block_with_one_bad_line(bad: str) -> None:
+    good = "".join("{:8d}:{:8d}:{:8d}\n".format(*r) for r in samples(100))
+    assert verbose._fixed_width((good + bad + good).encode()) is None
+
+
 def test_mixed_widths_after_the_fast_path_still_count(tmp_path: Path) -> None:
     rows = samples(1000)
     text = HEADER + "".join("{:8d}:{:8d}:{:8d}\n".format(*r) for r in rows[:500])

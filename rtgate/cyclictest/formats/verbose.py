@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -61,6 +62,34 @@ class _Thread:
 
     def histogram(self) -> Sparse:
         return Sparse.merge([Sparse.from_dense(self.dense), *self.tail])
+
+
+class _Hasher:
+    """SHA-256 of the blocks on a second thread: hashlib releases the GIL, so hashing a
+    500 MB log overlaps with decoding it instead of adding a second pass."""
+
+    def __init__(self) -> None:
+        self._sha = hashlib.sha256()
+        self._pool = ThreadPoolExecutor(max_workers=1)
+        self._last: Future[None] | None = None
+
+    def __enter__(self) -> _Hasher:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._pool.shutdown(wait=True)
+
+    def update(self, chunk: bytes) -> None:
+        self._wait()  # keep the order of the blocks
+        self._last = self._pool.submit(self._sha.update, chunk)
+
+    def hexdigest(self) -> str:
+        self._wait()
+        return self._sha.hexdigest()
+
+    def _wait(self) -> None:
+        if self._last is not None:
+            self._last.result()
 
 
 class _HistogramFollows(Exception):
@@ -194,12 +223,21 @@ def _fixed_width(data: bytes) -> Ints | None:
 
 def _swar(grid: npt.NDArray[np.uint8], lo: int, hi: int) -> Ints:
     """Decode the right-aligned field ``grid[:, lo:hi]`` (at most 8 characters)."""
-    word = np.full((len(grid), 8), _SPACE, dtype=np.uint8)
-    word[:, 8 - (hi - lo):] = grid[:, lo:hi]
-    x = word.view("<u8").ravel()
+    n, width = grid.shape
+    if hi >= 8:
+        # The 8 bytes ending at the field's end, read in place (an unaligned strided view);
+        # bytes before a shorter field are forced to "0" below.
+        x = np.ndarray((n,), dtype="<u8", buffer=grid, offset=hi - 8, strides=(width,))
+    else:
+        word = np.full((n, 8), _SPACE, dtype=np.uint8)
+        word[:, 8 - (hi - lo):] = grid[:, lo:hi]
+        x = word.view("<u8").ravel()
+    foreign = 8 - (hi - lo)  # leading bytes that are not part of the field
+    zeros = np.uint64(0x3030303030303030 & ((1 << (8 * foreign)) - 1))
+    keep = np.uint64(((1 << 64) - 1) ^ ((1 << (8 * foreign)) - 1))
     # Spaces become "0" (0x20 | 0x10 = 0x30), digits stay; then ASCII -> digit values. The first
     # character sits in the lowest byte, so pairs, quads and halves fold from there.
-    x = (x | np.uint64(0x1010101010101010)) - np.uint64(0x3030303030303030)
+    x = ((x & keep) | zeros | np.uint64(0x1010101010101010)) - np.uint64(0x3030303030303030)
     x = ((x * np.uint64(10)) + (x >> np.uint64(8))) & np.uint64(0x00FF00FF00FF00FF)
     x = ((x * np.uint64(100)) + (x >> np.uint64(16))) & np.uint64(0x0000FFFF0000FFFF)
     x = ((x * np.uint64(10000)) + (x >> np.uint64(32))) & np.uint64(0x00000000FFFFFFFF)
@@ -210,9 +248,8 @@ def read_verbose(path: Path) -> list[RunView]:
     """The samples' view, plus the histogram's when ``-v`` ran with ``-h``."""
     reader = _Reader(path)
     rest = b""
-    sha = hashlib.sha256()
     histogram: RunView | None = None
-    with path.open("rb") as fh:
+    with path.open("rb") as fh, _Hasher() as sha:
         while chunk := fh.read(BLOCK_BYTES):
             sha.update(chunk)
             data = rest + chunk
@@ -226,7 +263,8 @@ def read_verbose(path: Path) -> list[RunView]:
                 histogram = read_text(path, offset=found.offset, lines_before=found.lines_before)
                 rest = b""
                 break
-    view = RunView(path=path, format="verbose", sha256=sha.hexdigest())
+        digest = sha.hexdigest()
+    view = RunView(path=path, format="verbose", sha256=digest)
     if rest:
         # A run killed while writing leaves half a line: the value is unknown, the rest holds.
         view.partial_reasons.append(
