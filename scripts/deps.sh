@@ -8,7 +8,7 @@ set -euo pipefail
 declare -A APT=(
   [core]="rt-tests stress-ng iperf3 gnuplot-nox procps iproute2 python3-venv"
   [kernel]="gcc-aarch64-linux-gnu bc bison flex libssl-dev libelf-dev kmod cpio ccache make xz-utils linux-source-6.12 patch quilt"
-  [qemu]="qemu-system-arm dropbear-bin openssh-client openssh-server busybox-static"
+  [qemu]="qemu-system-arm openssh-client openssh-server cpio binutils"
   [report]="chromium"
   [docker]="docker.io debootstrap qemu-user-static binfmt-support"
   [ci]="shellcheck jq"
@@ -20,6 +20,14 @@ for g in "${groups[@]}"; do
   [[ -n "${APT[$g]+x}" ]] || { echo "deps.sh: unknown group '$g'" >&2; exit 2; }
   want+=(${APT[$g]})
 done
+
+# qemu: the virtual board's initramfs is unpacked from Debian arm64 packages (apt-get download),
+# so apt must know the arm64 architecture and its package lists.
+if [[ " ${groups[*]} " == *" qemu "* ]] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+  echo "deps.sh: enabling the arm64 package architecture"
+  dpkg --add-architecture arm64
+  apt-get update -qq
+fi
 
 missing=()
 for p in "${want[@]}"; do
