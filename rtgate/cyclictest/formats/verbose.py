@@ -2,10 +2,11 @@
 
 The paper's method yields ~10^8 such lines, so the file is read in large binary blocks and each
 block is decoded by numpy in one go. cyclictest prints every value line with ``%8d:%8lu:%8ld``,
-so all lines of a block normally have the same width; such a block becomes an ``(n, width)``
-byte matrix whose columns are decoded at once. Blocks that do not fit that shape (the header,
-wider numbers) fall back to a line-by-line reader, which is also the one that names the line of
-an error. Each thread's exact 1 µs histogram grows as needed: no upper limit, no overflows.
+so all lines of a block normally have the same width: the block is validated with a few counts
+over its bytes and each wanted field is decoded as one 64-bit word per line. Blocks that do not
+fit that shape (the header, wider numbers, a bad line) fall back to a line-by-line reader,
+which is also the one that names the line of an error. Each thread's 1 µs histogram is exact:
+no upper limit, no overflows.
 """
 
 from __future__ import annotations
@@ -34,7 +35,9 @@ _USING_CPU = re.compile(rb"^Thread (\d+) using cpu (\d+)\.$")
 # Printed before the samples; they carry nothing the result needs.
 _IGNORED = re.compile(rb"^(Max CPUs = \d+|Online CPUs = \d+|# /dev/cpu_dma_latency set to \d+us)$")
 _DIGIT0, _SPACE, _COLON, _NEWLINE = b"0"[0], b" "[0], b":"[0], b"\n"[0]
-
+# Without "Thread N Interval" header lines, thread numbers are still bounded: a garbage number
+# must not size a per-thread table.
+MAX_THREADS = 4096
 
 
 def looks_verbose(head: bytes) -> bool:
@@ -113,6 +116,9 @@ class _Reader:
         if self.declared is not None and number >= self.declared:
             raise self.fail(line_no, f"thread {number} but the header declares only "
                                      f"{self.declared} threads (0..{self.declared - 1})")
+        if number >= MAX_THREADS:
+            raise self.fail(line_no, f"thread {number}: cyclictest runs at most "
+                                     f"{MAX_THREADS} threads")
         if number not in self.threads:
             self.threads[number] = _Thread()
         return self.threads[number]
@@ -127,8 +133,7 @@ class _Reader:
 
     def _take_rows(self, rows: Ints, data: bytes) -> bool:
         numbers, latencies = rows[:, 0], rows[:, 1]
-        top = int(numbers.max())
-        if self.declared is not None and top >= self.declared:
+        if int(numbers.max()) >= (self.declared or MAX_THREADS):
             return False  # the line-by-line reader names the offending line
         present = np.flatnonzero(np.bincount(numbers))
         if len(present) == 1:
