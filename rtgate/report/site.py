@@ -73,15 +73,21 @@ def _us(value: float | Percentile | None) -> str:
     return str(value) if isinstance(value, Percentile) else fmt(value)
 
 
-def _when(iso: str | None) -> str:
+def _when(iso: str | None, pattern: str = "%Y-%m-%d %H:%M:%S") -> str:
     if not iso:
         return "—"
     try:
         moment = datetime.fromisoformat(iso)
     except ValueError:
         return iso
-    utc = moment.utcoffset() is not None and not moment.utcoffset()
-    return moment.strftime("%Y-%m-%d %H:%M:%S") + (" UTC" if utc else "")
+    if moment.utcoffset() is None:
+        return moment.strftime(pattern)
+    return moment.astimezone(UTC).strftime(pattern) + " UTC"
+
+
+def _short_when(iso: str | None) -> str:
+    """Table cells: minutes are enough to tell runs apart, and the table must fit a screen."""
+    return _when(iso, "%Y-%m-%d %H:%M").removesuffix(" UTC")
 
 
 def _environment_value(value: Any) -> str:
@@ -98,6 +104,7 @@ def _templates() -> jinja2.Environment:
         autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters["us"] = _us
     env.filters["when"] = _when
+    env.filters["short_when"] = _short_when
     env.globals["version"] = __version__
     return env
 
@@ -255,7 +262,7 @@ class Site:
         for i, page in enumerate(group):
             s = page.summary
             p9999 = s.p99_99
-            label = _when(s.start)[5:16].replace(" ", "T") if s.start else f"run{i}"
+            label = _short_when(s.start)[5:].replace(" ", "T") if s.start else f"run{i}"
             rows.append([i, _num(s.max_us), _num(s.avg_us), _num(p9999 and p9999.value_us),
                          int(bool(p9999 and p9999.relation == ">=")), plots.gp_word(label)])
         stem = f"plots/trend-{_key_name(*key)}"
@@ -264,7 +271,7 @@ class Site:
             ["run", "max", "avg", "p99.99", "p99.99 ≥ (overflow)", "label"], rows))
         budgets = group[-1].judged.lines(("max", "avg", "p99.99"))
         self.plots.append(plots.Plot("trend.gp", data, Path(stem),
-                                     (str(max(1, len(rows) // 12)),
+                                     (str(len(rows)), str(max(1, len(rows) // 12)),
                                       *plots.budget_args(budgets))))
         board, flavor, scenario = key
         return {"board": board, "flavor": flavor, "scenario": scenario,
