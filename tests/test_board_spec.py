@@ -1,0 +1,69 @@
+"""Boards as data: the shipped board files, `rtgate board list`, and one-line errors for bad ones."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rtgate.board.spec import LocalOptions, QemuOptions, SshOptions, list_boards
+
+
+def _rtgate(*args: str, root: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, **({"RTGATE_ROOT": str(root)} if root else {})}
+    return subprocess.run([sys.executable, "-m", "rtgate", *args], capture_output=True,
+                          text=True, env=env, timeout=60)
+
+
+def test_shipped_boards_and_their_driver_options() -> None:
+    boards = {b.name: b for b in list_boards()}
+    assert set(boards) >= {"local", "qemu-arm64", "rpi5"}
+    assert isinstance(boards["local"].options, LocalOptions)
+    qemu, pi = boards["qemu-arm64"], boards["rpi5"]
+    assert isinstance(qemu.options, QemuOptions) and qemu.virtual is True
+    assert qemu.options.smp <= 2 and qemu.options.cpu == "cortex-a76"
+    assert isinstance(pi.options, SshOptions) and pi.virtual is False
+    assert pi.options.kernel_image == "kernel_2712.img"
+    assert pi.options.reboot_tryboot == "reboot '0 tryboot'"
+    assert qemu.kernel_board == "qemu-arm64" and pi.kernel_board == "rpi5"
+
+
+def test_board_list_prints_name_driver_virtual_description() -> None:
+    proc = _rtgate("board", "list", "--plain")
+    assert proc.returncode == 0, proc.stderr
+    rows = {line.split("\t")[0]: line.split("\t") for line in proc.stdout.splitlines()}
+    assert rows["local"][1:3] == ["local", "auto"]
+    assert rows["qemu-arm64"][1:3] == ["qemu", "yes"]
+    assert rows["rpi5"][1:3] == ["ssh", "no"]
+    assert "tryboot" in rows["rpi5"][3]
+    table = _rtgate("board", "list")
+    assert table.returncode == 0 and "qemu-arm64" in table.stdout
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ("name: lab\ndescription: d\ndriver: qemu\nvirtual: true\noptions:\n  smp: 2\n  spm: 4\n",
+     "lab.yml:7: options.spm: unknown key"),
+    ("name: lab\ndescription: d\ndriver: ssh\nvirtual: false\noptions:\n  port: 22\n",
+     "lab.yml:5: options.host: Field required"),
+    ("name: lab\ndescription: d\ndriver: serial\nvirtual: false\n",
+     "lab.yml:3: driver: Input should be 'local', 'qemu' or 'ssh'"),
+    ("name: other\ndescription: d\ndriver: local\nvirtual: auto\n",
+     "lab.yml:1: name 'other' does not match the file name"),
+])
+def test_bad_board_file_is_a_one_line_input_error(tmp_path: Path, body: str,
+                                                  message: str) -> None:
+    (tmp_path / "bench" / "boards").mkdir(parents=True)
+    (tmp_path / "bench" / "boards" / "lab.yml").write_text(body)
+    proc = _rtgate("board", "list", root=tmp_path)
+    assert proc.returncode == 2
+    assert message in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_unknown_board_names_the_known_ones() -> None:
+    proc = _rtgate("board", "run", "--board", "nope", "--scenario", "idle", "--duration", "1",
+                   "--out", "/nonexistent")
+    assert proc.returncode == 2
+    assert "no such board 'nope'" in proc.stderr and "qemu-arm64" in proc.stderr
