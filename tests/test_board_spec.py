@@ -1,4 +1,4 @@
-"""Boards as data: the shipped board files, `rtgate board list`, and one-line errors for bad ones."""
+"""Boards as data: the shipped board files, `rtgate board list`, one-line errors for bad ones."""
 
 from __future__ import annotations
 
