@@ -11,7 +11,7 @@ import pytest
 from rtgate.result import load_result
 
 DATA = Path(__file__).parent / "data"
-MALFORMED = sorted((DATA / "malformed").iterdir())
+MALFORMED = sorted(p for p in (DATA / "malformed").iterdir() if p.name != "README.md")
 
 
 def rtgate(*args: str | Path) -> subprocess.CompletedProcess[str]:
