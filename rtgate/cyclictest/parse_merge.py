@@ -17,6 +17,7 @@ else means the files are not of one run, and that is an input error naming both 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -41,16 +42,20 @@ class Merged:
 
 def merge(views: list[RunView]) -> Merged:
     _same_threads(views)
+
+    def agree(get: Callable[[RunView], Any], what: str) -> Any:
+        return _agree([(v.path, get(v)) for v in views], what)
+
     merged = Merged(
         threads=[_merge_thread([(v.path, v.format, v.threads[n]) for v in views])
                  for n in sorted(views[0].threads)],
-        kernel=KernelView(**{f.name: _agree(views, lambda v, n=f.name: getattr(v.kernel, n),
-                                            f"kernel {f.name}")
+        kernel=KernelView(**{f.name: agree(lambda v, n=f.name: getattr(v.kernel, n),
+                                           f"kernel {f.name}")
                              for f in fields(KernelView)}),
-        tool_version=_agree(views, lambda v: v.tool_version, "rt-tests version"),
-        cmdline=_agree(views, lambda v: v.cmdline, "command line"),
-        start=_agree(views, lambda v: v.start, "start time"),
-        end=_agree(views, lambda v: v.end, "end time"),
+        tool_version=agree(lambda v: v.tool_version, "rt-tests version"),
+        cmdline=agree(lambda v: v.cmdline, "command line"),
+        start=agree(lambda v: v.start, "start time"),
+        end=agree(lambda v: v.end, "end time"),
     )
     for v in views:
         merged.partial_reasons.extend(v.partial_reasons)
@@ -66,15 +71,15 @@ def _same_threads(views: list[RunView]) -> None:
                                  f"{sorted(first.threads)} there")
 
 
-def _agree(views: list[RunView], get: Any, what: str) -> Any:
+def _agree(claims: list[tuple[Path, Any]], what: str) -> Any:
+    """The one value the files claim for ``what`` (None when none knows it)."""
     found: tuple[Path, Any] | None = None
-    for v in views:
-        value = get(v)
+    for path, value in claims:
         if value is None:
             continue
         if found is not None and value != found[1]:
-            raise _contradiction(v.path, found[0], f"{what} {value!r} here, {found[1]!r} there")
-        found = found or (v.path, value)
+            raise _contradiction(path, found[0], f"{what} {value!r} here, {found[1]!r} there")
+        found = found or (path, value)
     return None if found is None else found[1]
 
 
@@ -100,24 +105,12 @@ def _merge_thread(sources: list[Source]) -> ThreadView:
         best = max(sources, key=lambda s: s[2].samples or 0)
     out = ThreadView(thread=number, finality=best[2].finality)
     for name in ("cpu", "tid", "priority", "interval_us"):
-        setattr(out, name, _thread_agree(sources, name))
+        claims = [(path, getattr(t, name)) for path, _, t in sources]
+        setattr(out, name, _agree(claims, f"thread {number} {name}"))
     for name in ("samples", "min_us", "avg_us", "max_us"):
         setattr(out, name, getattr(best[2], name))
     _take_histogram(out, sources)
     return out
-
-
-def _thread_agree(sources: list[Source], name: str) -> Any:
-    found: Source | None = None
-    for s in sources:
-        value = getattr(s[2], name)
-        if value is None:
-            continue
-        if found is not None and value != getattr(found[2], name):
-            raise _contradiction(s[0], found[0], f"thread {s[2].thread} {name} {value} here, "
-                                                 f"{getattr(found[2], name)} there")
-        found = found or s
-    return None if found is None else getattr(found[2], name)
 
 
 def _finals_agree(s: Source, ref: Source) -> None:
