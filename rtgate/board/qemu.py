@@ -205,7 +205,8 @@ class QemuBoard(Board):
         env = self.facts.environment(self.spec, self.smp)
         result = loads.apply(assemble(host_plan, outcome, env, rawdir, info))
         path = result.write(raw.out / "result.json")
-        shutil.copyfile(self.console_log, raw.out / "console.log")
+        if (raw.out / "console.log").resolve() != self.console_log.resolve():
+            shutil.copyfile(self.console_log, raw.out / "console.log")
         return Measurement(result=result, result_path=path, raw_dir=rawdir)
 
     def restore(self) -> None:

@@ -1,0 +1,108 @@
+"""The QEMU virtual Pi for real: the built arm64 kernel, the Debian arm64 initramfs, TCG.
+
+One kernel build (the session's ``kernel_build`` fixture, cached across sessions) and one cached
+initramfs serve every test. The measurement runs through the CLI contract, ``rtgate board run``;
+broken boots (no console, a panic, the wrong kernel) must be exit 3 with the console log kept.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import yaml
+
+from rtgate import paths
+from rtgate.kernel.build import BuildResult
+from rtgate.result import load_result
+
+pytestmark = [pytest.mark.integration, pytest.mark.kernel, pytest.mark.timeout(1800)]
+
+
+@pytest.fixture(scope="module")
+def rt_kernel(kernel_build: Callable[[str, str], BuildResult]) -> BuildResult:
+    return kernel_build("qemu-arm64", "rt")
+
+
+def _root(tmp_path: Path, **overrides: object) -> Path:
+    """An RTGATE_ROOT whose qemu-arm64 board is the shipped one with ``overrides``."""
+    root = tmp_path / "rtgate-root"
+    (root / "bench" / "boards").mkdir(parents=True)
+    (root / "bench" / "scenarios").symlink_to(paths.SCENARIOS)
+    board = yaml.safe_load((paths.BOARDS / "qemu-arm64.yml").read_text())
+    board["options"].update(overrides)
+    (root / "bench" / "boards" / "qemu-arm64.yml").write_text(yaml.safe_dump(board))
+    return root
+
+
+def _board_run(kernel: Path, out: Path, *, scenario: str = "net", duration: str = "3",
+               root: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, **({"RTGATE_ROOT": str(root)} if root else {})}
+    return subprocess.run(
+        [sys.executable, "-m", "rtgate", "board", "run", "--board", "qemu-arm64",
+         "--kernel", str(kernel), "--scenario", scenario, "--duration", duration,
+         "--scale", "0.5", "--out", str(out)],
+        env=env, capture_output=True, text=True, timeout=900)
+
+
+def test_rt_kernel_measured_in_the_guest_with_the_host_as_iperf3_peer(
+        tmp_path: Path, rt_kernel: BuildResult) -> None:
+    out = tmp_path / "out"
+    proc = _board_run(rt_kernel.out, out)
+    assert proc.returncode == 0, proc.stderr + (out / "console.log").read_text()[-3000:]
+
+    result = load_result(out / "result.json")
+    assert result.board.name == "qemu-arm64" and result.board.virtual is True
+    assert result.kernel.release == rt_kernel.kernel_release
+    assert result.kernel.preempt_rt is True and result.kernel.machine == "aarch64"
+    assert result.status == "complete" and result.totals.samples > 0
+    assert len(result.threads) == result.environment["cpus_online"] <= 2
+    assert {ld.name for ld in result.loads} == {"iperf3-server", "iperf3-client"}
+    assert all(not ld.early_exit for ld in result.loads)
+    # The guest's iperf3 server bound every interface (not 127.0.0.1) and served the host.
+    server = next(ld for ld in result.loads if ld.name == "iperf3-server")
+    assert "0.0.0.0" in server.command
+    assert "receiver" in (out / "raw" / "iperf3-client.stdout").read_text()
+    assert json.loads((out / "raw" / "cyclictest.json").read_text())["sysinfo"]["machine"] \
+        == "aarch64"
+    console = (out / "console.log").read_text(errors="replace")
+    assert f"RTGATE-READY release={rt_kernel.kernel_release}" in console
+
+
+def test_wrong_console_never_prints_the_marker_infra_with_log(
+        tmp_path: Path, rt_kernel: BuildResult) -> None:
+    out = tmp_path / "out"
+    proc = _board_run(rt_kernel.out, out, root=_root(tmp_path, console="ttyS0",
+                                                     boot_timeout_s=20))
+    assert proc.returncode == 3, proc.stderr
+    assert "timed out waiting for RTGATE-READY" in proc.stderr
+    assert "console.log" in proc.stderr and (out / "console.log").is_file()
+    assert not (out / "result.json").exists()
+
+
+def test_kernel_panic_is_infra_with_log(tmp_path: Path, rt_kernel: BuildResult) -> None:
+    out = tmp_path / "out"
+    root = _root(tmp_path, append=["panic=-1", "loglevel=1", "rdinit=/no-such-init"])
+    proc = _board_run(rt_kernel.out, out, root=root)
+    assert proc.returncode == 3, proc.stderr
+    assert "kernel panic" in proc.stderr
+    assert "Kernel panic" in (out / "console.log").read_text(errors="replace")
+
+
+def test_booted_release_must_be_the_built_one(tmp_path: Path, rt_kernel: BuildResult) -> None:
+    kernel = tmp_path / "kernel"
+    shutil.copytree(rt_kernel.out, kernel)
+    meta = json.loads((kernel / "metadata.json").read_text())
+    meta["kernel_release"] = "6.12.0-not-what-boots"
+    (kernel / "metadata.json").write_text(json.dumps(meta))
+    out = tmp_path / "out"
+    proc = _board_run(kernel, out, scenario="idle", duration="1")
+    assert proc.returncode == 3, proc.stderr
+    assert f"booted release '{rt_kernel.kernel_release}'" in proc.stderr
+    assert "6.12.0-not-what-boots" in proc.stderr and (out / "console.log").is_file()
