@@ -27,7 +27,7 @@ FORMATS = ("svg", "png")
 _UNSAFE = re.compile(r"[^A-Za-z0-9 ._:+()/,=%µ≥-]")
 
 
-def gp_text(text: str, limit: int = 60) -> str:
+def gp_text(text: str, limit: int = 80) -> str:
     return _UNSAFE.sub("", text)[:limit].strip() or "?"
 
 

@@ -247,7 +247,9 @@ class Site:
                         for latency, count in t.histogram.buckets:
                             merged[latency] += count
                 s = p.summary
-                columns.append((f"{s.flavor} {s.kernel_release or ''}: max {_us(s.max_us)} µs",
+                # The kernel string is cut short so that the legend keeps the maximum.
+                release = plots.gp_text(s.kernel_release or "", 32)
+                columns.append((f"{plots.gp_text(s.flavor, 16)} {release}: max {_us(s.max_us)} µs",
                                 dict(merged)))
                 budgets += [(f"{s.flavor}-{n}", v) for n, v in p.judged.lines(("max",))]
             stem = f"plots/overlay-{_key_name(board, scenario)}"
