@@ -22,6 +22,7 @@ from datetime import datetime
 from pathlib import Path
 
 import yaml
+from rich.console import Console
 
 from rtgate.bench.loads import LISTEN_TIMEOUT_S
 from rtgate.bench.plan import Params, timeout_for
@@ -49,6 +50,7 @@ class Rpi5Board(Board):
         self.known_good: str | None = None
         self.config_sha: str | None = None
         self.tried = False
+        self.console = Console(stderr=True)
 
     def _fw(self, name: str = "") -> str:
         return f"{self.opts.firmware_dir.rstrip('/')}/{name}" if name else self.opts.firmware_dir
@@ -119,16 +121,16 @@ class Rpi5Board(Board):
         # The connection usually drops while the command runs: its status tells nothing.
         self.ssh.run(self.ssh.root(command), check=False, timeout_s=60)
         deadline = time.monotonic() + self.opts.boot_timeout_s
-        while True:
-            now = self.ssh.reachable(self.opts.boot_id_command)
-            if now is not None and now != before:
-                break
-            if time.monotonic() > deadline:
-                raise InfraError(
-                    f"{self.spec.name} did not come back within {self.opts.boot_timeout_s:g} s "
-                    f"after `{command}` ({what}); config.txt was not touched, so a power cycle "
-                    "boots the known-good kernel; session log kept", path=self.ssh.log)
-            time.sleep(self.opts.poll_interval_s)
+        with self.console.status(f"{self.spec.name}: {what}: waiting for a new boot (up to "
+                                 f"{self.opts.boot_timeout_s:g} s)"):
+            while self.ssh.reachable(self.opts.boot_id_command) in (None, before):
+                if time.monotonic() > deadline:
+                    raise InfraError(
+                        f"{self.spec.name} did not come back within "
+                        f"{self.opts.boot_timeout_s:g} s after `{command}` ({what}); config.txt "
+                        "was not touched, so a power cycle boots the known-good kernel; session "
+                        "log kept", path=self.ssh.log)
+                time.sleep(self.opts.poll_interval_s)
         release = self.ssh.output("uname -r")
         if release != expect:
             raise InfraError(f"{self.spec.name} booted release {release!r} after {what}, "
@@ -191,10 +193,13 @@ class Rpi5Board(Board):
             params = Params(cpus=1, port=self.opts.peer.board_port, tmpdir=scratch,
                             scale=scale or spec.scale, timeout_s=timeout_for(spec, duration_s))
             peer = PeerLoads(on_peer, params, rawdir, Path(scratch))
-            self.ssh._note(f"$ {command}  (in the background)")
+            self.ssh.note(f"$ {command}  (in the background)")
             bench = subprocess.Popen(self.ssh.argv(command), stdout=log, stderr=log,
                                      stdin=subprocess.DEVNULL)
+            status = self.console.status(f"{self.spec.name}: {spec.name}: rtgate bench "
+                                         f"({spec.warmup_s:g} s warm-up + {duration_s} s)")
             try:
+                status.start()
                 if peer.planned:
                     self._wait_listening(self.opts.peer.board_port)
                     peer.start()
@@ -207,10 +212,11 @@ class Rpi5Board(Board):
                     peer.watch()
                     time.sleep(0.2)
             finally:
+                status.stop()
                 peer.stop()
                 if bench.poll() is None:
                     bench.kill()
-        self.ssh._note(f"  bench exit {rc}")
+        self.ssh.note(f"  bench exit {rc}")
         if rc == 255:
             raise InfraError(f"lost {self.spec.name} during the run", path=out / "bench.log")
         self.ssh.get_tree(f"{remote}/out", out)

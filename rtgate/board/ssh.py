@@ -42,7 +42,7 @@ class SshSession:
         """``command`` with the sudo prefix, as one shell command line on the board."""
         return f"{self.opts.sudo} sh -c {shlex.quote(command)}" if self.opts.sudo else command
 
-    def _note(self, text: str) -> None:
+    def note(self, text: str) -> None:
         with open(self.log, "a", encoding="utf-8") as fh:
             fh.write(f"[{time.strftime('%H:%M:%S')}] {text}\n")
 
@@ -50,12 +50,12 @@ class SshSession:
             check: bool = True) -> subprocess.CompletedProcess[bytes]:
         """Run ``command`` on the board; a lost connection is always an InfraError, a failing
         command only with ``check``."""
-        self._note(f"$ {command}")
+        self.note(f"$ {command}")
         try:
             proc = subprocess.run(self.argv(command), input=stdin, capture_output=True,
                                   timeout=timeout_s, check=False)
         except subprocess.TimeoutExpired as exc:
-            self._note(f"  timed out after {timeout_s:g} s")
+            self.note(f"  timed out after {timeout_s:g} s")
             raise InfraError(f"ssh {self.target}: `{command}` timed out after {timeout_s:g} s; "
                              "session log kept", path=self.log) from exc
         except FileNotFoundError as exc:
@@ -63,8 +63,8 @@ class SshSession:
         for stream in (proc.stdout, proc.stderr):
             text = stream.decode("utf-8", "replace").rstrip()
             if text:
-                self._note("  " + text.replace("\n", "\n  ")[:4000])
-        self._note(f"  exit {proc.returncode}")
+                self.note("  " + text.replace("\n", "\n  ")[:4000])
+        self.note(f"  exit {proc.returncode}")
         if check and proc.returncode != 0:
             what = "connection failed" if proc.returncode == SSH_FAILED else \
                 f"exit {proc.returncode}"
