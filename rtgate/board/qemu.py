@@ -55,6 +55,8 @@ class QemuBoard(Board):
         self.initrd: initramfs.Initramfs | None = None
         self.facts: GuestFacts | None = None
         self.host_port = 0
+        self.idle = False
+        """The guest waits for a script (it printed RTGATE-READY after the last one)."""
         self._status = Console(stderr=True)
 
     @property
@@ -98,6 +100,7 @@ class QemuBoard(Board):
         deadline = time.monotonic() + self.opts.boot_timeout_s
         with self._status.status(f"{self.spec.name}: booting {self.kernel.release}"):
             ready = self.console.expect("RTGATE-READY", deadline)
+        self.idle = True
         release = dict(w.split("=", 1) for w in ready.split()[1:] if "=" in w).get("release")
         if release != self.kernel.release:
             self.close()
@@ -110,10 +113,17 @@ class QemuBoard(Board):
         """Run a script that only sends files back; return its tar.gz."""
         assert self.console is not None
         deadline = time.monotonic() + timeout_s
+        self.idle = False
         self.console.send_script(script)
         self.console.expect("RTGATE-BEGIN", deadline)
+        return self._receive(deadline)
+
+    def _receive(self, deadline: float) -> bytes:
+        """The files after RTGATE-BEGIN, then the guest's return to waiting for a script."""
+        assert self.console is not None
         data = self.console.payload(deadline)
         self.console.expect("RTGATE-READY", deadline)
+        self.idle = True
         return data
 
     def _plans(self, scenario_ref: str, duration_s: int, scale: float | None,
@@ -153,6 +163,7 @@ class QemuBoard(Board):
         guest_loads = [ld.name for ld in plan.loads]
         budget = plan.warmup_s + plan.duration_s + self.opts.run_margin_s
         deadline = time.monotonic() + budget
+        self.idle = False
         self.console.send_script(guestscript.render(plan, guest_loads))
         try:
             with self._status.status(f"{self.spec.name}: {plan.scenario}: starting loads") as st:
@@ -171,9 +182,7 @@ class QemuBoard(Board):
                         peer.stop()
                         st.update(f"{self.spec.name}: {plan.scenario}: collecting")
                     elif marker.startswith("RTGATE-BEGIN"):
-                        data = self.console.payload(deadline)
-                        self.console.expect("RTGATE-READY", deadline)
-                        return data
+                        return self._receive(deadline)
         finally:
             peer.stop()
 
@@ -211,18 +220,20 @@ class QemuBoard(Board):
 
     def restore(self) -> None:
         """Power the guest off: the next boot starts from the pristine image and initramfs."""
-        if self.console is not None and self.console.proc.poll() is None:
+        if self.console is not None and self.idle and self.console.proc.poll() is None:
             try:
                 self.console.send("RTGATE-POWEROFF\n")
+                self.console.close(grace_s=POWEROFF_GRACE_S)
             except InfraError:
                 pass
         self.close()
 
     def close(self) -> None:
+        """Stop the emulator now (a guest that is not idle would not read a poweroff)."""
         if self.console is not None:
-            self.console.close(grace_s=POWEROFF_GRACE_S if self.console.proc.poll() is None
-                               else 0)
+            self.console.close(grace_s=0)
             self.console = None
+        self.idle = False
 
 
 def _moved(guest_path: str | None, rawdir: Path) -> str | None:
