@@ -154,6 +154,26 @@ def test_quiet_and_live_summary_lines_give_no_percentiles() -> None:
     assert live.totals.samples == 1991 + 1326 and live.totals.p50 is None
 
 
+@pytest.mark.parametrize("block", [300, 4096, 1 << 20])
+def test_live_screen_read_in_blocks_keeps_the_last_line_per_thread(
+        block: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rtgate.cyclictest.formats import text
+
+    monkeypatch.setattr(text, "BLOCK_BYTES", block)
+    r = parse([CT / "overflow.stdout"])  # 198 refreshed screens, then the histogram
+    assert [(t.tid, t.interval_us, t.samples, t.max_us) for t in r.threads] == [
+        (11305, 1000, 2000, 992), (11306, 1000, 1999, 1138)]
+
+
+def test_bad_line_inside_a_live_screen_is_named(tmp_path: Path) -> None:
+    lines = (CT / "live.txt").read_bytes().split(b"\n")
+    lines[400] = lines[400][:20]  # cut a refreshed T: line in half
+    f = tmp_path / "live.txt"
+    f.write_bytes(b"\n".join(lines))
+    with pytest.raises(InputError, match="line 401: summary line cut off"):
+        parse([f])
+
+
 def test_run_stopped_by_sigint_is_a_normal_end() -> None:
     r = parse([CT / "sigint.json", CT / "sigint.stdout"])
     assert r.status == "complete"

@@ -4,7 +4,12 @@ One grammar covers what cyclictest prints on stdout or into ``--histfile``, in r
 2.x alike: the live screen (refreshed ``T:`` lines behind terminal escape codes; the last line
 per thread wins), the ``-q`` summary printed once at exit, and the histogram section — one row per
 1 µs bin, a column per thread plus a sum column with ``-H``, then the footer (``# Total``,
-min/avg/max, overflows, overflow cycle numbers). The file is read line by line.
+min/avg/max, overflows, overflow cycle numbers).
+
+A live screen left running for a day holds ~10^8 refreshed lines, so the file is read in blocks:
+a block made only of screen lines is checked with a few C-level regex scans and only the last
+``T:`` line per thread is kept; any other block (the histogram, a bad line) is read line by line,
+which names the line of an error.
 """
 
 from __future__ import annotations
@@ -20,10 +25,18 @@ from rtgate.cyclictest.formats.view import RunView, ThreadView
 from rtgate.cyclictest.stats import Sparse
 from rtgate.errors import InputError
 
-_ESCAPE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-_SUMMARY = re.compile(
-    r"^T:\s*(\d+)\s+\(\s*(\d+)\)\s+P:\s*(\d+)\s+I:\s*(\d+)\s+C:\s*(\d+)\s+Min:\s*(\d+)"
-    r"\s+Act:\s*(\d+)\s+Avg:\s*(\d+)\s+Max:\s*(\d+)(?:\s+SMI:\s*\d+)?$")
+BLOCK_BYTES = 8 << 20
+MAX_LINE_BYTES = 1 << 20  # far beyond any cyclictest line: a file without newlines is no output
+
+_ESCAPE = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
+_SUMMARY_TEXT = (
+    r"T: *(\d+) +\( *(\d+)\) +P: *(\d+) +I: *(\d+) +C: *(\d+) +Min: *(\d+)"
+    r" +Act: *(\d+) +Avg: *(\d+) +Max: *(\d+)(?: +SMI: *\d+)?[ \t]*")
+_SUMMARY = re.compile(f"^{_SUMMARY_TEXT}$")
+# The same lines found all at once in a block of a refreshed screen.
+_SCREEN_SUMMARY = re.compile(f"^{_SUMMARY_TEXT}\n".encode(), re.M)
+# The screen's other lines: cyclictest writes nothing else into them, so a prefix tells them.
+_SCREEN_OTHER = (b"policy: ", b"\n", b"# /dev/cpu_dma_latency set to ")
 _ROW = re.compile(r"^(\d+)((?:\s+\S+)+)$")
 _FOOTER = re.compile(r"^# (Total|Min Latencies|Avg Latencies|Max Latencies|Histogram Overflows):"
                      r"((?:\s+\S+)*)$")
@@ -52,20 +65,22 @@ def read_text(path: Path, *, offset: int = 0, lines_before: int = 0) -> RunView:
     """Read from byte ``offset`` on (after ``lines_before`` lines another reader took)."""
     state = _State(path, line_no=lines_before)
     sha = hashlib.sha256()
+    rest = b""
     with path.open("rb") as fh:
         fh.seek(offset)
-        for raw in fh:
-            sha.update(raw)
-            state.line_no += 1
-            try:
-                text = raw.decode("ascii")
-            except UnicodeDecodeError:
-                raise state.fail("binary data, not cyclictest output") from None
-            if not raw.endswith(b"\n") and state.rows and not state.footer:
-                # Output cut inside the rows: that row's count is unknown; the missing footer
-                # makes the result partial below.
-                break
-            _line(state, _ESCAPE.sub("", text).rstrip())
+        while chunk := fh.read(BLOCK_BYTES):
+            sha.update(chunk)
+            data = rest + chunk
+            cut = data.rfind(b"\n") + 1
+            rest = data[cut:]
+            _block(state, data[:cut])
+            if len(rest) > MAX_LINE_BYTES:
+                raise InputError(f"line {state.line_no + 1}: longer than {MAX_LINE_BYTES} "
+                                 "bytes: not cyclictest output", path=path)
+    if rest and not (state.rows and not state.footer):
+        _block(state, rest + b"\n")
+    # else: output cut inside the histogram rows: that row's count is unknown, and the missing
+    # footer makes the result partial below.
     view = RunView(path=path, format="histogram" if state.in_histogram else "summary",
                    sha256=sha.hexdigest())
     if state.in_histogram:
@@ -76,6 +91,37 @@ def read_text(path: Path, *, offset: int = 0, lines_before: int = 0) -> RunView:
         raise InputError("no cyclictest output found (no 'T:' summary, no '# Histogram')",
                          path=path)
     return view
+
+
+def _block(state: _State, data: bytes) -> None:
+    """Read whole lines: all at once when they are screen lines only, else one by one."""
+    if data.isascii():
+        data = _ESCAPE.sub(b"", data)
+        if not state.in_histogram and _screen(state, data):
+            return
+    for raw in data.split(b"\n")[:-1]:
+        state.line_no += 1
+        try:
+            line = _ESCAPE.sub(b"", raw).decode("ascii")
+        except UnicodeDecodeError:
+            raise state.fail("binary data, not cyclictest output") from None
+        _line(state, line.rstrip())
+
+
+def _screen(state: _State, data: bytes) -> bool:
+    """Take a block of screen lines (``T:``, ``policy:``, blank) in one go, if that is all it
+    holds: only the last ``T:`` line per thread matters."""
+    lines = data.count(b"\n")
+    others = [data.count(b"\n" + p) + data.startswith(p) for p in _SCREEN_OTHER]
+    if _SCREEN_SUMMARY.subn(b"", data)[1] + sum(others) != lines:
+        return False
+    state.live = state.live or others[0] > 0
+    # Every screen prints every thread: the last full screen and what follows it suffice.
+    last = data.rfind(b"\npolicy: ", 0, max(data.rfind(b"\npolicy: "), 0))
+    for groups in {g[0]: g for g in _SCREEN_SUMMARY.findall(data, max(last, 0))}.values():
+        _summary_groups(state, [int(x) for x in groups])
+    state.line_no += lines
+    return True
 
 
 def _line(state: _State, line: str) -> None:
@@ -103,7 +149,11 @@ def _summary(state: _State, line: str) -> None:
     m = _SUMMARY.match(line)
     if not m:
         raise state.fail(f"summary line cut off or malformed: {line[:80]!r}")
-    number, tid, prio, interval, cycles, lo, _act, avg, hi = (int(x) for x in m.groups())
+    _summary_groups(state, [int(x) for x in m.groups()])
+
+
+def _summary_groups(state: _State, groups: list[int]) -> None:
+    number, tid, prio, interval, cycles, lo, _act, avg, hi = groups
     view = ThreadView(thread=number, finality="snapshot" if state.live else "final", tid=tid,
                       priority=prio, interval_us=interval, samples=cycles)
     if cycles and lo != _NO_SAMPLE_MIN:
