@@ -174,6 +174,15 @@ def test_bad_line_inside_a_live_screen_is_named(tmp_path: Path) -> None:
         parse([f])
 
 
+@pytest.mark.parametrize("start", [b"", b"       0:       1:       5\n" * 10])
+def test_a_file_without_line_ends_is_refused_without_reading_it_whole(
+        tmp_path: Path, start: bytes) -> None:
+    f = tmp_path / "blob.txt"
+    f.write_bytes(start + b"7" * (3 << 20))
+    with pytest.raises(InputError, match="a line longer than"):
+        parse([f])
+
+
 def test_run_stopped_by_sigint_is_a_normal_end() -> None:
     r = parse([CT / "sigint.json", CT / "sigint.stdout"])
     assert r.status == "complete"

@@ -21,12 +21,10 @@ from pathlib import Path
 
 import numpy as np
 
+from rtgate.cyclictest.formats.blocks import BLOCK_BYTES, line_blocks
 from rtgate.cyclictest.formats.view import RunView, ThreadView
 from rtgate.cyclictest.stats import Sparse
 from rtgate.errors import InputError
-
-BLOCK_BYTES = 8 << 20
-MAX_LINE_BYTES = 1 << 20  # far beyond any cyclictest line: a file without newlines is no output
 
 _ESCAPE = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
 _SUMMARY_TEXT = (
@@ -65,22 +63,15 @@ def read_text(path: Path, *, offset: int = 0, lines_before: int = 0) -> RunView:
     """Read from byte ``offset`` on (after ``lines_before`` lines another reader took)."""
     state = _State(path, line_no=lines_before)
     sha = hashlib.sha256()
-    rest = b""
     with path.open("rb") as fh:
         fh.seek(offset)
-        while chunk := fh.read(BLOCK_BYTES):
-            sha.update(chunk)
-            data = rest + chunk
-            cut = data.rfind(b"\n") + 1
-            rest = data[cut:]
-            _block(state, data[:cut])
-            if len(rest) > MAX_LINE_BYTES:
-                raise InputError(f"line {state.line_no + 1}: longer than {MAX_LINE_BYTES} "
-                                 "bytes: not cyclictest output", path=path)
-    if rest and not (state.rows and not state.footer):
-        _block(state, rest + b"\n")
-    # else: output cut inside the histogram rows: that row's count is unknown, and the missing
-    # footer makes the result partial below.
+        for block in line_blocks(fh, path, sha, BLOCK_BYTES):
+            if block.endswith(b"\n"):
+                _block(state, block)
+            elif not (state.rows and not state.footer):
+                _block(state, block + b"\n")  # the last line merely lacks its newline
+            # else: output cut inside the histogram rows: that row's count is unknown, and the
+            # missing footer makes the result partial below.
     view = RunView(path=path, format="histogram" if state.in_histogram else "summary",
                    sha256=sha.hexdigest())
     if state.in_histogram:

@@ -20,12 +20,12 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from rtgate.cyclictest.formats.blocks import BLOCK_BYTES, line_blocks
 from rtgate.cyclictest.formats.text import read_text
 from rtgate.cyclictest.formats.view import RunView, ThreadView
 from rtgate.cyclictest.stats import Ints, Sparse, mean
 from rtgate.errors import InputError
 
-BLOCK_BYTES = 8 << 20
 # Latencies below this many µs are counted in a dense array (8 MiB per thread).
 DENSE_US = 1 << 20
 
@@ -252,28 +252,26 @@ def _swar(grid: npt.NDArray[np.uint8], lo: int, hi: int) -> Ints:
 def read_verbose(path: Path) -> list[RunView]:
     """The samples' view, plus the histogram's when ``-v`` ran with ``-h``."""
     reader = _Reader(path)
-    rest = b""
     histogram: RunView | None = None
+    cut_line: int | None = None
     with path.open("rb") as fh, _Hasher() as sha:
-        while chunk := fh.read(BLOCK_BYTES):
-            sha.update(chunk)
-            data = rest + chunk
-            cut = data.rfind(b"\n") + 1
-            rest = data[cut:]
-            try:
-                reader.block(data[:cut])
-            except _HistogramFollows as found:
-                while chunk := fh.read(BLOCK_BYTES):
-                    sha.update(chunk)
-                histogram = read_text(path, offset=found.offset, lines_before=found.lines_before)
-                rest = b""
+        blocks = line_blocks(fh, path, sha, BLOCK_BYTES)
+        for block in blocks:
+            if not block.endswith(b"\n"):
+                cut_line = reader.line_no + 1
                 break
+            try:
+                reader.block(block)
+            except _HistogramFollows as found:
+                for _ in blocks:
+                    pass  # hash the rest; the text reader reads the histogram section
+                histogram = read_text(path, offset=found.offset, lines_before=found.lines_before)
         digest = sha.hexdigest()
     view = RunView(path=path, format="verbose", sha256=digest)
-    if rest:
+    if cut_line is not None:
         # A run killed while writing leaves half a line: the value is unknown, the rest holds.
         view.partial_reasons.append(
-            f"{path.name}: last line {reader.line_no + 1} is cut off; it was dropped")
+            f"{path.name}: last line {cut_line} is cut off; it was dropped")
     if not any(t.dense.any() or t.tail for t in reader.threads.values()):
         raise InputError("verbose output without any 'thread: cycle: latency' line", path=path)
     for number, t in sorted(reader.threads.items()):
