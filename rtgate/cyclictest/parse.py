@@ -43,7 +43,7 @@ def parse(paths: Sequence[Path], *, board: str = "unknown", virtual: bool = Fals
     # A file's first view is the one read from its start: it holds the whole file's hash.
     sources = [SourceFile(path=str(views[0].path), sha256=views[0].sha256,
                           format=views[0].format) for views in per_file]
-    result = Result(
+    return Result(
         run_id=run_id or default_run_id(board, scenario, run.start, sources),
         board=Board(name=board, virtual=virtual),
         kernel=_kernel(run.kernel, flavor),
@@ -57,7 +57,6 @@ def parse(paths: Sequence[Path], *, board: str = "unknown", virtual: bool = Fals
         status="partial" if run.partial_reasons else "complete",
         reasons=run.partial_reasons,
     )
-    return result
 
 
 def default_run_id(board: str, scenario: str, start: str | None,
@@ -101,12 +100,16 @@ def _totals(run: Merged) -> Totals:
     totals = Totals(samples=samples)
     if not measured:
         return totals
-    mins = [t.min_us for t in measured]
-    maxs = [t.max_us for t in measured]
-    totals.min_us = min(mins) if None not in mins else None  # type: ignore[type-var]
-    totals.max_us = max(maxs) if None not in maxs else None  # type: ignore[type-var]
-    if all(t.avg_us is not None for t in measured):
-        totals.avg_us = sum((t.avg_us or 0.0) * (t.samples or 0) for t in measured) / samples
+    # A statistic over all threads exists only when every measuring thread has it.
+    mins = [t.min_us for t in measured if t.min_us is not None]
+    maxs = [t.max_us for t in measured if t.max_us is not None]
+    avgs = [(t.avg_us, t.samples or 0) for t in measured if t.avg_us is not None]
+    if len(mins) == len(measured):
+        totals.min_us = min(mins)
+    if len(maxs) == len(measured):
+        totals.max_us = max(maxs)
+    if len(avgs) == len(measured):
+        totals.avg_us = sum(avg * n for avg, n in avgs) / samples
     if all(t.hist is not None for t in measured):
         hist, overflows, limit = _all_threads(measured)
         totals.stddev_us = stddev(hist, overflows)
