@@ -121,3 +121,17 @@ def test_untrusted_kernel_strings_reach_gnuplot_harmless(tmp_path: Path) -> None
     assert legend.startswith("stock 6.1") and legend.endswith(": max 18255 µs")
     assert not set("'\"`<>&$@\\") & set(legend)
     assert gp_text("a'b\"c`d$e@f\\g<h>") == "abcdefgh"
+
+
+def test_a_gnuplot_failure_is_an_infrastructure_error_and_leaves_no_image(
+        tmp_path: Path) -> None:
+    from rtgate.errors import Exit, InfraError
+    from rtgate.report.plots import Plot, histogram_table, render
+
+    (tmp_path / "h.dat").write_text(histogram_table("latency_us", [("CPU0", {5: 3})], 10))
+    broken = Plot("histogram.gp", Path("h.dat"), Path("h"), ("not-a-number", "10", "", ""))
+    with pytest.raises(InfraError) as caught:
+        render([broken], tmp_path)
+    assert caught.value.code == Exit.INCOMPLETE and "gnuplot failed" in str(caught.value)
+    assert not (tmp_path / "h.svg").exists() and not (tmp_path / "h.png").exists()
+    assert not list(tmp_path.glob(".plots-*"))

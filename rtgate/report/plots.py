@@ -14,14 +14,20 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
+
+from rich.console import Console
+from rich.progress import MofNCompleteColumn, Progress
 
 from rtgate import paths
 from rtgate.errors import InfraError
 from rtgate.gate.verdict import fmt
 
 FORMATS = ("svg", "png")
+# Plots per gnuplot process: its start-up is paid once per batch, and the progress bar moves.
+BATCH = 25
 # Legend text comes from results (kernel strings are written by anyone): gnuplot only ever gets
 # characters that mean nothing to it, inside quotes that cannot be closed.
 _UNSAFE = re.compile(r"[^A-Za-z0-9 ._:+()/,=%µ≥-]")
@@ -87,8 +93,30 @@ def budget_args(budgets: Sequence[tuple[str, float]]) -> tuple[str, str]:
     return (" ".join(fmt(v) for _, v in budgets), " ".join(gp_word(n) for n, _ in budgets))
 
 
+def _draw(gnuplot: str, batch: Sequence[Plot], root: Path) -> str | None:
+    """One gnuplot process for a batch of plots; the error text when it failed."""
+    fd, name = tempfile.mkstemp(dir=root, prefix=".plots-", suffix=".gp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.writelines(p.command() + "\n" for p in batch)
+        proc = subprocess.run([gnuplot, Path(name).name], cwd=root, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True, check=False)
+    finally:
+        Path(name).unlink(missing_ok=True)
+    if proc.returncode == 0:
+        return None
+    # A half-drawn image must not look up to date next time.
+    for p in batch:
+        for out in p.outputs(root):
+            out.unlink(missing_ok=True)
+    return " ".join(proc.stderr.split())[-300:]
+
+
 def render(plots: Sequence[Plot], root: Path, jobs: int | None = None) -> int:
-    """Draw the stale plots; returns how many were drawn."""
+    """Draw the stale plots, one gnuplot per core; returns how many were drawn.
+
+    A cold site for a long history takes minutes, so a progress bar shows on a terminal.
+    """
     todo = [p for p in plots if p.stale(root)]
     if not todo:
         return 0
@@ -97,28 +125,18 @@ def render(plots: Sequence[Plot], root: Path, jobs: int | None = None) -> int:
         raise InfraError("gnuplot not found: install it (scripts/deps.sh core)")
     for p in todo:
         (root / p.stem).parent.mkdir(parents=True, exist_ok=True)
-    jobs = max(1, min(jobs or os.cpu_count() or 1, math.ceil(len(todo) / 10)))
-    chunks = [todo[i::jobs] for i in range(jobs)]
-    scripts: list[Path] = []
-    try:
-        for chunk in chunks:
-            fd, name = tempfile.mkstemp(dir=root, prefix=".plots-", suffix=".gp")
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.writelines(p.command() + "\n" for p in chunk)
-            scripts.append(Path(name))
-        procs = [subprocess.Popen([gnuplot, s.name], stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.PIPE, cwd=root, text=True) for s in scripts]
-        errors = [proc.communicate()[1] for proc in procs]
-    finally:
-        for script in scripts:
-            script.unlink(missing_ok=True)
-    failed = [(chunk, err) for chunk, proc, err in zip(chunks, procs, errors, strict=True)
-              if proc.returncode != 0]
-    for chunk, _ in failed:
-        # A half-drawn image must not look up to date next time.
-        for p in chunk:
-            for out in p.outputs(root):
-                out.unlink(missing_ok=True)
-    if failed:
-        raise InfraError(f"gnuplot failed: {' '.join(failed[0][1].split())[-300:]}", path=root)
+    batches = [todo[i:i + BATCH] for i in range(0, len(todo), BATCH)]
+    errors: list[str] = []
+    console = Console(stderr=True)
+    with Progress(*Progress.get_default_columns(), MofNCompleteColumn(), console=console,
+                  transient=True, disable=not console.is_terminal) as bar, \
+            ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
+        task = bar.add_task("gnuplot", total=len(todo))
+        futures = {pool.submit(_draw, gnuplot, batch, root): len(batch) for batch in batches}
+        for future in as_completed(futures):
+            if (error := future.result()) is not None:
+                errors.append(error)
+            bar.advance(task, futures[future])
+    if errors:
+        raise InfraError(f"gnuplot failed: {errors[0]}", path=root)
     return len(todo)
