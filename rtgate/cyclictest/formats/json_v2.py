@@ -72,6 +72,9 @@ def read_json(path: Path) -> RunView:
     if len(doc.thread) != doc.num_threads:
         raise InputError(f"num_threads is {doc.num_threads} but {len(doc.thread)} threads "
                          "are listed", path=path)
+    if _in_nanoseconds(doc.cmdline):
+        raise InputError("recorded with -N/--nsecs: its latencies are nanoseconds, rtgate's "
+                         "are microseconds; measure without -N", path=path)
     limit = histogram_limit(doc.cmdline)
     for key, entry in doc.thread.items():
         number = _index(key, "thread", path)
@@ -146,6 +149,13 @@ def histogram_limit(cmdline: str) -> int | None:
             if word.startswith(flag + sep) and value.isdigit():
                 return int(value)
     return None
+
+
+def _in_nanoseconds(cmdline: str) -> bool:
+    try:
+        return any(w in ("-N", "--nsecs") for w in shlex.split(cmdline))
+    except ValueError:
+        return False
 
 
 def _index(key: str, where: str, path: Path) -> int:
