@@ -16,7 +16,7 @@ from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from rtgate.cyclictest.formats.view import KernelView, RunView, ThreadView
 from rtgate.cyclictest.stats import Sparse
@@ -49,8 +49,10 @@ class _Thread(_Strict):
 
 
 class _Document(_Strict):
-    cmdline: str = Field(alias="cmdline:")
-    rt_test_version: str = Field(alias="rt_test_version:")
+    # rt-tests writes these two keys with a trailing colon; accept them without it as well.
+    cmdline: str = Field(validation_alias=AliasChoices("cmdline:", "cmdline"))
+    rt_test_version: str = Field(
+        validation_alias=AliasChoices("rt_test_version:", "rt_test_version"))
     start_time: str | None = None
     end_time: str | None = None
     return_code: int = 0
