@@ -13,6 +13,10 @@ from pathlib import Path
 import pytest
 from junitparser import Error, Failure, JUnitXml
 
+from rtgate.errors import Exit
+from rtgate.gate.junit import render as render_junit
+from rtgate.gate.markdown import render as render_markdown
+from rtgate.gate.verdict import Infra, worst
 from rtgate.kernel.build import BuildResult
 from rtgate.result import load_result
 
@@ -33,6 +37,19 @@ def test_local_board_refuses_several_flavors(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines()[-1].startswith("rtgate: ")
     assert "cannot boot stock, rt" in proc.stderr
+
+
+def test_infra_failure_is_an_error_testcase_and_exit_3(tmp_path: Path) -> None:
+    infra = Infra("qemu-arm64", "rt", "all-in", tmp_path / "console.log",
+                  "console.log: no RTGATE-READY line within 120 s")
+    assert worst([infra.exit, Exit.BUDGET]) is Exit.INCOMPLETE
+    junit = tmp_path / "junit.xml"
+    junit.write_text(render_junit([infra]))
+    (error,) = testcases(junit)["qemu-arm64/rt/all-in: infrastructure"]
+    assert isinstance(error, Error) and "no RTGATE-READY" in error.message
+    md = render_markdown([infra])
+    assert "| qemu-arm64 | rt | all-in |" in md and "infrastructure failure" in md
+    assert "(exit 3)" in md
 
 
 @pytest.mark.integration
