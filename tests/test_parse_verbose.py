@@ -56,7 +56,7 @@ def test_fast_decoder_reads_every_fixed_width(fmt: str) -> None:
     data = "".join(fmt.format(*r) for r in rows).encode()
     decoded = verbose._fixed_width(data)
     assert decoded is not None
-    assert decoded.tolist() == [[t, v] for t, _, v in rows]
+    assert decoded.tolist() == [list(r) for r in rows]
 
 
 @pytest.mark.parametrize("bad", ["       0:      1x:       5\n", "       0:       1:     5 \n",
@@ -64,6 +64,30 @@ def test_fast_decoder_reads_every_fixed_width(fmt: str) -> None:
 def test_fast_decoder_refuses_a_block_with_one_bad_line(bad: str) -> None:
     good = "".join("{:8d}:{:8d}:{:8d}\n".format(*r) for r in samples(100))
     assert verbose._fixed_width((good + bad + good).encode()) is None
+
+
+def test_cycle_numbers_beyond_10_to_the_8_are_decoded() -> None:
+    rows = [(0, 99_999_999, 7), (0, 100_000_000, 8), (0, 123_456_789_012, 9)]
+    data = "".join("{:8d}:{:12d}:{:8d}\n".format(*r) for r in rows).encode()
+    decoded = verbose._fixed_width(data)
+    assert decoded is not None and decoded.tolist() == [list(r) for r in rows]
+
+
+@pytest.mark.parametrize("block", [4096, 1 << 20])
+def test_skipped_cycle_numbers_are_lost_samples_and_make_it_partial(
+        tmp_path: Path, block: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(verbose, "BLOCK_BYTES", block)
+    rows = [r for r in samples(6000) if not (r[0] == 1 and 1000 <= r[1] < 1040)]
+    r = parse([write(tmp_path / "v.txt", rows, "{:8d}:{:8d}:{:8d}\n")])
+    assert r.status == "partial"
+    assert r.reasons == ["v.txt: thread 1: 40 samples missing (cycle numbers skip)"]
+
+
+def test_cycle_numbers_going_back_are_refused_at_their_line(tmp_path: Path) -> None:
+    rows = samples(3000)
+    rows[2000] = (rows[2000][0], 3, rows[2000][2])
+    with pytest.raises(InputError, match="line 2006: thread 0 cycle 3 after cycle 999"):
+        parse([write(tmp_path / "v.txt", rows, "{:8d}:{:8d}:{:8d}\n")])
 
 
 def test_mixed_widths_after_the_fast_path_still_count(tmp_path: Path) -> None:

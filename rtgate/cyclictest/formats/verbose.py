@@ -108,6 +108,8 @@ class _Reader:
         self.declared: int | None = None  # from the "Thread N Interval" header lines
         self.line_no = 0
         self.offset = 0  # file offset of the next byte to decode
+        self.last_cycle: dict[int, int] = {}
+        self.missing: dict[int, int] = {}  # samples lost in gaps of the cycle numbers
 
     def fail(self, line_no: int, problem: str) -> InputError:
         return InputError(f"line {line_no}: {problem}", path=self.path)
@@ -132,18 +134,29 @@ class _Reader:
             data = self._slow(data)
 
     def _take_rows(self, rows: Ints, data: bytes) -> bool:
-        numbers, latencies = rows[:, 0], rows[:, 1]
+        numbers, cycles, latencies = rows[:, 0], rows[:, 1], rows[:, 2]
         if int(numbers.max()) >= (self.declared or MAX_THREADS):
             return False  # the line-by-line reader names the offending line
-        present = np.flatnonzero(np.bincount(numbers))
-        if len(present) == 1:
-            self.thread(int(present[0]), self.line_no).add(latencies)
-        else:
-            for number in present:
-                self.thread(int(number), self.line_no).add(latencies[numbers == number])
+        present = [int(n) for n in np.flatnonzero(np.bincount(numbers))]
+        masks = {n: numbers == n for n in present} if len(present) > 1 else {}
+        per_thread = {n: cycles[masks[n]] if masks else cycles for n in present}
+        for n, cyc in per_thread.items():
+            if cyc[0] <= self.last_cycle.get(n, -1) or (len(cyc) > 1 and
+                                                        (np.diff(cyc) <= 0).any()):
+                return False  # cycle numbers going back: the line reader names the line
+        for n, cyc in per_thread.items():
+            self._count_gap(n, int(cyc[-1]), len(cyc))
+            self.thread(n, self.line_no).add(latencies[masks[n]] if masks else latencies)
         self.line_no += len(rows)
         self.offset += len(data)
         return True
+
+    def _count_gap(self, number: int, last: int, taken: int) -> None:
+        """``taken`` samples up to cycle ``last``: any cycle number skipped is a lost sample."""
+        lost = last - self.last_cycle.get(number, -1) - taken
+        if lost:
+            self.missing[number] = self.missing.get(number, 0) + lost
+        self.last_cycle[number] = last
 
     def _slow(self, data: bytes) -> bytes:
         """Read lines one by one: header lines up to the first sample (then hand the rest back
@@ -161,8 +174,13 @@ class _Reader:
             pos = nl + 1
             self.line_no += 1
             if m := _VALUE.match(line):
-                number = int(m[1])
+                number, cycle = int(m[1]), int(m[2])
                 self.thread(number, self.line_no)  # names this line if the number is bad
+                before = self.last_cycle.get(number, -1)
+                if cycle <= before:
+                    raise self.fail(self.line_no, f"thread {number} cycle {cycle} after cycle "
+                                                  f"{before}: not the log of one run")
+                self._count_gap(number, cycle, 1)
                 pending.setdefault(number, []).append(int(m[3]))
             else:
                 self._header(line)
@@ -191,18 +209,18 @@ class _Reader:
 
 
 def _fixed_width(data: bytes) -> Ints | None:
-    """Decode a block of equal-width ``%Nd:%Nd:%Nd`` lines into ``(thread, latency)`` columns.
+    """Decode a block of equal-width ``%Nd:%Nd:%Nd`` lines into ``(thread, cycle, latency)``.
 
     Returns None when the block has any other shape; the line reader then takes over. The checks
-    are counts over the flat bytes; the two wanted fields are then decoded eight ASCII digits at
-    a time as one 64-bit word each (SWAR), which needs no per-character work at all.
+    are counts over the flat bytes; the fields are then decoded eight ASCII digits at a time as
+    one 64-bit word each (SWAR), which needs no per-character work at all.
     """
     width = data.find(b"\n") + 1
     if width < 6 or len(data) % width:
         return None
     c1 = data.find(b":")
     c2 = data.find(b":", c1 + 1)
-    if not (0 < c1 <= 8 and c1 < c2 - 1 and 0 < width - 2 - c2 <= 8):
+    if not (0 < c1 <= 8 and 0 < c2 - c1 - 1 <= 16 and 0 < width - 2 - c2 <= 8):
         return None
     flat = np.frombuffer(data, dtype=np.uint8)
     n = len(flat) // width
@@ -223,7 +241,15 @@ def _fixed_width(data: bytes) -> Ints | None:
     digits = digit.reshape(n, width)
     if not (digits[:, c1 - 1].all() and digits[:, c2 - 1].all() and digits[:, -2].all()):
         return None
-    return np.stack([_swar(grid, 0, c1), _swar(grid, c2 + 1, width - 1)], axis=1)
+    return np.stack([_swar(grid, 0, c1), _field(grid, c1 + 1, c2),
+                     _swar(grid, c2 + 1, width - 1)], axis=1)
+
+
+def _field(grid: npt.NDArray[np.uint8], lo: int, hi: int) -> Ints:
+    """Decode a right-aligned field of up to 16 characters (cycle numbers pass 10^8)."""
+    if hi - lo <= 8:
+        return _swar(grid, lo, hi)
+    return _swar(grid, lo, hi - 8) * 10**8 + _swar(grid, hi - 8, hi)
 
 
 def _swar(grid: npt.NDArray[np.uint8], lo: int, hi: int) -> Ints:
@@ -272,6 +298,10 @@ def read_verbose(path: Path) -> list[RunView]:
         # A run killed while writing leaves half a line: the value is unknown, the rest holds.
         view.partial_reasons.append(
             f"{path.name}: last line {cut_line} is cut off; it was dropped")
+    for number, lost in sorted(reader.missing.items()):
+        # cyclictest's buffer of unprinted values overran: the lost ones may hold the maximum.
+        view.partial_reasons.append(
+            f"{path.name}: thread {number}: {lost} samples missing (cycle numbers skip)")
     if not any(t.dense.any() or t.tail for t in reader.threads.values()):
         raise InputError("verbose output without any 'thread: cycle: latency' line", path=path)
     for number, t in sorted(reader.threads.items()):
