@@ -60,11 +60,20 @@ class SerialConsole:
                 raise InfraError(f"the emulator exited ({rc}) while waiting for {waiting_for}; "
                                  "console log kept", path=self.log)
             if PANIC in line:
+                self._drain()
                 raise InfraError(f"guest kernel panic while waiting for {waiting_for}: "
                                  f"{line.strip()}", path=self.log)
             start = line.find(MARKER)
             if start >= 0:
                 return line[start:]
+
+    def _drain(self, grace_s: float = 5.0) -> None:
+        """Let a panicking guest finish its report (panic=-1 then ends the emulator)."""
+        try:
+            self.proc.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            return
+        self._reader.join(timeout=grace_s)
 
     def expect(self, prefix: str, deadline: float) -> str:
         """Skip to the protocol line starting with ``prefix``."""
