@@ -2,6 +2,9 @@
 SHELL := /bin/bash
 PYTHON ?= python3
 OUT ?= out/demo
+# The demo publishes each run into a history kept across demos, and renders its site.
+HISTORY ?= out/history
+SITE ?= out/site
 DEPS := scripts/deps.sh
 
 .PHONY: deps demo test bench lint schema clean
@@ -18,7 +21,10 @@ demo: deps
 	$(PYTHON) -m rtgate check $(OUT)/result.json --thresholds thresholds.yml \
 	  --junit $(OUT)/junit.xml --markdown $(OUT)/summary.md; rc=$$?; \
 	  echo "result: $(OUT)/result.json"; echo "junit:  $(OUT)/junit.xml"; \
-	  echo "summary: $(OUT)/summary.md"; exit $$rc
+	  echo "summary: $(OUT)/summary.md"; \
+	  site=$$($(PYTHON) -m rtgate report $(OUT)/result.json --history $(HISTORY) \
+	    --thresholds thresholds.yml --out $(SITE)) || exit $$?; \
+	  echo "site:   $$site"; exit $$rc
 
 # pytest exits 5 when it collected nothing: that must fail, never pass silently.
 test: deps
