@@ -28,7 +28,7 @@ demo: deps
 
 # pytest exits 5 when it collected nothing: that must fail, never pass silently.
 test: deps
-	@$(DEPS) ci
+	@$(DEPS) ci report
 	$(PYTHON) -m pytest tests; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "make test: no tests were collected" >&2; exit 1; fi; exit $$rc
 
