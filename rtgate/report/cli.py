@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from rtgate.errors import InputError
 from rtgate.report import compare, site
 from rtgate.report.history import History
 from rtgate.report.judge import Judge
-from rtgate.report.runs import collect
+from rtgate.report.runs import RunFiles, collect
 from rtgate.result import write_atomic
 
 REPORT_EPILOG = """\
@@ -71,10 +72,21 @@ def report_handler(args: argparse.Namespace) -> int:
         print(f"history {history.root}: {len(merged.added)} added, "
               f"{len(merged.already)} already there, {len(merged.corrupt)} corrupt line(s) "
               "set aside", file=sys.stderr)
-        runs = [history.load(s) for s in history.entries()]
+        runs = list(_stored_runs(history))
     index = site.build(runs, args.out, judge)
     print(index)
     return 0
+
+
+def _stored_runs(history: History) -> Iterator[RunFiles]:
+    """Every run in the history; one whose stored result cannot be read is reported and left
+    where it is, so that one bad directory does not stop every later publication."""
+    for summary in history.entries():
+        try:
+            yield history.load(summary)
+        except InputError as exc:
+            print(f"rtgate: {exc.oneline()} (run {summary.run_id} not published)",
+                  file=sys.stderr)
 
 
 def compare_handler(args: argparse.Namespace) -> int:

@@ -1,0 +1,66 @@
+"""`rtgate report` as a CLI contract: what it prints, its exit codes, one-line errors."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).parent / "data" / "report"
+
+
+def rtgate(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "rtgate", *map(str, args)],
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_a_malformed_result_is_a_one_line_input_error_naming_it(tmp_path: Path) -> None:
+    bad = tmp_path / "run" / "result.json"
+    bad.parent.mkdir()
+    bad.write_text('{"schema": "rtgate/result/v1", "run_id": 7}')
+    proc = rtgate("report", tmp_path / "run", "--out", tmp_path / "site")
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(f"rtgate: {bad}: invalid result at ")
+    assert proc.stderr.count("\n") == 1
+    assert bad.read_text() == '{"schema": "rtgate/result/v1", "run_id": 7}'  # left as given
+
+
+@pytest.mark.parametrize("args, message", [
+    (("--out", "SITE"), "rtgate: rtgate report: give results or --history DIR (or both)\n"),
+    (("EMPTY", "--out", "SITE"), "rtgate: EMPTY: no result.json below this directory\n"),
+])
+def test_nothing_to_report_is_a_usage_error(tmp_path: Path, args: tuple[str, ...],
+                                            message: str) -> None:
+    (tmp_path / "EMPTY").mkdir()
+    real = [str(tmp_path / a) if a in ("SITE", "EMPTY") else a for a in args]
+    proc = rtgate("report", *real)
+    assert proc.returncode == 2
+    assert proc.stderr == message.replace("EMPTY", str(tmp_path / "EMPTY"))
+
+
+def test_an_invalid_thresholds_file_is_named(tmp_path: Path) -> None:
+    bad = tmp_path / "thresholds.yml"
+    bad.write_text("schema: rtgate/thresholds/v1\nbudgets:\n  - board: x\n")
+    proc = rtgate("report", DATA / "qemu", "--thresholds", bad, "--out", tmp_path / "site")
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(f"rtgate: {bad}:")
+
+
+@pytest.mark.integration
+def test_report_prints_the_index_and_survives_a_broken_stored_run(tmp_path: Path) -> None:
+    history, site = tmp_path / "history", tmp_path / "site"
+    first = rtgate("report", DATA / "qemu", "--history", history, "--out", site)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout == f"{site / 'index.html'}\n"
+    assert "4 added, 0 already there, 0 corrupt" in first.stderr
+
+    stored = sorted((history / "runs").iterdir())[0]
+    (stored / "result.json").write_text("{ broken")
+    again = rtgate("report", "--history", history, "--out", tmp_path / "site2")
+    assert again.returncode == 0, again.stderr
+    assert f"{stored / 'result.json'}: not a JSON document" in again.stderr
+    assert (stored / "result.json").read_text() == "{ broken"  # kept for a human to look at
+    published = {p.name for p in (tmp_path / "site2" / "runs").iterdir()}
+    assert published == {p.name for p in (history / "runs").iterdir()} - {stored.name}
