@@ -216,7 +216,8 @@ def _fixed_width(data: bytes) -> Ints | None:
     one 64-bit word each (SWAR), which needs no per-character work at all.
     """
     width = data.find(b"\n") + 1
-    if width < 6 or len(data) % width:
+    # At least 8 bytes per line, so that every field's 64-bit word lies inside its line.
+    if width < 9 or len(data) % width:
         return None
     c1 = data.find(b":")
     c2 = data.find(b":", c1 + 1)
@@ -241,38 +242,47 @@ def _fixed_width(data: bytes) -> Ints | None:
     digits = digit.reshape(n, width)
     if not (digits[:, c1 - 1].all() and digits[:, c2 - 1].all() and digits[:, -2].all()):
         return None
-    return np.stack([_swar(grid, 0, c1), _field(grid, c1 + 1, c2),
-                     _swar(grid, c2 + 1, width - 1)], axis=1)
+    cycle = [(c1 + 1, c2)] if c2 - c1 - 1 <= 8 else [(c1 + 1, c2 - 8), (c2 - 8, c2)]
+    words = _swar(grid, [(0, c1), *cycle, (c2 + 1, width - 1)])
+    if len(cycle) == 1:
+        return words
+    # Cycle numbers past 10^8 span two words: high digits, then the low eight.
+    return np.stack([words[:, 0], words[:, 1] * 10**8 + words[:, 2], words[:, 3]], axis=1)
 
 
-def _field(grid: npt.NDArray[np.uint8], lo: int, hi: int) -> Ints:
-    """Decode a right-aligned field of up to 16 characters (cycle numbers pass 10^8)."""
-    if hi - lo <= 8:
-        return _swar(grid, lo, hi)
-    return _swar(grid, lo, hi - 8) * 10**8 + _swar(grid, hi - 8, hi)
+def _swar(grid: npt.NDArray[np.uint8], fields: list[tuple[int, int]]) -> Ints:
+    """Decode right-aligned fields ``grid[:, lo:hi]`` of at most 8 characters, all at once.
 
-
-def _swar(grid: npt.NDArray[np.uint8], lo: int, hi: int) -> Ints:
-    """Decode the right-aligned field ``grid[:, lo:hi]`` (at most 8 characters)."""
+    Each field is read as the 64-bit word of the 8 bytes ending at its end (an unaligned strided
+    view, no per-byte copy); bytes of the word before a shorter field are forced to "0".
+    """
     n, width = grid.shape
-    if hi >= 8:
-        # The 8 bytes ending at the field's end, read in place (an unaligned strided view);
-        # bytes before a shorter field are forced to "0" below.
-        x = np.ndarray((n,), dtype="<u8", buffer=grid, offset=hi - 8, strides=(width,))
-    else:
-        word = np.full((n, 8), _SPACE, dtype=np.uint8)
-        word[:, 8 - (hi - lo):] = grid[:, lo:hi]
-        x = word.view("<u8").ravel()
-    foreign = 8 - (hi - lo)  # leading bytes that are not part of the field
-    zeros = np.uint64(0x3030303030303030 & ((1 << (8 * foreign)) - 1))
-    keep = np.uint64(((1 << 64) - 1) ^ ((1 << (8 * foreign)) - 1))
+    words = np.empty((n, len(fields)), dtype=np.uint64)
+    keep = np.empty(len(fields), dtype=np.uint64)
+    for j, (lo, hi) in enumerate(fields):
+        foreign = 8 - (hi - lo)  # leading bytes that are not part of the field
+        if hi >= 8:
+            words[:, j] = np.ndarray((n,), dtype="<u8", buffer=grid, offset=hi - 8,
+                                     strides=(width,))
+        else:  # a field ending in the first 8 bytes: read those, shift it to the word's end
+            words[:, j] = np.ndarray((n,), dtype="<u8", buffer=grid, offset=0,
+                                     strides=(width,)) << np.uint64(8 * (8 - hi))
+        keep[j] = ((1 << 64) - 1) ^ ((1 << (8 * foreign)) - 1)
+    if (keep != np.uint64((1 << 64) - 1)).any():
+        words &= keep
+        words |= np.uint64(0x3030303030303030) & ~keep
     # Spaces become "0" (0x20 | 0x10 = 0x30), digits stay; then ASCII -> digit values. The first
-    # character sits in the lowest byte, so pairs, quads and halves fold from there.
-    x = ((x & keep) | zeros | np.uint64(0x1010101010101010)) - np.uint64(0x3030303030303030)
-    x = ((x * np.uint64(10)) + (x >> np.uint64(8))) & np.uint64(0x00FF00FF00FF00FF)
-    x = ((x * np.uint64(100)) + (x >> np.uint64(16))) & np.uint64(0x0000FFFF0000FFFF)
-    x = ((x * np.uint64(10000)) + (x >> np.uint64(32))) & np.uint64(0x00000000FFFFFFFF)
-    return x.astype(np.int64)
+    # character sits in the lowest byte, so pairs, quads and halves fold from there. In place:
+    # these arrays are a block's worth of words, allocating each step would double the time.
+    words |= np.uint64(0x1010101010101010)
+    words -= np.uint64(0x3030303030303030)
+    for shift, scale, mask in ((8, 10, 0x00FF00FF00FF00FF), (16, 100, 0x0000FFFF0000FFFF),
+                               (32, 10000, 0x00000000FFFFFFFF)):
+        high = words >> np.uint64(shift)
+        words *= np.uint64(scale)
+        words += high
+        words &= np.uint64(mask)
+    return words.view(np.int64)  # below 10^8: the same bits
 
 
 def read_verbose(path: Path) -> list[RunView]:
