@@ -50,7 +50,7 @@ def test_every_line_shape_gives_the_exact_histogram(tmp_path: Path, fmt: str,
 
 
 @pytest.mark.parametrize("fmt", ["{:8d}:{:8d}:{:8d}\n", "{:3d}: {:9d}: {:5d}\n",
-                                 "{:1d}:{:8d}:{:3d}\n"])
+                                 "{:1d}:{:8d}:{:3d}\n", "{:1d}:{:3d}:{:4d}\n"])
 def test_fast_decoder_reads_every_fixed_width(fmt: str) -> None:
     rows = [(t, c, v) for t, c, v in samples(400)] + [(1, 5, 99)]
     data = "".join(fmt.format(*r) for r in rows).encode()
