@@ -46,12 +46,13 @@ def merge(views: list[RunView]) -> Merged:
     def agree(get: Callable[[RunView], Any], what: str) -> Any:
         return _agree([(v.path, get(v)) for v in views], what)
 
+    def kernel(name: str) -> Any:
+        return _agree([(v.path, getattr(v.kernel, name)) for v in views], f"kernel {name}")
+
     merged = Merged(
         threads=[_merge_thread([(v.path, v.format, v.threads[n]) for v in views])
                  for n in sorted(views[0].threads)],
-        kernel=KernelView(**{f.name: agree(lambda v, n=f.name: getattr(v.kernel, n),
-                                           f"kernel {f.name}")
-                             for f in fields(KernelView)}),
+        kernel=KernelView(**{f.name: kernel(f.name) for f in fields(KernelView)}),
         tool_version=agree(lambda v: v.tool_version, "rt-tests version"),
         cmdline=agree(lambda v: v.cmdline, "command line"),
         start=agree(lambda v: v.start, "start time"),
@@ -139,49 +140,52 @@ def _behind(s: Source, final: Source) -> None:
         raise _contradiction(s[0], final[0], f"thread {a.thread} " + "; ".join(problems))
 
 
+Hist = tuple[Path, ThreadView, Sparse]  # a source's histogram, with its thread view
+
+
 def _take_histogram(out: ThreadView, sources: list[Source]) -> None:
-    with_hist = [s for s in sources if s[2].hist is not None]
-    if not with_hist:
+    hists: list[Hist] = [(path, t, t.hist) for path, _, t in sources if t.hist is not None]
+    if not hists:
         return
-    best = max(with_hist, key=lambda s: (s[2].hist.total + s[2].overflows, s[2].limit is None))
-    t = best[2]
-    for s in with_hist:
-        o = s[2]
+    best = max(hists, key=lambda h: (h[2].total + h[1].overflows, h[1].limit is None))
+    _, t, hist = best
+    for path, o, other in hists:
         if (o.finality == t.finality == "final" and o.limit == t.limit and o is not t
-                and (o.overflows != t.overflows or o.hist.pairs() != t.hist.pairs())):
-            raise _contradiction(s[0], best[0], f"thread {o.thread}: the histograms differ")
-    out.hist, out.limit, out.overflows = t.hist, t.limit, t.overflows
+                and (o.overflows != t.overflows or other.pairs() != hist.pairs())):
+            raise _contradiction(path, best[0], f"thread {o.thread}: the histograms differ")
+    limit, overflows = t.limit, t.overflows
     # The JSON does not list overflow cycle numbers; the text of the same histogram does.
     out.overflow_cycles = next(
-        (s[2].overflow_cycles for s in with_hist
-         if s[2].overflow_cycles and s[2].overflows == t.overflows and s[2].limit == t.limit),
-        [])
-    exact = next((s for s in with_hist if s[2].limit is None), None)
-    if exact is not None and t.limit is not None and t.finality == "final":
-        _complete_exact(out, exact, best)
+        (o.overflow_cycles for _, o, _ in hists
+         if o.overflow_cycles and o.overflows == overflows and o.limit == limit), [])
+    exact = next((h for h in hists if h[1].limit is None), None)
+    if exact is not None and limit is not None and t.finality == "final":
+        completed = _complete_exact(exact, best)
+        if completed is not None:
+            hist, limit, overflows = completed, None, 0
+    out.hist, out.limit, out.overflows = hist, limit, overflows
     if out.samples is None:
-        out.samples = out.hist.total + out.overflows
-    if out.limit is None and out.hist.total == out.samples:
-        out.avg_us = mean(out.hist)  # every sample known: exact, not truncated to the µs
-    if not out.hist.total:
+        out.samples = hist.total + overflows
+    if limit is None and hist.total == out.samples:
+        out.avg_us = mean(hist)  # every sample known: exact, not truncated to the µs
+    if not hist.total:
         return
     if out.min_us is None:  # rows ascend: even a cut histogram holds the lowest bins
-        out.min_us = float(out.hist.values[0])
-    if out.overflows == 0 and (t.finality == "final" or out.limit is None):
-        out.avg_us = out.avg_us if out.avg_us is not None else mean(out.hist)
-        out.max_us = out.max_us if out.max_us is not None else float(out.hist.values[-1])
+        out.min_us = float(hist.values[0])
+    if overflows == 0 and (t.finality == "final" or limit is None):
+        out.avg_us = out.avg_us if out.avg_us is not None else mean(hist)
+        out.max_us = out.max_us if out.max_us is not None else float(hist.values[-1])
 
 
-def _complete_exact(out: ThreadView, exact: Source, limited: Source) -> None:
+def _complete_exact(exact: Hist, limited: Hist) -> Sparse | None:
     """Verbose samples plus the -h histogram of the same run: the samples the verbose log
     missed at exit are the difference of the two. When none of them overflowed, their bins are
-    known and the exact histogram becomes complete: no limit, no overflows."""
-    e, lim = exact[2], limited[2]
-    assert e.hist is not None and lim.hist is not None and lim.limit is not None
-    below, above = e.hist.below(lim.limit)
-    missing = lim.hist.minus(below)
+    known and the exact histogram becomes complete (returned): no limit, no overflows."""
+    (epath, e, ehist), (lpath, lim, lhist) = exact, limited
+    assert lim.limit is not None
+    below, above = ehist.below(lim.limit)
+    missing = lhist.minus(below)
     if missing is None or above > lim.overflows:
-        raise _contradiction(exact[0], limited[0], f"thread {e.thread}: samples in the "
-                             "verbose log are missing from the histogram")
-    if above == lim.overflows:
-        out.hist, out.limit, out.overflows = Sparse.merge([e.hist, missing]), None, 0
+        raise _contradiction(epath, lpath, f"thread {e.thread}: samples in the verbose log "
+                             "are missing from the histogram")
+    return Sparse.merge([ehist, missing]) if above == lim.overflows else None

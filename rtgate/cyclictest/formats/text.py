@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from rtgate.cyclictest.formats.blocks import BLOCK_BYTES, line_blocks
-from rtgate.cyclictest.formats.view import RunView, ThreadView
+from rtgate.cyclictest.formats.view import Finality, RunView, ThreadView
 from rtgate.cyclictest.stats import Sparse
 from rtgate.errors import InputError
 
@@ -201,9 +201,9 @@ def _histogram_threads(state: _State, view: RunView) -> None:
         if len(values) not in (nthreads, columns.shape[1]):
             raise InputError(f"'# {key}' has {len(values)} values for {nthreads} threads",
                              path=state.path)
-    for key, total in zip(state.footer.get("Total", []), columns.sum(axis=0), strict=False):
-        if key != total:
-            raise InputError(f"'# Total' says {key} but the rows of its column sum to {total}",
+    for said, total in zip(state.footer.get("Total", []), columns.sum(axis=0), strict=False):
+        if said != total:
+            raise InputError(f"'# Total' says {said} but the rows of its column sum to {total}",
                              path=state.path)
     strays = sorted(set(state.outliers) - set(range(nthreads)))
     if strays:
@@ -231,7 +231,7 @@ def _thread_from_histogram(state: _State, n: int, bins: np.ndarray, counts: np.n
     if len(cycles) > overflows:
         raise InputError(f"thread {n}: {len(cycles)} overflow cycle numbers for {overflows} "
                          "overflows", path=state.path)
-    finality = "final" if "Min Latencies" in state.footer else "snapshot"
+    finality: Finality = "final" if "Min Latencies" in state.footer else "snapshot"
     view = ThreadView(thread=n, finality=finality, samples=hist.total + overflows, hist=hist,
                       limit=limit, overflows=overflows, overflow_cycles=cycles)
     if view.samples:
