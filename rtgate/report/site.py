@@ -13,6 +13,7 @@ string from a result is escaped by the template engine: kernel strings are writt
 from __future__ import annotations
 
 import json
+import math
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -273,7 +274,7 @@ class Site:
             ["run", "max", "avg", "p99.99", "p99.99 ≥ (overflow)", "label"], rows))
         budgets = group[-1].judged.lines(("max", "avg", "p99.99"))
         self.plots.append(plots.Plot("trend.gp", data, Path(stem),
-                                     (str(len(rows)), str(max(1, len(rows) // 12)),
+                                     (str(len(rows)), str(math.ceil(len(rows) / 10)),
                                       *plots.budget_args(budgets))))
         board, flavor, scenario = key
         return {"board": board, "flavor": flavor, "scenario": scenario,
