@@ -183,6 +183,16 @@ def test_a_file_without_line_ends_is_refused_without_reading_it_whole(
         parse([f])
 
 
+def test_a_screen_before_the_first_sample_is_partial(tmp_path: Path) -> None:
+    f = tmp_path / "early.txt"
+    f.write_bytes(b"".join((CT / "live.txt").read_bytes().splitlines(keepends=True)[:5]))
+    r = parse([f])
+    assert [t.samples for t in r.threads] == [0, 0]  # "C: 0 Min:1000000": nothing measured
+    assert all(t.min_us is None and t.max_us is None for t in r.threads)
+    assert r.status == "partial" and r.reasons == [
+        "no samples: cyclictest stopped before its first measurement"]
+
+
 def test_run_stopped_by_sigint_is_a_normal_end() -> None:
     r = parse([CT / "sigint.json", CT / "sigint.stdout"])
     assert r.status == "complete"

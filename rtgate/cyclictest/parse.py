@@ -43,6 +43,10 @@ def parse(paths: Sequence[Path], *, board: str = "unknown", virtual: bool = Fals
     # A file's first view is the one read from its start: it holds the whole file's hash.
     sources = [SourceFile(path=str(views[0].path), sha256=views[0].sha256,
                           format=views[0].format) for views in per_file]
+    totals = _totals(run)
+    reasons = list(run.partial_reasons)
+    if not totals.samples:
+        reasons.append("no samples: cyclictest stopped before its first measurement")
     return Result(
         run_id=run_id or default_run_id(board, scenario, run.start, sources),
         board=Board(name=board, virtual=virtual),
@@ -53,9 +57,9 @@ def parse(paths: Sequence[Path], *, board: str = "unknown", virtual: bool = Fals
         end=run.end,
         sources=sources,
         threads=[_thread(t) for t in run.threads],
-        totals=_totals(run),
-        status="partial" if run.partial_reasons else "complete",
-        reasons=run.partial_reasons,
+        totals=totals,
+        status="partial" if reasons else "complete",
+        reasons=reasons,
     )
 
 
