@@ -64,3 +64,20 @@ def test_report_prints_the_index_and_survives_a_broken_stored_run(tmp_path: Path
     assert (stored / "result.json").read_text() == "{ broken"  # kept for a human to look at
     published = {p.name for p in (tmp_path / "site2" / "runs").iterdir()}
     assert published == {p.name for p in (history / "runs").iterdir()} - {stored.name}
+
+
+@pytest.mark.integration
+def test_an_out_dir_reused_for_other_results_keeps_only_what_it_publishes(
+        tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    assert rtgate("report", DATA / "qemu", "--out", site).returncode == 0
+    assert rtgate("report", DATA / "local", "--out", site).returncode == 0
+    assert sorted(p.name for p in (site / "runs").iterdir()) == [
+        "local-stock-cpu-20261121T235642Z", "local-stock-idle-20261121T235604Z"]
+    assert not list((site / "plots").glob("*qemu*"))
+
+
+def test_an_empty_history_is_an_empty_site(tmp_path: Path) -> None:
+    proc = rtgate("report", "--history", tmp_path / "h", "--out", tmp_path / "site")
+    assert proc.returncode == 0, proc.stderr
+    assert "No runs yet." in (tmp_path / "site" / "index.html").read_text()

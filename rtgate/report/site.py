@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -133,6 +134,7 @@ class Site:
         overlays = self._overlays(latest)
         groups = [self._trend(k, by_key[k]) for k in sorted(by_key)]
         plots.render(self.plots, self.out)
+        self._prune({page.summary.dir for page in pages})
 
         publish(paths.REPORTS / STYLE, self.out / STYLE)
         for page, context in zip(pages, run_contexts, strict=True):
@@ -141,6 +143,21 @@ class Site:
         generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
         return self._write(None, "index.html", page="index", rows=latest, overlays=overlays,
                            total=len(pages), generated=generated)
+
+    def _prune(self, run_dirs: set[str]) -> None:
+        """Remove what an earlier build of this site left and this one does not publish (an
+        --out re-used with other results): every page and plot of the site stays reachable."""
+        runs = self.out / "runs"
+        for stale in [d for d in runs.glob("*") if d.name not in run_dirs]:
+            if stale.is_dir():
+                shutil.rmtree(stale)
+            else:
+                stale.unlink()
+        keep = {str(p.data) for p in self.plots} | {
+            str(o.relative_to(self.out)) for p in self.plots for o in p.outputs(self.out)}
+        for stale in (self.out / "plots").glob("*"):
+            if str(stale.relative_to(self.out)) not in keep:
+                stale.unlink()
 
     def _write(self, run_dir: str | None, template: str, root: str = "", page: str = "",
                **context: Any) -> Path:
