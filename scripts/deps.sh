@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install what is missing for the named groups on Debian 12 (run as root).
-#   scripts/deps.sh core [kernel] [qemu] [report] [ci]
+#   scripts/deps.sh core [kernel] [qemu] [report] [docker] [ci]
 # Idempotent and quiet when everything is there: a machine used before may hold some of it,
 # a fresh one holds none.
 set -euo pipefail
@@ -53,6 +53,22 @@ if [[ " ${groups[*]} " == *" ci "* ]]; then
       GOBIN=/usr/local/bin "$go" install "$tool"
     fi
   done
+fi
+
+# docker: the buildx CLI plugin (docker/kernel-builder.sh builds the kernel builder with it).
+# Debian 12's docker.io has none; built from the Go module proxy at a pinned version.
+if [[ " ${groups[*]} " == *" docker "* ]]; then
+  plugin=${DOCKER_CONFIG:-$HOME/.docker}/cli-plugins/docker-buildx
+  if ! "$plugin" version 2>/dev/null | grep -qF v0.19.3; then
+    go=$(command -v go || echo /usr/local/go/bin/go)
+    [[ -x "$go" ]] || { echo "deps.sh: docker needs Go to build buildx (none at /usr/local/go or on PATH)" >&2; exit 2; }
+    echo "deps.sh: go install github.com/docker/buildx/cmd/buildx@v0.19.3"
+    mkdir -p "${plugin%/*}"
+    bin=$(mktemp -d)
+    GOBIN=$bin "$go" install github.com/docker/buildx/cmd/buildx@v0.19.3
+    mv "$bin/buildx" "$plugin"
+    rmdir "$bin"
+  fi
 fi
 
 # The Python package with its test extras; pip is a no-op when nothing changed.
