@@ -63,14 +63,16 @@ def test_corrupt_lines_are_reported_kept_aside_and_skipped(tmp_path: Path, capsy
     history = History(tmp_path / "h")
     history.merge(collect(make_runs(tmp_path / "a", 1, "good")))
     index = tmp_path / "h" / INDEX
-    garbage = ['{"run_id": "half a line', '{"run_id": "x", "unexpected": true}']
+    escape = json.loads(index.read_text()) | {"run_id": "escape", "dir": "../../etc"}
+    garbage = ['{"run_id": "half a line', '{"run_id": "x", "unexpected": true}',
+               json.dumps(escape)]
     index.write_text(index.read_text() + "\n".join(garbage) + "\n")
 
     assert [e.run_id for e in history.entries()] == ["good-000"]  # readers skip them
     report = history.merge(collect(make_runs(tmp_path / "b", 1, "next")))
 
     assert report.added == ["next-000"]
-    assert [m.split(": ")[0] for m in report.corrupt] == [f"{index}:2", f"{index}:3"]
+    assert [m.split(": ")[0] for m in report.corrupt] == [f"{index}:{n}" for n in (2, 3, 4)]
     assert f"{index}:2:" in capsys.readouterr().err
     assert (tmp_path / "h" / CORRUPT).read_text().splitlines() == garbage
     assert index_ids(tmp_path / "h") == ["good-000", "next-000"]

@@ -6,7 +6,7 @@ import hashlib
 import re
 from datetime import datetime
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from rtgate.gate.thresholds import flavor_of
 from rtgate.result import Percentile, Result
@@ -29,7 +29,8 @@ class RunSummary(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     run_id: str
-    dir: str
+    # One path component, never a way out of the history (an index line is data too).
+    dir: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
     board: str
     virtual: bool
     flavor: str
