@@ -44,30 +44,42 @@ def source_path(result_path: Path, recorded: str) -> Path | None:
     return None
 
 
-def load_run(result_path: Path) -> RunFiles:
+def junit_for(result_path: Path, top: Path | None = None) -> Path | None:
+    """The JUnit beside the result or, up to ``top``, in a directory above it: `rtgate check`
+    writes one beside a bench result, `rtgate pipeline` one for all its results at the top."""
+    here = result_path.parent
+    stop = (top or here).resolve()
+    while True:
+        for name in JUNIT_NAMES:
+            if (here / name).is_file():
+                return here / name
+        if here.resolve() == stop or here.resolve() == here.resolve().parent:
+            return None
+        here = here.parent
+
+
+def load_run(result_path: Path, top: Path | None = None) -> RunFiles:
     result = load_result(result_path)
-    junit = next((result_path.parent / n for n in JUNIT_NAMES
-                  if (result_path.parent / n).is_file()), None)
     raw = [p for s in result.sources if (p := source_path(result_path, s.path)) is not None]
-    return RunFiles(result, result_path, junit, raw)
+    return RunFiles(result, result_path, junit_for(result_path, top), raw)
 
 
 def collect(paths: list[str | Path]) -> list[RunFiles]:
     """Every result named, or found below a named directory; a path with none is an input error."""
-    found: list[Path] = []
+    found: list[tuple[Path, Path | None]] = []
     for given in map(Path, paths):
         if given.is_dir():
             hits = sorted(given.rglob(RESULT_NAME))
             if not hits:
                 raise InputError(f"no {RESULT_NAME} below this directory", path=given)
-            found += hits
+            found += [(hit, given) for hit in hits]
         elif given.is_file():
-            found.append(given)
+            found.append((given, None))
         else:
             raise InputError("no such file or directory", path=given)
     runs: dict[str, RunFiles] = {}
-    for path in found:
-        run = load_run(path)
+    for path, top in found:
+        run = load_run(path, top)
         # The same run given twice (a file and its directory) is one run, not a duplicate row.
         runs.setdefault(run.result.run_id, run)
     return list(runs.values())
