@@ -7,7 +7,7 @@ HISTORY ?= out/history
 SITE ?= out/site
 DEPS := scripts/deps.sh
 
-.PHONY: deps demo test bench lint schema clean
+.PHONY: deps demo test bench lint schema clean kernel-builder
 
 deps:
 	@$(DEPS) core
@@ -28,15 +28,21 @@ demo: deps
 
 # pytest exits 5 when it collected nothing: that must fail, never pass silently.
 test: deps
-	@$(DEPS) ci report
+	@$(DEPS) ci report kernel qemu docker
 	$(PYTHON) -m pytest tests; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "make test: no tests were collected" >&2; exit 1; fi; exit $$rc
 
 bench: deps
+	@$(DEPS) kernel
 	@for b in bench/perf/*.py; do echo "== $$b"; $(PYTHON) $$b || exit $$?; done
 
 lint: deps
 	$(PYTHON) -m ruff check rtgate tests bench
+
+# The kernel builder image on the local dockerd (started if none answers), no Docker Hub needed.
+kernel-builder: deps
+	@$(DEPS) kernel docker
+	docker/kernel-builder.sh
 
 schema:
 	$(PYTHON) -m rtgate.result --schema

@@ -12,8 +12,6 @@ arch=${platform#linux/}
 mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 
 "$root/docker/dockerd.sh"
-docker buildx version >/dev/null 2>&1 || {
-  echo "kernel-builder.sh: docker buildx missing (scripts/deps.sh docker installs it)" >&2; exit 3; }
 
 if [[ $arch != "$(dpkg --print-architecture)" ]]; then
   # Foreign-arch RUN steps go through qemu-user-static; binfmt_misc may not be mounted yet.
@@ -50,6 +48,8 @@ deps=$("$py" -c 'import tomllib; print(" ".join(tomllib.load(open("'"$root"'/pyp
 pyplat=$([[ $arch == arm64 ]] && echo manylinux2014_aarch64 || echo manylinux2014_x86_64)
 "$py" -m pip download -q --only-binary=:all: --platform "$pyplat" --python-version 3.11 \
   -d "$ctx/docker/wheels" $deps "setuptools>=68" wheel
+docker buildx version >/dev/null 2>&1 || {
+  echo "kernel-builder.sh: docker buildx missing (scripts/deps.sh docker installs it)" >&2; exit 3; }
 docker buildx build --platform "$platform" --build-arg BASE_IMAGE="$base" \
   --build-arg PIP_OFFLINE=--no-index -f "$ctx/docker/kernel-builder.Dockerfile" \
   -t "$image" --load "$ctx" >&2

@@ -1,0 +1,178 @@
+"""Kernel build plans: resolution, the cache key, series and fragment parsing (no build)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rtgate.errors import InputError
+from rtgate.kernel.kconfig import effective_requests, parse_config, read_fragment, unmet
+from rtgate.kernel.patches import read_series
+from rtgate.kernel.plan import Toolchain, cache_key, make_plan
+from rtgate.kernel.runtime import HostRuntime
+from rtgate.kernel.source import resolve
+
+DATA = Path(__file__).parent / "data" / "kernel"
+
+
+def rtgate(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "rtgate", *args], capture_output=True,
+                          text=True, timeout=120)
+
+
+def write_series(tmp_path: Path, patches: dict[str, str]) -> Path:
+    for name, text in patches.items():
+        (tmp_path / name).write_text(text)
+    series = tmp_path / "series"
+    series.write_text("# under test\n" + "".join(f"{name}\n" for name in patches))
+    return series
+
+
+def test_cli_plan_is_json_with_every_input() -> None:
+    proc = rtgate("kernel", "plan", "--board", "qemu-arm64", "--flavor", "rt")
+    assert proc.returncode == 0, proc.stderr
+    plan = json.loads(proc.stdout)
+    assert plan["schema"] == "rtgate/kernel-plan/v1"
+    assert plan["source"]["kind"] == "debian"
+    assert plan["source"]["location"] == "linux-source-6.12"
+    assert plan["source"]["ref"].startswith("6.12.")
+    assert plan["base_config"] == "tinyconfig"
+    assert [f["name"] for f in plan["fragments"]] == ["qemu-arm64.config", "rt.config"]
+    assert all(len(f["sha256"]) == 64 for f in plan["fragments"])
+    assert plan["toolchain"]["gcc"].startswith("aarch64-linux-gnu-gcc")
+    assert len(plan["cache_key"]) == 64
+
+
+def test_same_inputs_same_key_and_flavor_changes_it() -> None:
+    runtime = HostRuntime()
+    a = make_plan("qemu-arm64", "rt", runtime)
+    b = make_plan("qemu-arm64", "rt", runtime)
+    assert a.cache_key == b.cache_key
+    assert make_plan("qemu-arm64", "stock", runtime).cache_key != a.cache_key
+
+
+def test_patch_change_changes_key(tmp_path: Path) -> None:
+    runtime = HostRuntime()
+    series = write_series(tmp_path, {"0001-a.patch": "one\n"})
+    before = make_plan("qemu-arm64", "rt", runtime, series=series)
+    assert [p.name for p in before.patches] == ["0001-a.patch"]
+    (tmp_path / "0001-a.patch").write_text("two\n")
+    after = make_plan("qemu-arm64", "rt", runtime, series=series)
+    assert after.cache_key != before.cache_key
+    assert after.patches[0].sha256 != before.patches[0].sha256
+
+
+def test_fragment_change_changes_key(tmp_path: Path) -> None:
+    runtime = HostRuntime()
+    extra = tmp_path / "extra.config"
+    extra.write_text("CONFIG_HZ_1000=y\n")
+    one = make_plan("qemu-arm64", "rt", runtime, extra_fragments=[extra])
+    extra.write_text("CONFIG_HZ_250=y\n")
+    two = make_plan("qemu-arm64", "rt", runtime, extra_fragments=[extra])
+    assert one.fragments[-1].name == "extra.config"
+    assert one.cache_key != two.cache_key != make_plan("qemu-arm64", "rt", runtime).cache_key
+
+
+def test_source_ref_and_toolchain_change_key(tmp_path: Path) -> None:
+    plan = make_plan("qemu-arm64", "rt", HostRuntime())
+    args = (plan.board, plan.flavor)
+    key = cache_key(*args, plan.source, plan.fragments, plan.patches, plan.toolchain)
+    assert key == plan.cache_key
+    newer = plan.source.model_copy(update={"ref": "6.12.999-1"})
+    assert cache_key(*args, newer, plan.fragments, plan.patches, plan.toolchain) != key
+    gcc13 = Toolchain(cross_compile="aarch64-linux-gnu-", gcc="aarch64-linux-gnu-gcc 13.2.0",
+                      binutils=plan.toolchain.binutils)
+    assert cache_key(*args, plan.source, plan.fragments, plan.patches, gcc13) != key
+
+
+def test_tar_source_is_its_content_not_its_path(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    for d in ("a", "b"):
+        (tmp_path / d / "linux.tar").write_bytes(b"same bytes")
+    a, b = resolve(f"tar:{tmp_path}/a/linux.tar"), resolve(f"tar:{tmp_path}/b/linux.tar")
+    assert a.location != b.location and a.identity() == b.identity()
+    (tmp_path / "b" / "linux.tar").write_bytes(b"other bytes")
+    assert resolve(f"tar:{tmp_path}/b/linux.tar").identity() != a.identity()
+
+
+def test_git_source_spec() -> None:
+    src = resolve("git:https://github.com/raspberrypi/linux@rpi-6.12.y")
+    assert (src.kind, src.location, src.ref) == ("git", "https://github.com/raspberrypi/linux",
+                                                 "rpi-6.12.y")
+    ssh = resolve("git:git@github.com:raspberrypi/linux.git@abc123")
+    assert (ssh.location, ssh.ref) == ("git@github.com:raspberrypi/linux.git", "abc123")
+    with pytest.raises(InputError, match="@REF"):
+        resolve("git:https://github.com/raspberrypi/linux")
+
+
+def test_rpi5_plan_resolves_offline() -> None:
+    proc = rtgate("kernel", "plan", "--board", "rpi5", "--flavor", "rt")
+    assert proc.returncode == 0, proc.stderr
+    plan = json.loads(proc.stdout)
+    assert plan["source"] == {"kind": "git", "location": "https://github.com/raspberrypi/linux",
+                              "ref": "rpi-6.12.y"}
+    assert plan["base_config"] == "bcm2712_defconfig"
+    assert plan["board"]["image_name"] == "kernel_2712.img"
+    assert plan["board"]["dtbs"] and plan["board"]["modules"]
+    assert [f["name"] for f in plan["fragments"]] == ["rt.config"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--board", "pi9", "--flavor", "rt"], "unknown kernel board 'pi9'"),
+    (["--board", "qemu-arm64", "--flavor", "turbo"], "unknown flavor 'turbo'"),
+    (["--board", "qemu-arm64", "--flavor", "rt", "--source", "svn:x"], "unknown kind 'svn'"),
+    (["--board", "qemu-arm64", "--flavor", "rt", "--source", "debian:linux-source-0.01"],
+     "linux-source-0.01 is not installed"),
+])
+def test_bad_input_is_one_line_and_exit_2(args: list[str], message: str) -> None:
+    proc = rtgate("kernel", "plan", *args)
+    assert proc.returncode == 2
+    assert message in proc.stderr
+    assert proc.stderr.startswith("rtgate: ") and proc.stderr.count("\n") == 1
+
+
+def test_series_comments_order_and_missing_patch(tmp_path: Path) -> None:
+    (tmp_path / "b.patch").write_text("b")
+    (tmp_path / "a.patch").write_text("a")
+    series = tmp_path / "series"
+    series.write_text("# header\nb.patch   # first\n\na.patch\n")
+    assert [p.name for p in read_series(series)] == ["b.patch", "a.patch"]
+    series.write_text("b.patch\nmissing.patch\n")
+    proc = rtgate("kernel", "plan", "--board", "qemu-arm64", "--flavor", "rt",
+                  "--patches", str(series))
+    assert proc.returncode == 2
+    assert f"{series}: line 2: patch missing.patch not found" in proc.stderr
+
+
+def test_fragment_requests_and_unmet_on_a_real_config() -> None:
+    # qemu-arm64-rt.config: the .config of a real qemu-arm64 rt build on this machine.
+    final = parse_config(DATA / "qemu-arm64-rt.config")
+    assert final["CONFIG_PREEMPT_RT"] == "y"
+    assert final["CONFIG_MODULES"] is None
+    fragments = [Path("kernel/configs/qemu-arm64.config"), Path("kernel/configs/rt.config")]
+    assert unmet(effective_requests(fragments), final) == []
+    stock = effective_requests([Path("kernel/configs/stock.config")])
+    assert [r.option for r in unmet(stock, final)] == ["CONFIG_PREEMPT_RT"]
+
+
+def test_later_fragment_wins_and_not_set_parses(tmp_path: Path) -> None:
+    first, second = tmp_path / "1.config", tmp_path / "2.config"
+    first.write_text("# comment\nCONFIG_A=y\nCONFIG_S=\"text\"\n")
+    second.write_text("# CONFIG_A is not set\nCONFIG_N=42\n")
+    merged = effective_requests([first, second])
+    assert merged["CONFIG_A"].value is None and merged["CONFIG_A"].fragment == second
+    assert merged["CONFIG_S"].value == '"text"' and merged["CONFIG_N"].value == "42"
+    assert unmet(merged, {"CONFIG_S": '"text"', "CONFIG_N": "42"}) == []
+
+
+def test_fragment_garbage_names_file_and_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.config"
+    bad.write_text("CONFIG_A=y\nPREEMPT_RT=y\n")
+    with pytest.raises(InputError, match="line 2: not a Kconfig line") as info:
+        read_fragment(bad)
+    assert info.value.path == str(bad)
