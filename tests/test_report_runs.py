@@ -37,3 +37,9 @@ def test_raw_files_are_found_as_recorded_or_under_raw(tmp_path: Path) -> None:
 def test_the_same_run_given_twice_is_one_run() -> None:
     runs = collect([DATA / "qemu", DATA / "qemu" / "rt-cpu" / "result.json"])
     assert len(runs) == 4
+
+
+def test_named_result_files_in_a_directory_are_results_too(tmp_path: Path) -> None:
+    shutil.copy(DATA / "qemu" / "rt-idle" / "result.json", tmp_path / "rt-idle.result.json")
+    shutil.copy(DATA / "qemu" / "rt-cpu" / "result.json", tmp_path / "notes.json")
+    assert [r.result.scenario for r in collect([tmp_path])] == ["idle"]

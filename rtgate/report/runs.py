@@ -65,11 +65,13 @@ def load_run(result_path: Path, top: Path | None = None) -> RunFiles:
 
 
 def collect(paths: list[str | Path]) -> list[RunFiles]:
-    """Every result named, or found below a named directory; a path with none is an input error."""
+    """Every result named, or found below a named directory (``result.json``,
+    ``NAME.result.json``); a path with none is an input error."""
     found: list[tuple[Path, Path | None]] = []
     for given in map(Path, paths):
         if given.is_dir():
-            hits = sorted(given.rglob(RESULT_NAME))
+            hits = sorted(p for p in given.rglob(f"*{RESULT_NAME}")
+                          if p.name == RESULT_NAME or p.name.endswith(f".{RESULT_NAME}"))
             if not hits:
                 raise InputError(f"no {RESULT_NAME} below this directory", path=given)
             found += [(hit, given) for hit in hits]
