@@ -15,9 +15,9 @@ from rtgate.report.runs import RunFiles, collect
 from rtgate.result import write_atomic
 
 REPORT_EPILOG = """\
-RESULT_OR_DIR: result.json files, or directories searched for result.json. Published with
-each: the raw files named in its sources, and junit.xml from beside it (or, for a directory,
-from above it up to that directory, where `rtgate pipeline` writes it).
+RESULT_OR_DIR: result files, or directories searched for result.json and NAME.result.json.
+Published with each: the raw files named in its sources, and junit.xml from beside it (or, for
+a directory, from above it up to that directory, where `rtgate pipeline` writes it).
 
 With --history DIR the runs are first merged into that history store (idempotent by run id,
 never dropping older runs; corrupt index lines are set aside in index.corrupt.jsonl) and the
