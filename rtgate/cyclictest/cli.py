@@ -3,9 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rtgate.errors import Exit
+
+if TYPE_CHECKING:
+    from rtgate.result import Result
+
+# A bar only for files that take seconds: about 100 MB of verbose log per second.
+PROGRESS_BYTES = 256 << 20
 
 HELP = """Read the output files of ONE cyclictest run and write the normalized result.
 
@@ -36,9 +44,26 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def run(args: argparse.Namespace) -> int:
     # Imported here: numpy and the readers would slow down every other rtgate command's start.
+    from rich.console import Console
+    from rich.progress import DownloadColumn, Progress
+
+    from rtgate.cyclictest.formats.blocks import Progress as Told
+    from rtgate.cyclictest.formats.blocks import no_progress
     from rtgate.cyclictest.parse import parse
 
-    result = parse(args.raw, board=args.board, virtual=args.virtual, scenario=args.scenario,
-                   flavor=args.flavor, run_id=args.run_id)
+    def run_parse(progress: Told = no_progress) -> Result:
+        return parse(args.raw, board=args.board, virtual=args.virtual, scenario=args.scenario,
+                     flavor=args.flavor, run_id=args.run_id, progress=progress)
+
+    size = sum(p.stat().st_size for p in args.raw if p.is_file())
+    if size >= PROGRESS_BYTES and sys.stderr.isatty():
+        # Transient: once done (or failed) the bar is gone and stderr holds at most the one
+        # error line.
+        with Progress(*Progress.get_default_columns(), DownloadColumn(), transient=True,
+                      console=Console(stderr=True)) as bar:
+            task = bar.add_task("parsing", total=size)
+            result = run_parse(lambda n: bar.advance(task, n))
+    else:
+        result = run_parse()
     result.write(args.output)
     return int(Exit.OK)

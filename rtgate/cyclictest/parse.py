@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rtgate.cyclictest.formats import read_views
+from rtgate.cyclictest.formats.blocks import Progress, no_progress
 from rtgate.cyclictest.formats.view import KernelView, ThreadView
 from rtgate.cyclictest.parse_merge import Merged, merge
 from rtgate.cyclictest.stats import Sparse, percentiles, stddev
@@ -30,15 +31,15 @@ from rtgate.result import (
 
 def parse(paths: Sequence[Path], *, board: str = "unknown", virtual: bool = False,
           scenario: str = "unknown", flavor: str | None = None,
-          run_id: str | None = None) -> Result:
+          run_id: str | None = None, progress: Progress = no_progress) -> Result:
     """Normalize the output files of ONE cyclictest run (one or several formats of it).
 
     Raises InputError (exit 2) naming the file, and the line where it applies, for anything
-    malformed, and for files that contradict each other.
+    malformed, and for files that contradict each other. ``progress`` is told the bytes read.
     """
     if not paths:
         raise InputError("no cyclictest output file given")
-    per_file = [read_views(Path(p)) for p in paths]
+    per_file = [read_views(Path(p), progress) for p in paths]
     run = merge([v for views in per_file for v in views])
     # A file's first view is the one read from its start: it holds the whole file's hash.
     sources = [SourceFile(path=str(views[0].path), sha256=views[0].sha256,

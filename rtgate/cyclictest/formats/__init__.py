@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rtgate.cyclictest.formats.blocks import Progress, no_progress
 from rtgate.cyclictest.formats.json_v2 import read_json
 from rtgate.cyclictest.formats.text import read_text
 from rtgate.cyclictest.formats.verbose import looks_verbose, read_verbose
@@ -13,7 +14,7 @@ from rtgate.errors import InputError
 SNIFF_BYTES = 4096
 
 
-def read_views(path: Path) -> list[RunView]:
+def read_views(path: Path, progress: Progress = no_progress) -> list[RunView]:
     """Read one file with the reader its first bytes call for: one view per section (a
     verbose log written with -h holds the samples and then the histogram)."""
     try:
@@ -26,8 +27,10 @@ def read_views(path: Path) -> list[RunView]:
     if b"\0" in head:
         raise InputError("binary data, not cyclictest output", path=path)
     if head.lstrip()[:1] in (b"{", b"["):
-        return [read_json(path)]
+        views = [read_json(path)]
+        progress(path.stat().st_size)
+        return views
     if looks_verbose(head):
-        return read_verbose(path)
+        return read_verbose(path, progress)
     # Histogram and summary output share one line grammar: -h without -q prints both.
-    return [read_text(path)]
+    return [read_text(path, progress=progress)]

@@ -6,7 +6,7 @@ whole file in memory) and hashed in the same single pass.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import BinaryIO, Protocol
 
@@ -16,15 +16,25 @@ BLOCK_BYTES = 8 << 20
 MAX_LINE_BYTES = 1 << 20  # far beyond any cyclictest line: a file without newlines is no output
 
 
+Progress = Callable[[int], None]
+"""Told the number of bytes read after each block (a progress bar; silent by default)."""
+
+
+def no_progress(_: int) -> None:
+    pass
+
+
 class Hash(Protocol):
     def update(self, data: bytes, /) -> None: ...
 
 
-def line_blocks(fh: BinaryIO, path: Path, sha: Hash, size: int) -> Iterator[bytes]:
+def line_blocks(fh: BinaryIO, path: Path, sha: Hash, size: int,
+                progress: Progress = no_progress) -> Iterator[bytes]:
     """Yield blocks that end at a newline; only the last one may lack it (a cut file)."""
     rest = b""
     while chunk := fh.read(size):
         sha.update(chunk)
+        progress(len(chunk))
         data = rest + chunk
         cut = data.rfind(b"\n") + 1
         rest = data[cut:]

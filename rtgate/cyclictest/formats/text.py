@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rtgate.cyclictest.formats.blocks import BLOCK_BYTES, line_blocks
+from rtgate.cyclictest.formats.blocks import BLOCK_BYTES, Progress, line_blocks, no_progress
 from rtgate.cyclictest.formats.view import Finality, RunView, ThreadView
 from rtgate.cyclictest.stats import Sparse
 from rtgate.errors import InputError
@@ -59,13 +59,14 @@ class _State:
         return InputError(f"line {self.line_no}: {problem}", path=self.path)
 
 
-def read_text(path: Path, *, offset: int = 0, lines_before: int = 0) -> RunView:
+def read_text(path: Path, *, offset: int = 0, lines_before: int = 0,
+              progress: Progress = no_progress) -> RunView:
     """Read from byte ``offset`` on (after ``lines_before`` lines another reader took)."""
     state = _State(path, line_no=lines_before)
     sha = hashlib.sha256()
     with path.open("rb") as fh:
         fh.seek(offset)
-        for block in line_blocks(fh, path, sha, BLOCK_BYTES):
+        for block in line_blocks(fh, path, sha, BLOCK_BYTES, progress):
             if block.endswith(b"\n"):
                 _block(state, block)
             elif not (state.rows and not state.footer):

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from rtgate.cyclictest.formats.blocks import BLOCK_BYTES, line_blocks
+from rtgate.cyclictest.formats.blocks import BLOCK_BYTES, Progress, line_blocks, no_progress
 from rtgate.cyclictest.formats.text import read_text
 from rtgate.cyclictest.formats.view import RunView, ThreadView
 from rtgate.cyclictest.stats import Ints, Sparse, mean
@@ -285,13 +285,13 @@ def _swar(grid: npt.NDArray[np.uint8], fields: list[tuple[int, int]]) -> Ints:
     return words.view(np.int64)  # below 10^8: the same bits
 
 
-def read_verbose(path: Path) -> list[RunView]:
+def read_verbose(path: Path, progress: Progress = no_progress) -> list[RunView]:
     """The samples' view, plus the histogram's when ``-v`` ran with ``-h``."""
     reader = _Reader(path)
     histogram: RunView | None = None
     cut_line: int | None = None
     with path.open("rb") as fh, _Hasher() as sha:
-        blocks = line_blocks(fh, path, sha, BLOCK_BYTES)
+        blocks = line_blocks(fh, path, sha, BLOCK_BYTES, progress)
         for block in blocks:
             if not block.endswith(b"\n"):
                 cut_line = reader.line_no + 1
