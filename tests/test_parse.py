@@ -240,6 +240,20 @@ def test_contradictory_files_are_refused_naming_both() -> None:
         parse([CT / "hist-stdout.txt", CT / "histfile.txt"])
 
 
+def test_two_json_files_of_different_runs_are_refused() -> None:
+    with pytest.raises(InputError) as err:
+        parse([CT / "overflow.json", CT / "sigint.json"])
+    assert err.value.path == str(CT / "sigint.json")
+    assert "overflow.json, so they are not one run: thread 0 samples 1971" in str(err.value)
+
+
+def test_crlf_line_ends_are_read(tmp_path: Path) -> None:
+    for name in ("verbose.txt", "hist-stdout.txt", "quiet.txt"):
+        f = tmp_path / name
+        f.write_bytes((CT / name).read_bytes().replace(b"\n", b"\r\n"))
+        assert parse([f]).totals == parse([CT / name]).totals, name
+
+
 def test_snapshot_ahead_of_final_is_a_contradiction(tmp_path: Path) -> None:
     live = tmp_path / "live.txt"
     live.write_text((CT / "quiet-json.stdout").read_text().replace("Max:     820", "Max:    9999")

@@ -166,7 +166,7 @@ class _Reader:
         pos = 0
         while pos < len(data):
             nl = data.index(b"\n", pos)
-            line = data[pos:nl]
+            line = data[pos:nl].rstrip(b"\r")  # a log that went through a CRLF editor
             if line == b"# Histogram":
                 # -v with -h: the histogram section follows the samples (text grammar).
                 self._flush(pending)
