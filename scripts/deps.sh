@@ -59,8 +59,9 @@ fi
 # Debian 12's docker.io has none; built from the Go module proxy at a pinned version.
 if [[ " ${groups[*]} " == *" docker "* ]]; then
   plugin=${DOCKER_CONFIG:-$HOME/.docker}/cli-plugins/docker-buildx
-  if ! "$plugin" version 2>/dev/null | grep -qF v0.19.3; then
-    go=$(command -v go || echo /usr/local/go/bin/go)
+  go=$(command -v go || echo /usr/local/go/bin/go)
+  # A go-installed buildx reports v0.0.0+unknown; its module version is in the build info.
+  if ! "$go" version -m "$plugin" 2>/dev/null | grep -qE 'mod[[:space:]]+github.com/docker/buildx[[:space:]]+v0.19.3'; then
     [[ -x "$go" ]] || { echo "deps.sh: docker needs Go to build buildx (none at /usr/local/go or on PATH)" >&2; exit 2; }
     echo "deps.sh: go install github.com/docker/buildx/cmd/buildx@v0.19.3"
     mkdir -p "${plugin%/*}"
