@@ -9,10 +9,13 @@ ARG BASE_IMAGE=debian:bookworm-slim
 FROM ${BASE_IMAGE}
 
 ENV DEBIAN_FRONTEND=noninteractive
+# libc6-dev-arm64-cross is only a Recommends of the cross gcc, but Kconfig probes whether the
+# compiler can link (CONFIG_CC_CAN_LINK): without it the image's .config differs from a host's.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
-      gcc-aarch64-linux-gnu gcc libc6-dev make bc bison flex libssl-dev libelf-dev kmod cpio \
-      ccache python3 python3-venv patch perl xz-utils gzip tar git ca-certificates \
+      gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc libc6-dev make bc bison flex libssl-dev \
+      libelf-dev kmod cpio ccache python3 python3-venv patch perl xz-utils gzip tar git \
+      ca-certificates \
  && rm -rf /var/lib/apt/lists/*
 
 # rtgate itself, with its data (boards, fragments) where RTGATE_ROOT says.

@@ -7,7 +7,7 @@ set -euo pipefail
 
 declare -A APT=(
   [core]="rt-tests stress-ng iperf3 gnuplot-nox procps iproute2 python3-venv"
-  [kernel]="gcc-aarch64-linux-gnu bc bison flex libssl-dev libelf-dev kmod cpio ccache make xz-utils linux-source-6.12 patch quilt"
+  [kernel]="gcc-aarch64-linux-gnu libc6-dev-arm64-cross bc bison flex libssl-dev libelf-dev kmod cpio ccache make xz-utils linux-source-6.12 patch quilt"
   [qemu]="qemu-system-arm openssh-client openssh-server cpio binutils"
   [report]="chromium"
   [docker]="docker.io debootstrap qemu-user-static binfmt-support"
