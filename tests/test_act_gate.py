@@ -20,6 +20,7 @@ import os
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -28,9 +29,24 @@ from junitparser import JUnitXml
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKFLOW = ROOT / ".github" / "workflows" / "latency-gate.yml"
-BOARD = "qemu-arm64"
-FLAVORS = ("stock", "rt")
-SCENARIO = "all-in"
+
+
+@dataclass(frozen=True)
+class Case:
+    board: str
+    flavors: tuple[str, ...]
+    scenario: str
+    duration: str
+
+
+# The virtual Pi is the end-to-end case (two kernels built, booted under QEMU). The local
+# board measures this machine's kernel in seconds: the same workflow path, fast feedback.
+CASES = [
+    pytest.param(Case("qemu-arm64", ("stock", "rt"), "all-in", "10s"), id="qemu-arm64",
+                 marks=[pytest.mark.kernel, pytest.mark.timeout(5400)]),
+    pytest.param(Case("local", ("stock",), "idle", "3s"), id="local",
+                 marks=[pytest.mark.timeout(600)]),
+]
 
 
 def act_labels() -> list[str]:
@@ -40,15 +56,18 @@ def act_labels() -> list[str]:
     return [arg for label in labels for arg in ("-P", f"{label}=-self-hosted")]
 
 
-@pytest.fixture(scope="module")
-def gate_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, str, Path]:
+@pytest.fixture(scope="module", params=CASES)
+def gate_run(request: pytest.FixtureRequest,
+             tmp_path_factory: pytest.TempPathFactory) -> tuple[Case, int, str, Path]:
+    case: Case = request.param
     act = shutil.which("act")
     if act is None:
         pytest.fail("act is not installed: run scripts/deps.sh ci (make test does)")
     tmp = tmp_path_factory.mktemp("act")
     event = tmp / "event.json"
     event.write_text(json.dumps({"inputs": {
-        "board": BOARD, "scenarios": SCENARIO, "duration": "10s", "kernels": "controller"}}))
+        "board": case.board, "scenarios": case.scenario, "duration": case.duration,
+        "kernels": "controller"}}))
     results = tmp / "results"
     # The steps call `python3 -m rtgate`: make that the interpreter running this suite.
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
@@ -61,54 +80,51 @@ def gate_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, str, Path]:
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=5400)
     log = proc.stdout + proc.stderr
     (tmp / "act.log").write_text(log)
-    outs = sorted(results.glob(f"*/{BOARD}"))
+    outs = sorted(results.glob(f"*/{case.board}"))
     assert len(outs) == 1, f"the gate wrote no output under {results}:\n{log[-6000:]}"
-    return proc.returncode, log, outs[0]
+    return case, proc.returncode, log, outs[0]
 
 
 @pytest.mark.integration
-@pytest.mark.kernel
-@pytest.mark.timeout(5400)
-def test_gate_reaches_a_latency_verdict(gate_run: tuple[int, str, Path]) -> None:
-    returncode, log, out = gate_run
+def test_gate_reaches_a_latency_verdict(gate_run: tuple[Case, int, str, Path]) -> None:
+    case, returncode, log, out = gate_run
     code = int((out / "exit-code").read_text())
     # 0 or 1 is a verdict; 2 and 3 mean the gate never judged a measurement.
     assert code in (0, 1), f"rtgate pipeline exited {code}:\n{log[-6000:]}"
     if code == 0:
         assert returncode == 0, log[-6000:]
-        assert "every latency budget met on qemu-arm64" in log
+        assert f"every latency budget met on {case.board}" in log
     else:
         assert returncode != 0, "a budget exceeded must fail the job"
-        assert "Latency regression on qemu-arm64" in log
+        assert f"Latency regression on {case.board}" in log
 
 
 @pytest.mark.integration
-@pytest.mark.kernel
-@pytest.mark.timeout(5400)
-def test_gate_writes_junit_for_both_flavors(gate_run: tuple[int, str, Path]) -> None:
-    _, log, out = gate_run
+def test_gate_writes_junit_for_every_flavor(gate_run: tuple[Case, int, str, Path]) -> None:
+    case, _, log, out = gate_run
     junit = out / "junit.xml"
     assert junit.is_file(), log[-6000:]
-    cases = [case for suite in JUnitXml.fromfile(str(junit)) for case in suite]
-    assert cases, "the JUnit file holds no test case"
-    names = " ".join(f"{case.classname} {case.name}" for case in cases)
-    for flavor in FLAVORS:
-        assert flavor in names, f"no JUnit case for {flavor}: {names}"
-    for flavor in FLAVORS:
-        result = json.loads((out / flavor / SCENARIO / "result.json").read_text())
-        assert result["board"]["virtual"] is True
+    cases = [tc for suite in JUnitXml.fromfile(str(junit)) for tc in suite]
+    names = " ".join(f"{tc.classname} {tc.name}" for tc in cases)
+    for flavor in case.flavors:
+        assert flavor in names, f"no JUnit case for {flavor}: {names!r}"
+    # One result per measured kernel: OUT/<flavor or label>/<scenario>/result.json.
+    results = [json.loads(p.read_text()) for p in out.glob(f"*/{case.scenario}/result.json")]
+    assert len(results) == len(case.flavors)
+    for result in results:
+        assert result["board"]["name"] == case.board
+        if case.board == "qemu-arm64":
+            assert result["board"]["virtual"] is True
 
 
 @pytest.mark.integration
-@pytest.mark.kernel
-@pytest.mark.timeout(5400)
-def test_gate_writes_the_markdown_step_summary(gate_run: tuple[int, str, Path]) -> None:
-    _, log, out = gate_run
+def test_gate_writes_the_markdown_step_summary(gate_run: tuple[Case, int, str, Path]) -> None:
+    case, _, log, out = gate_run
     summary = (out / "summary.md").read_text()
     assert summary.strip(), "summary.md is empty"
-    # act prints what a step appended to $GITHUB_STEP_SUMMARY as "Summary - <line>" log lines.
+    # act prints what a step appended to $GITHUB_STEP_SUMMARY as "Summary - <content>".
     first = next(line for line in summary.splitlines() if line.strip())
-    assert any("Summary" in line and first.strip() in line for line in log.splitlines()), \
+    assert f"Summary - {first}" in log, \
         f"the job summary did not reach $GITHUB_STEP_SUMMARY: {first!r}\n{log[-4000:]}"
     # The event travels with the results for latency-report.yml.
-    assert json.loads((out / "event.json").read_text())["inputs"]["board"] == BOARD
+    assert json.loads((out / "event.json").read_text())["inputs"]["board"] == case.board
