@@ -64,6 +64,19 @@ class KernelArtifacts:
                    modules=modules if modules.is_file() else None)
 
 
+    def mismatch(self, release: str | None, version: str | None) -> str | None:
+        """Why the running kernel is not this build, or None when it is.
+
+        Stock and RT builds of one source share the release string; the version banner (its
+        ``PREEMPT_RT`` and build time) tells them apart, so it is compared when known.
+        """
+        if release != self.release:
+            return f"booted release {release!r}, expected the built {self.release!r}"
+        if self.uts_version and version != self.uts_version:
+            return f"booted {version!r}, expected the built {self.uts_version!r}"
+        return None
+
+
 @dataclass
 class RawRun:
     """What a run left behind on the controller, before it is turned into a Result."""

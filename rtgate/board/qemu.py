@@ -99,15 +99,13 @@ class QemuBoard(Board):
         self.console = SerialConsole(self.argv(), self.console_log)
         deadline = time.monotonic() + self.opts.boot_timeout_s
         with self._status.status(f"{self.spec.name}: booting {self.kernel.release}"):
-            ready = self.console.expect("RTGATE-READY", deadline)
+            self.console.expect("RTGATE-READY", deadline)
         self.idle = True
-        release = dict(w.split("=", 1) for w in ready.split()[1:] if "=" in w).get("release")
-        if release != self.kernel.release:
-            self.close()
-            raise InfraError(f"booted release {release!r}, expected the built "
-                             f"{self.kernel.release!r}; console log kept", path=self.console_log)
         self.facts = GuestFacts.from_tar(self._exchange(guestscript.probe(), PROBE_TIMEOUT_S))
-        return release
+        if problem := self.kernel.mismatch(self.facts.get("uname-r"), self.facts.get("uname-v")):
+            self.close()
+            raise InfraError(f"{problem}; console log kept", path=self.console_log)
+        return self.kernel.release
 
     def _exchange(self, script: str, timeout_s: float) -> bytes:
         """Run a script that only sends files back; return its tar.gz."""

@@ -115,8 +115,8 @@ class Rpi5Board(Board):
 
     # boot / restore -------------------------------------------------------------------------
 
-    def _reboot(self, command: str, expect: str, what: str) -> str:
-        """Reboot with ``command``, wait for a new boot, return the running release."""
+    def _reboot(self, command: str, what: str) -> None:
+        """Reboot with ``command`` and wait until the board answers from a new boot."""
         before = self.ssh.output(self.opts.boot_id_command)
         # The connection usually drops while the command runs: its status tells nothing.
         self.ssh.run(self.ssh.root(command), check=False, timeout_s=60)
@@ -131,17 +131,17 @@ class Rpi5Board(Board):
                         "was not touched, so a power cycle boots the known-good kernel; session "
                         "log kept", path=self.ssh.log)
                 time.sleep(self.opts.poll_interval_s)
-        release = self.ssh.output("uname -r")
-        if release != expect:
-            raise InfraError(f"{self.spec.name} booted release {release!r} after {what}, "
-                             f"expected {expect!r}; session log kept", path=self.ssh.log)
-        return release
 
     def boot(self) -> str:
         if self.kernel is None:
             raise InputError("deploy a kernel before booting")
         self.tried = True
-        return self._reboot(self.opts.reboot_tryboot, self.kernel.release, "tryboot")
+        self._reboot(self.opts.reboot_tryboot, "tryboot")
+        running = self.ssh.output("uname -r"), self.ssh.output("uname -v")
+        if problem := self.kernel.mismatch(*running):
+            raise InfraError(f"{self.spec.name} after tryboot: {problem}; session log kept",
+                             path=self.ssh.log)
+        return running[0]
 
     def restore(self) -> None:
         if not self.tried:
@@ -151,8 +151,12 @@ class Rpi5Board(Board):
                              "one-shot, it comes back on config.txt)", path=self.ssh.log)
         assert self.known_good is not None
         self.ssh.run(self.ssh.root(f"rm -f {shlex.quote(self._fw('tryboot.txt'))}"))
-        self._reboot(self.opts.reboot_normal, self.known_good, "restore")
+        self._reboot(self.opts.reboot_normal, "restore")
         self.tried = False
+        if (release := self.ssh.output("uname -r")) != self.known_good:
+            raise InfraError(f"{self.spec.name} restored to release {release!r}, expected the "
+                             f"known-good {self.known_good!r}; session log kept",
+                             path=self.ssh.log)
         if self._config_sha() != self.config_sha:
             raise InfraError("config.txt changed while rtgate used the board", path=self.ssh.log)
 
