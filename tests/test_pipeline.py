@@ -26,7 +26,7 @@ def pipeline(*args: str | Path, timeout: int = 900) -> subprocess.CompletedProce
                           capture_output=True, text=True, timeout=timeout)
 
 
-def testcases(junit: Path) -> dict[str, list[object]]:
+def cases_of(junit: Path) -> dict[str, list[object]]:
     return {case.name: list(case.result) for suite in JUnitXml.fromfile(str(junit))
             for case in suite}
 
@@ -45,7 +45,7 @@ def test_infra_failure_is_an_error_testcase_and_exit_3(tmp_path: Path) -> None:
     assert worst([infra.exit, Exit.BUDGET]) is Exit.INCOMPLETE
     junit = tmp_path / "junit.xml"
     junit.write_text(render_junit([infra]))
-    (error,) = testcases(junit)["qemu-arm64/rt/all-in: infrastructure"]
+    (error,) = cases_of(junit)["qemu-arm64/rt/all-in: infrastructure"]
     assert isinstance(error, Error) and "no RTGATE-READY" in error.message
     md = render_markdown([infra])
     assert "| qemu-arm64 | rt | all-in |" in md and "infrastructure failure" in md
@@ -59,7 +59,7 @@ def test_local_pipeline_measures_and_gates(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     result = load_result(next(tmp_path.glob("*/idle/result.json")))
     assert result.status == "complete" and result.totals.samples > 1000
-    cases = testcases(tmp_path / "junit.xml")
+    cases = cases_of(tmp_path / "junit.xml")
     assert any(name.endswith("idle: max_us <= 100000") for name in cases)
     assert not any(cases.values()), "no failure or error expected on the smoke budgets"
     assert "| local |" not in (tmp_path / "comparison.md").read_text()  # board shown per section
@@ -91,7 +91,7 @@ def test_qemu_pipeline_stock_and_rt(qemu_kernels: Path, tmp_path: Path) -> None:
         assert result.status == "complete", result.reasons
         built = json.loads((qemu_kernels / flavor / "metadata.json").read_text())
         assert result.kernel.release == built["kernel_release"]
-    cases = testcases(tmp_path / "junit.xml")
+    cases = cases_of(tmp_path / "junit.xml")
     for flavor in ("stock", "rt"):
         assert f"qemu-arm64/{flavor}/all-in: max_us <= " + (
             "50000" if flavor == "rt" else "100000") in cases
@@ -118,7 +118,7 @@ def test_qemu_pipeline_wrong_release_is_infra_not_pass(qemu_kernels: Path,
     proc = pipeline("--board", "qemu-arm64", "--flavors", "rt", "--scenarios", "idle",
                     "--duration", "2s", "--kernels", fake, "--out", out)
     assert proc.returncode == 3, proc.stderr[-3000:]
-    cases = testcases(out / "junit.xml")
+    cases = cases_of(out / "junit.xml")
     assert list(cases) == ["qemu-arm64/rt/idle: infrastructure"]
     (error,) = cases["qemu-arm64/rt/idle: infrastructure"]
     assert isinstance(error, Error) and "not-what-booted" in error.message
