@@ -42,7 +42,9 @@ class Case:
 # The virtual Pi is the end-to-end case (two kernels built, booted under QEMU). The local
 # board measures this machine's kernel in seconds: the same workflow path, fast feedback.
 CASES = [
-    pytest.param(Case("qemu-arm64", ("stock", "rt"), "all-in", "10s"), id="qemu-arm64",
+    # idle: under all-in, TCG on a 2-core host shared with other jobs can overrun the guest's
+    # run timeout (an infra result, correctly, but no verdict to check the workflow against).
+    pytest.param(Case("qemu-arm64", ("stock", "rt"), "idle", "10s"), id="qemu-arm64",
                  marks=[pytest.mark.kernel, pytest.mark.timeout(5400)]),
     pytest.param(Case("local", ("stock",), "idle", "3s"), id="local",
                  marks=[pytest.mark.timeout(600)]),
@@ -86,17 +88,23 @@ def gate_run(request: pytest.FixtureRequest,
 
 
 @pytest.mark.integration
-def test_gate_reaches_a_latency_verdict(gate_run: tuple[Case, int, str, Path]) -> None:
+def test_job_outcome_follows_the_exit_code(gate_run: tuple[Case, int, str, Path]) -> None:
     case, returncode, log, out = gate_run
+    code = int((out / "exit-code").read_text())
+    expected = {0: f"every latency budget met on {case.board}",
+                1: f"Latency regression on {case.board}",
+                2: "Input error",
+                3: f"Infrastructure failure on {case.board}"}[code]
+    assert expected in log, log[-6000:]
+    assert (returncode == 0) == (code == 0), f"act exited {returncode} for rtgate's {code}"
+
+
+@pytest.mark.integration
+def test_gate_reaches_a_latency_verdict(gate_run: tuple[Case, int, str, Path]) -> None:
+    _, _, log, out = gate_run
     code = int((out / "exit-code").read_text())
     # 0 or 1 is a verdict; 2 and 3 mean the gate never judged a measurement.
     assert code in (0, 1), f"rtgate pipeline exited {code}:\n{log[-6000:]}"
-    if code == 0:
-        assert returncode == 0, log[-6000:]
-        assert f"every latency budget met on {case.board}" in log
-    else:
-        assert returncode != 0, "a budget exceeded must fail the job"
-        assert f"Latency regression on {case.board}" in log
 
 
 @pytest.mark.integration
