@@ -40,7 +40,9 @@ REBOOT = """#!/bin/sh
 echo "reboot $*" >>{root}/reboots.log
 case "$(cat {root}/mode)" in
   comeback) cat /proc/sys/kernel/random/uuid >{root}/boot_id ;;
-  vanish) kill "$(cat {root}/sshd.pid)" ;;
+  # Like a board going down: the daemon and every connection it serves (each has its own
+  # session, so list them first).
+  vanish) pid=$(cat {root}/sshd.pid); kids=$(pgrep -P "$pid"); kill "$pid" $kids ;;
 esac
 """
 

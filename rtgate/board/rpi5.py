@@ -160,6 +160,9 @@ class Rpi5Board(Board):
         if self._config_sha() != self.config_sha:
             raise InfraError("config.txt changed while rtgate used the board", path=self.ssh.log)
 
+    def close(self) -> None:
+        self.ssh.close()
+
     # run / collect --------------------------------------------------------------------------
 
     def _wait_listening(self, port: int) -> None:

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import io
 import shlex
+import shutil
 import subprocess
 import tarfile
+import tempfile
 import time
 from pathlib import Path
 
@@ -25,18 +27,31 @@ class SshSession:
         self.opts = opts
         self.log = log
         log.parent.mkdir(parents=True, exist_ok=True)
+        # One multiplexed connection for the dozens of short commands of a deploy and of the
+        # reboot polling. A short private directory: socket paths are limited to ~100 bytes.
+        self._mux = Path(tempfile.mkdtemp(prefix="rtgate-ssh-"))
+
+    def close(self) -> None:
+        """End the shared connection (it would otherwise linger for ControlPersist)."""
+        subprocess.run([*self._base(), "-O", "exit", self.target], capture_output=True,
+                       check=False, timeout=30)
+        shutil.rmtree(self._mux, ignore_errors=True)
 
     @property
     def target(self) -> str:
         return f"{self.opts.user}@{self.opts.host}"
 
-    def argv(self, command: str) -> list[str]:
-        argv = ["ssh", "-p", str(self.opts.port), "-T"]
+    def _base(self) -> list[str]:
+        argv = ["ssh", "-p", str(self.opts.port), "-T", "-o", "ControlMaster=auto",
+                "-o", f"ControlPath={self._mux}/%C", "-o", "ControlPersist=60"]
         for option in self.opts.ssh_options:
             argv += ["-o", option]
         if self.opts.identity_file:
             argv += ["-i", self.opts.identity_file, "-o", "IdentitiesOnly=yes"]
-        return [*argv, self.target, command]
+        return argv
+
+    def argv(self, command: str) -> list[str]:
+        return [*self._base(), self.target, command]
 
     def root(self, command: str) -> str:
         """``command`` with the sudo prefix, as one shell command line on the board."""
