@@ -9,6 +9,7 @@ addresses, are board data (``options.peer`` in ``bench/boards/*.yml``).
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -17,6 +18,11 @@ from rtgate.bench.plan import Params, PlannedLoad, render
 from rtgate.bench.scenario import LoadSpec, Scenario
 from rtgate.board.guestenv import LoadRecord
 from rtgate.board.spec import LOOPBACK, PeerOptions
+
+
+def controller_cpus() -> int:
+    """CPUs rtgate may use on the controller (its affinity, not the machine's count)."""
+    return len(os.sched_getaffinity(0))
 
 
 def _rewrite(load: LoadSpec, address: str, port: int) -> LoadSpec:

@@ -10,7 +10,6 @@ the raw files over the console. Everything the guest printed is in ``console.log
 from __future__ import annotations
 
 import io
-import os
 import shutil
 import tarfile
 import tempfile
@@ -30,19 +29,13 @@ from rtgate.board import guestscript, initramfs
 from rtgate.board.base import Board, KernelArtifacts, Measurement, RawRun
 from rtgate.board.console import SerialConsole
 from rtgate.board.guestenv import GuestFacts, LoadReport, board_records
-from rtgate.board.peer import PeerLoads, split
+from rtgate.board.peer import PeerLoads, controller_cpus, split
 from rtgate.board.spec import BoardSpec, QemuOptions
 from rtgate.cyclictest.version import parse_help
 from rtgate.errors import InfraError, InputError
 
 PROBE_TIMEOUT_S = 30
 POWEROFF_GRACE_S = 10
-
-
-def host_cpus() -> int:
-    """CPUs this process may use: more vCPUs than that would only measure the emulator's
-    time-slicing."""
-    return len(os.sched_getaffinity(0))
 
 
 class QemuBoard(Board):
@@ -65,7 +58,8 @@ class QemuBoard(Board):
 
     @property
     def smp(self) -> int:
-        return min(self.opts.smp, host_cpus())
+        # More vCPUs than host CPUs would only measure the emulator's time-slicing.
+        return min(self.opts.smp, controller_cpus())
 
     def deploy(self, kernel: KernelArtifacts | None) -> None:
         if kernel is None:
@@ -135,7 +129,7 @@ class QemuBoard(Board):
                        tmpdir=guestscript.SCRATCH, **common)
         plan = make_plan(on_board, source, parse_help(self.facts.cyclictest_help),
                          duration_s=duration_s, params=guest, outdir=guestscript.RAW)
-        peer = Params(cpus=host_cpus(), port=self.host_port, tmpdir=str(scratch), **common)
+        peer = Params(cpus=controller_cpus(), port=self.host_port, tmpdir=str(scratch), **common)
         return plan, PeerLoads(on_peer, peer, rawdir, scratch)
 
     def run(self, scenario: str, duration_s: int, out: Path, *, flavor: str | None = None,

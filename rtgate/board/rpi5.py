@@ -29,7 +29,7 @@ from rtgate.bench.plan import Params, timeout_for
 from rtgate.bench.scenario import load_scenario
 from rtgate.board.base import Board, KernelArtifacts, Measurement, RawRun
 from rtgate.board.guestenv import LoadReport
-from rtgate.board.peer import PeerLoads, split
+from rtgate.board.peer import PeerLoads, controller_cpus, split
 from rtgate.board.spec import BoardSpec, SshOptions
 from rtgate.board.ssh import SshSession
 from rtgate.errors import InfraError, InputError
@@ -197,7 +197,7 @@ class Rpi5Board(Board):
         budget = spec.warmup_s + duration_s + self.opts.run_margin_s
         with tempfile.TemporaryDirectory(prefix="rtgate-peer-") as scratch, \
                 open(out / "bench.log", "wb") as log:
-            params = Params(cpus=1, port=self.opts.peer.board_port, tmpdir=scratch,
+            params = Params(cpus=controller_cpus(), port=self.opts.peer.board_port, tmpdir=scratch,
                             scale=scale or spec.scale, timeout_s=timeout_for(spec, duration_s))
             peer = PeerLoads(on_peer, params, rawdir, Path(scratch))
             self.ssh.note(f"$ {command}  (in the background)")
