@@ -266,6 +266,16 @@ def test_lab_jobs_are_guarded(workflow: str, name: str, job: dict[str, Any]) -> 
     assert all(level in ("read", "none") for level in granted(job["permissions"]).values())
 
 
+def test_the_gate_is_dispatchable_per_board_and_runs_after_the_kernels() -> None:
+    gate = load(GITHUB / "workflows" / "latency-gate.yml")
+    inputs = gate["on"]["workflow_dispatch"]["inputs"]
+    assert {"board", "scenarios", "duration"} <= set(inputs)
+    boards = {p.stem for p in (ROOT / "bench" / "boards").glob("*.yml")}
+    assert set(inputs["board"]["options"]) <= boards
+    assert "kernels" in gate["jobs"]["gate"]["needs"]
+    assert gate["jobs"]["kernels"]["uses"] == "./.github/workflows/kernels.yml"
+
+
 def test_runner_labels_are_declared_for_actionlint() -> None:
     declared = set(yaml.safe_load((GITHUB / "actionlint.yaml").read_text())
                    ["self-hosted-runner"]["labels"])
