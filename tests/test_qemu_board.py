@@ -114,3 +114,14 @@ def test_booted_kernel_must_be_the_built_one(tmp_path: Path, rt_kernel: BuildRes
     assert proc.returncode == 3, proc.stderr
     assert message.format(release=rt_kernel.kernel_release) in proc.stderr
     assert (out / "console.log").is_file() and not (out / "result.json").exists()
+
+
+def test_run_timeout_is_infra_with_log(tmp_path: Path, rt_kernel: BuildResult) -> None:
+    """The guest cannot finish a 3 s measurement and send its files within 3.01 s."""
+    out = tmp_path / "out"
+    proc = _board_run(rt_kernel.out, out, scenario="idle", duration="3",
+                      root=_root(tmp_path, run_margin_s=0.01))
+    assert proc.returncode == 3, proc.stderr
+    assert "timed out waiting for the end of idle" in proc.stderr
+    assert "RTGATE-MEASURE-START" in (out / "console.log").read_text(errors="replace")
+    assert not (out / "result.json").exists()
