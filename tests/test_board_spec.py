@@ -48,6 +48,8 @@ def test_board_list_prints_name_driver_virtual_description() -> None:
      "lab.yml:7: options.spm: unknown key"),
     ("name: lab\ndescription: d\ndriver: ssh\nvirtual: false\noptions:\n  port: 22\n",
      "lab.yml:5: options.host: Field required"),
+    ("name: lab\ndescription: d\ndriver: ssh\nvirtual: false\noptions:\n  host: pi\n"
+     "  slot: ../..\n", "lab.yml:7: options.slot: String should match pattern"),
     ("name: lab\ndescription: d\ndriver: serial\nvirtual: false\n",
      "lab.yml:3: driver: Input should be 'local', 'qemu' or 'ssh'"),
     ("name: other\ndescription: d\ndriver: local\nvirtual: auto\n",

@@ -55,9 +55,11 @@ class Rpi5Board(Board):
     def _fw(self, name: str = "") -> str:
         return f"{self.opts.firmware_dir.rstrip('/')}/{name}" if name else self.opts.firmware_dir
 
-    def _config_sha(self) -> str:
-        return hashlib.sha256(self.ssh.run(f"cat {shlex.quote(self._fw('config.txt'))}")
-                              .stdout).hexdigest()
+    def _read(self, name: str) -> bytes:
+        return self.ssh.run(f"cat {shlex.quote(self._fw(name))}").stdout
+
+    def _rm(self, path: str) -> str:
+        return self.ssh.root(f"rm -rf {shlex.quote(path)}")
 
     # deploy ---------------------------------------------------------------------------------
 
@@ -67,7 +69,8 @@ class Rpi5Board(Board):
                              "(rtgate kernel build --board rpi5)")
         self.kernel = kernel
         self.known_good = self.ssh.output("uname -r")
-        self.config_sha = self._config_sha()
+        config = self._read("config.txt")
+        self.config_sha = hashlib.sha256(config).hexdigest()
         slot = self._fw(self.opts.slot)
         files: dict[str, Path | bytes] = {self.opts.kernel_image: kernel.image}
         if kernel.dtbs is not None:
@@ -77,19 +80,15 @@ class Rpi5Board(Board):
             for overlay in sorted(kernel.dtbs.rglob("overlays/*")):
                 files[f"overlays/{overlay.name}"] = overlay
         # os_prefix applies to cmdline.txt too: the slot boots with the known-good command line.
-        files["cmdline.txt"] = self.ssh.run(f"cat {shlex.quote(self._fw('cmdline.txt'))}").stdout
-        self.ssh.run(self.root_rm(slot))
+        files["cmdline.txt"] = self._read("cmdline.txt")
+        self.ssh.run(self._rm(slot))
         self.ssh.put_tree(files, slot)
         if kernel.modules is not None:
             self._deploy_modules(kernel)
-        config = self.ssh.run(f"cat {shlex.quote(self._fw('config.txt'))}").stdout
         tryboot = config.rstrip(b"\n") + (
             f"\n\n# rtgate: one-shot boot of {kernel.release} from the side slot\n"
             f"[all]\nos_prefix={self.opts.slot}/\nkernel={self.opts.kernel_image}\n").encode()
         self.ssh.put_tree({"tryboot.txt": tryboot}, self._fw())
-
-    def root_rm(self, path: str) -> str:
-        return self.ssh.root(f"rm -rf {shlex.quote(path)}")
 
     def _deploy_modules(self, kernel: KernelArtifacts) -> None:
         assert kernel.modules is not None
@@ -110,7 +109,7 @@ class Rpi5Board(Board):
             files: dict[str, Path | bytes] = {
                 str(p.relative_to(found[0])): p for p in found[0].rglob("*") if p.is_file()}
             files[SLOT_MARK] = f"{kernel.release}\n".encode()
-            self.ssh.run(self.root_rm(target))
+            self.ssh.run(self._rm(target))
             self.ssh.put_tree(files, target)
 
     # boot / restore -------------------------------------------------------------------------
@@ -157,7 +156,7 @@ class Rpi5Board(Board):
             raise InfraError(f"{self.spec.name} restored to release {release!r}, expected the "
                              f"known-good {self.known_good!r}; session log kept",
                              path=self.ssh.log)
-        if self._config_sha() != self.config_sha:
+        if hashlib.sha256(self._read("config.txt")).hexdigest() != self.config_sha:
             raise InfraError("config.txt changed while rtgate used the board", path=self.ssh.log)
 
     def close(self) -> None:

@@ -17,6 +17,7 @@ from rtgate.gate.yamlsource import load_yaml
 
 Driver = Literal["local", "qemu", "ssh"]
 LOOPBACK = "127.0.0.1"
+_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 
 
 class _Options(BaseModel):
@@ -83,8 +84,11 @@ class SshOptions(_Options):
         description="`-o` options for ssh and scp.")
     sudo: str = Field("sudo", description="Prefix for commands that need root ('' when root).")
     firmware_dir: str = "/boot/firmware"
-    slot: str = Field("rtgate", description="Side-slot directory under firmware_dir (os_prefix).")
-    kernel_image: str = Field("kernel_2712.img", description="Image name the Pi 5 firmware loads.")
+    # Plain names: the slot is replaced wholesale (rm -rf) on every deploy.
+    slot: str = Field("rtgate", pattern=_NAME,
+                      description="Side-slot directory under firmware_dir (os_prefix).")
+    kernel_image: str = Field("kernel_2712.img", pattern=_NAME,
+                              description="Image name the Pi 5 firmware loads.")
     modules_dir: str = "/lib/modules"
     reboot_tryboot: str = "reboot '0 tryboot'"
     reboot_normal: str = "reboot"
