@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import traceback
 from collections.abc import Sequence
 
 from rtgate import __version__
@@ -15,7 +16,8 @@ EXIT_CODES = """exit codes:
   1  a latency budget was exceeded (regression)
   2  usage or input error (unreadable/malformed file, no matching budget, bad flag)
   3  measurement incomplete or infrastructure failure (partial/degraded result, too few
-     samples, board did not boot): never a pass
+     samples, board did not boot), or rtgate itself crashed: never a pass, never a
+     latency verdict
 """
 
 # Each module defines register(subparsers); order is the order of `rtgate --help`.
@@ -44,7 +46,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -55,4 +56,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code)
     except KeyboardInterrupt:
         print("rtgate: interrupted", file=sys.stderr)
+        return int(Exit.INCOMPLETE)
+    except Exception as exc:  # noqa: BLE001 - Python's own exit 1 would read as "budget exceeded"
+        traceback.print_exc()
+        print(f"rtgate: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return int(Exit.INCOMPLETE)

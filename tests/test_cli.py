@@ -1,0 +1,33 @@
+"""The top-level CLI contract: every stage registered, exit codes documented, crashes never 1."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+
+import pytest
+
+from rtgate import cli
+
+
+def test_help_lists_every_stage_and_the_exit_codes() -> None:
+    out = subprocess.run([sys.executable, "-m", "rtgate", "--help"], capture_output=True,
+                         text=True, check=True).stdout
+    for command in ("parse", "bench", "check", "kernel", "board", "pipeline", "report",
+                    "compare"):
+        assert command in out
+    for code in "0123":
+        assert f"\n  {code}  " in out
+
+
+def test_a_crash_is_exit_3_not_the_budget_code(monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    def boom(args: argparse.Namespace) -> int:
+        raise RuntimeError("disk on fire")
+
+    parser = argparse.ArgumentParser()
+    parser.set_defaults(func=boom)
+    monkeypatch.setattr(cli, "build_parser", lambda: parser)
+    assert cli.main([]) == 3
+    assert "rtgate: internal error: RuntimeError: disk on fire" in capsys.readouterr().err
