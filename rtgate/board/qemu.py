@@ -1,7 +1,7 @@
 """The QEMU virtual board: the built Image + rtgate's initramfs on qemu-system-aarch64 (TCG).
 
-Boot waits for the guest's ``RTGATE-READY release=…`` line and compares the release with the
-built one, then asks the guest to describe itself (kernel, CPUs, its cyclictest's --help, so the
+Boot waits for the guest's ``RTGATE-READY`` line, then asks the guest to describe itself
+(``uname -r``/``-v``, which must be the built kernel's; CPUs; its cyclictest's --help, so the
 command line is built for the guest's cyclictest, not the host's). A run sends the scenario as a
 shell script, starts the peer's loads on the host when the guest's servers listen, and receives
 the raw files over the console. Everything the guest printed is in ``console.log``.
