@@ -125,3 +125,14 @@ def test_run_timeout_is_infra_with_log(tmp_path: Path, rt_kernel: BuildResult) -
     assert "timed out waiting for the end of idle" in proc.stderr
     assert "RTGATE-MEASURE-START" in (out / "console.log").read_text(errors="replace")
     assert not (out / "result.json").exists()
+
+
+def test_guest_server_that_never_listens_is_infra(tmp_path: Path, rt_kernel: BuildResult) -> None:
+    scenario = tmp_path / "deaf.yml"
+    scenario.write_text(yaml.safe_dump({
+        "name": "deaf", "description": "a server load that never listens", "warmup_s": 0,
+        "loads": [{"name": "deaf-server", "argv": ["sleep", "60"], "listens_on": "{port}"}]}))
+    out = tmp_path / "out"
+    proc = _board_run(rt_kernel.out, out, scenario=str(scenario), duration="1")
+    assert proc.returncode == 3, proc.stderr
+    assert "in the guest: load 'deaf-server' does not listen on port 5201" in proc.stderr
