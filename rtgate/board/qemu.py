@@ -25,7 +25,7 @@ from rtgate.bench.loads import free_port
 from rtgate.bench.plan import Params, Plan, make_plan, timeout_for
 from rtgate.bench.runner import Outcome
 from rtgate.bench.scenario import load_scenario
-from rtgate.board import guestscript, initramfs
+from rtgate.board import guestscript, initramfs, tarsafe
 from rtgate.board.base import Board, KernelArtifacts, Measurement, RawRun
 from rtgate.board.console import SerialConsole
 from rtgate.board.guestenv import GuestFacts, LoadReport, board_records
@@ -252,7 +252,7 @@ def _unpack(data: bytes, out: Path) -> None:
         shutil.rmtree(out / name, ignore_errors=True)
     try:
         with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
-            tar.extractall(out, filter="data")
+            tarsafe.extract(tar, out)
     except (tarfile.TarError, OSError) as exc:
         raise InfraError(f"results from the guest are not a readable archive: {exc}",
                          path=out) from exc

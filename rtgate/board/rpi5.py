@@ -27,6 +27,7 @@ from rich.console import Console
 from rtgate.bench.loads import LISTEN_TIMEOUT_S
 from rtgate.bench.plan import Params, timeout_for
 from rtgate.bench.scenario import load_scenario
+from rtgate.board import tarsafe
 from rtgate.board.base import Board, KernelArtifacts, Measurement, RawRun
 from rtgate.board.guestenv import LoadReport
 from rtgate.board.peer import PeerLoads, controller_cpus, split
@@ -101,7 +102,7 @@ class Rpi5Board(Board):
                              path=kernel.modules)
         with tempfile.TemporaryDirectory(prefix="rtgate-modules-") as tmp:
             with tarfile.open(kernel.modules) as tar:
-                tar.extractall(tmp, filter="data")
+                tarsafe.extract(tar, Path(tmp))
             found = [p for p in Path(tmp).rglob(kernel.release) if p.parent.name == "modules"]
             if not found:
                 raise InputError(f"no lib/modules/{kernel.release} in the archive",

@@ -15,6 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from rtgate.board import tarsafe
 from rtgate.board.spec import SshOptions
 from rtgate.errors import InfraError
 
@@ -120,7 +121,7 @@ class SshSession:
         local.mkdir(parents=True, exist_ok=True)
         try:
             with tarfile.open(fileobj=io.BytesIO(proc.stdout), mode="r:") as tar:
-                tar.extractall(local, filter="data")
+                tarsafe.extract(tar, local)
         except tarfile.TarError as exc:
             raise InfraError(f"files from {self.target}:{remote_dir} unreadable: {exc}",
                              path=self.log) from exc
