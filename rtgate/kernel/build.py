@@ -98,7 +98,7 @@ def build(board: str, flavor: str, *, source: str | None = None, series: Path | 
             return _deliver(entry, out, plan, cache_hit=True)
         with BuildProgress(slot.log, f"{board} {flavor}", enabled=progress) as prog:
             try:
-                release = _configure(plan, rt, slot, cache, prog, jobs)
+                release = _configure(plan, rt, slot, cache, prog)
                 if config_only:
                     return _deliver_config(plan, slot, out, release, prog.elapsed(), rt.name)
                 _compile(plan, rt, slot, cache, prog, jobs)
@@ -130,9 +130,10 @@ def _make(plan: Plan, slot: _Slot, *targets: str, jobs: int | None = None) -> li
 
 
 def _env(cache: Path) -> dict[str, str]:
-    # A fixed user@host keeps the banner the same whichever machine or container built it.
+    # A fixed user@host keeps the banner the same whichever machine or container built it; a
+    # fixed LANG (which ccache hashes) lets host and container builds share ccache entries.
     return {"CCACHE_DIR": str(cache / "ccache"), "KBUILD_BUILD_USER": "rtgate",
-            "KBUILD_BUILD_HOST": "rtgate"}
+            "KBUILD_BUILD_HOST": "rtgate", "LANG": "C.UTF-8"}
 
 
 def _run(rt: Runtime, argv: list[str], slot: _Slot, cache: Path, prog: BuildProgress,
@@ -177,8 +178,8 @@ def _prepare(plan: Plan, slot: _Slot, cache: Path) -> list[Path]:
     return copies
 
 
-def _configure(plan: Plan, rt: Runtime, slot: _Slot, cache: Path, prog: BuildProgress,
-               jobs: int | None) -> str:
+def _configure(plan: Plan, rt: Runtime, slot: _Slot, cache: Path,
+               prog: BuildProgress) -> str:
     prog.stage("preparing the source tree")
     fragments = _prepare(plan, slot, cache)
     for index, patch in enumerate(plan.patches):

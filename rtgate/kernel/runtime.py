@@ -52,7 +52,10 @@ class HostRuntime:
 
     def run(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str],
             sink: LineSink) -> int:
-        return _stream(argv, cwd, {**os.environ, **env}, sink)
+        # ccache hashes the LC_* variables; the container has none, so neither do host builds,
+        # or the two runtimes could never share a ccache entry.
+        inherited = {k: v for k, v in os.environ.items() if not k.startswith("LC_")}
+        return _stream(argv, cwd, {**inherited, **env}, sink)
 
     def capture(self, argv: Sequence[str]) -> str:
         try:
@@ -87,7 +90,9 @@ class DockerRuntime:
 
     def _docker_run(self, argv: Sequence[str], cwd: Path | None,
                     env: Mapping[str, str]) -> list[str]:
-        cmd = ["docker", "run", "--rm", "--network", "none",
+        # --init: make is not written to be PID 1; with an init, stopping `docker run` (Ctrl-C,
+        # a killed CI step) stops the build instead of leaving it running in the container.
+        cmd = ["docker", "run", "--rm", "--init", "--network", "none",
                "--user", f"{os.getuid()}:{os.getgid()}"]
         for mount in self.mounts:
             cmd += ["-v", f"{mount}:{mount}"]
