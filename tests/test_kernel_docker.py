@@ -66,3 +66,15 @@ def test_docker_runtime_gives_the_host_config(builder_image: str, tmp_path: Path
         configs[runtime] = (out / ".config").read_text()
     assert "CONFIG_PREEMPT_RT=y" in configs["docker"]
     assert configs["docker"] == configs["host"]
+
+
+def test_both_runtimes_plan_the_same_build(builder_image: str) -> None:
+    # Same toolchain versions in the image as on the host: a kernel built by one is a cache hit
+    # for the other.
+    keys = {}
+    for runtime in ("host", "docker"):
+        proc = rtgate("kernel", "plan", "--board", "qemu-arm64", "--flavor", "rt",
+                      "--runtime", runtime)
+        assert proc.returncode == 0, proc.stderr
+        keys[runtime] = json.loads(proc.stdout)["cache_key"]
+    assert keys["docker"] == keys["host"]
