@@ -40,12 +40,32 @@ if ((${#missing[@]})); then
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# Go >= 1.25 builds act, actionlint and buildx. Debian 12's golang-go is 1.19: too old to build
+# them, yet able to fetch a newer toolchain as a module through the Go module proxy (the way
+# newer Go versions switch toolchains). Module zips drop the executable bits: restore them.
+GO_TOOLCHAIN=v0.0.1-go1.25.5.linux-amd64
+ensure_go() {
+  local g dir
+  for g in "$(command -v go || true)" /usr/local/go/bin/go /usr/local/lib/rtgate-go/bin/go; do
+    [[ -n "$g" && -x "$g" ]] && "$g" version 2>/dev/null | grep -qE 'go1\.(2[5-9]|[3-9][0-9])' \
+      && { echo "$g"; return; }
+  done
+  dpkg-query -W -f='${Status}' golang-go 2>/dev/null | grep -q "install ok installed" \
+    || { apt-get update -qq; DEBIAN_FRONTEND=noninteractive apt-get install -y -qq golang-go >/dev/null; }
+  echo "deps.sh: fetching Go toolchain $GO_TOOLCHAIN as a module" >&2
+  dir=$(GOPATH=/usr/local/lib/rtgate-gopath GOFLAGS=-modcacherw GOTOOLCHAIN=local \
+        /usr/bin/go mod download -json "golang.org/toolchain@$GO_TOOLCHAIN" \
+        | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  [[ -d "$dir" ]] || { echo "deps.sh: could not fetch Go $GO_TOOLCHAIN" >&2; exit 2; }
+  chmod +x "$dir"/bin/* "$dir"/pkg/tool/*/*
+  ln -sfn "$dir" /usr/local/lib/rtgate-go
+  echo /usr/local/lib/rtgate-go/bin/go
+}
+
 # ci: act and actionlint, built from the Go module proxy at pinned versions into /usr/local/bin.
-# They need Go >= 1.25 (Debian 12's golang-go is 1.19): /usr/local/go, or actions/setup-go in CI.
 # actionlint's PyPI wrapper downloads its binary from GitHub at install time, hence Go here.
 if [[ " ${groups[*]} " == *" ci "* ]]; then
-  go=$(command -v go || echo /usr/local/go/bin/go)
-  [[ -x "$go" ]] || { echo "deps.sh: ci needs Go >= 1.25 (none at /usr/local/go or on PATH)" >&2; exit 2; }
+  go=$(ensure_go)
   for tool in github.com/nektos/act@v0.2.89 github.com/rhysd/actionlint/cmd/actionlint@v1.7.12; do
     name=${tool%@*}; name=${name##*/}; version=${tool##*@v}
     if ! "$name" --version 2>/dev/null | grep -qF "$version"; then
@@ -59,10 +79,9 @@ fi
 # Debian 12's docker.io has none; built from the Go module proxy at a pinned version.
 if [[ " ${groups[*]} " == *" docker "* ]]; then
   plugin=${DOCKER_CONFIG:-$HOME/.docker}/cli-plugins/docker-buildx
-  go=$(command -v go || echo /usr/local/go/bin/go)
+  go=$(ensure_go)
   # A go-installed buildx reports v0.0.0+unknown; its module version is in the build info.
   if ! "$go" version -m "$plugin" 2>/dev/null | grep -qE 'mod[[:space:]]+github.com/docker/buildx[[:space:]]+v0.19.3'; then
-    [[ -x "$go" ]] || { echo "deps.sh: docker needs Go to build buildx (none at /usr/local/go or on PATH)" >&2; exit 2; }
     echo "deps.sh: go install github.com/docker/buildx/cmd/buildx@v0.19.3"
     mkdir -p "${plugin%/*}"
     bin=$(mktemp -d)
