@@ -59,8 +59,7 @@ kernel-builder: deps
 	docker/kernel-builder.sh
 
 schema:
-	$(PYTHON) -m rtgate.result --schema
-	$(PYTHON) -m rtgate.gate.thresholds --schema
+	$(PYTHON) -m rtgate.schemafile
 
 clean:
 	rm -rf out .pytest_cache

@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rtgate.errors import InputError
+from rtgate.schemafile import schema_of
 
 SCHEMA_ID = "rtgate/result/v1"
 SCHEMA_FILE = Path(__file__).parent / "schemas" / "result-v1.schema.json"
@@ -178,17 +179,4 @@ def load_result(path: str | Path) -> Result:
 
 
 def json_schema() -> dict[str, Any]:
-    schema = Result.model_json_schema(by_alias=True)
-    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["$id"] = SCHEMA_ID
-    return schema
-
-
-if __name__ == "__main__":
-    import sys
-
-    if sys.argv[1:] == ["--schema"]:
-        write_atomic(SCHEMA_FILE, json.dumps(json_schema(), indent=2) + "\n")
-        print(SCHEMA_FILE)
-    else:
-        sys.exit("usage: python -m rtgate.result --schema")
+    return schema_of(Result, SCHEMA_ID)

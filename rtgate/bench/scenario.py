@@ -16,12 +16,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from rtgate import paths
 from rtgate.cyclictest.command import CyclictestSpec
-from rtgate.errors import InputError
-from rtgate.gate.yamlsource import load_yaml
+from rtgate.yamlsource import load_named
 
 PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 SIMPLE = {"cpus", "port", "tmpdir", "timeout", "scale"}
@@ -85,17 +84,7 @@ def scenario_path(ref: str, root: Path | None = None) -> Path:
 
 def load_scenario(ref: str, root: Path | None = None) -> tuple[Scenario, Path]:
     path = scenario_path(ref, root)
-    if not path.is_file():
-        known = ", ".join(sorted(p.stem for p in path.parent.glob("*.yml"))) or "none"
-        raise InputError(f"no such scenario {ref!r} (known: {known})", path=path)
-    doc = load_yaml(path)
-    try:
-        scenario = Scenario.model_validate(doc.data)
-    except ValidationError as exc:
-        raise doc.validation_error(exc) from exc
-    if scenario.name != path.stem:
-        raise doc.error(f"name {scenario.name!r} does not match the file name", ["name"])
-    return scenario, path
+    return load_named(path, Scenario, "scenario"), path
 
 
 def list_scenarios(root: Path | None = None) -> list[Scenario]:

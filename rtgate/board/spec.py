@@ -9,11 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from rtgate import paths
-from rtgate.errors import InputError
-from rtgate.gate.yamlsource import load_yaml
+from rtgate.yamlsource import load_named
 
 Driver = Literal["local", "qemu", "ssh"]
 LOOPBACK = "127.0.0.1"
@@ -140,18 +139,7 @@ def board_path(name: str, root: Path | None = None) -> Path:
 
 
 def load_board(name: str, root: Path | None = None) -> BoardSpec:
-    path = board_path(name, root)
-    if not path.is_file():
-        known = ", ".join(sorted(p.stem for p in path.parent.glob("*.yml"))) or "none"
-        raise InputError(f"no such board {name!r} (known: {known})", path=path)
-    doc = load_yaml(path)
-    try:
-        spec = BoardSpec.model_validate(doc.data)
-    except ValidationError as exc:
-        raise doc.validation_error(exc) from exc
-    if spec.name != name:
-        raise doc.error(f"name {spec.name!r} does not match the file name", ["name"])
-    return spec
+    return load_named(board_path(name, root), BoardSpec, "board")
 
 
 def list_boards(root: Path | None = None) -> list[BoardSpec]:

@@ -9,15 +9,15 @@ never ambiguous. The winning budget applies whole: fields are not inherited from
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StringConstraints, ValidationError
 
 from rtgate import paths
-from rtgate.gate.yamlsource import YamlDocument, load_yaml
-from rtgate.result import Result, write_atomic
+from rtgate.result import Result
+from rtgate.schemafile import schema_of
+from rtgate.yamlsource import YamlDocument, load_yaml
 
 SCHEMA_ID = "rtgate/thresholds/v1"
 SCHEMA_FILE = Path(__file__).resolve().parent.parent / "schemas" / "thresholds-v1.schema.json"
@@ -125,17 +125,4 @@ def _check_schema(doc: YamlDocument) -> None:
 
 
 def json_schema() -> dict[str, Any]:
-    schema = Thresholds.model_json_schema(by_alias=True)
-    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["$id"] = SCHEMA_ID
-    return schema
-
-
-if __name__ == "__main__":
-    import sys
-
-    if sys.argv[1:] == ["--schema"]:
-        write_atomic(SCHEMA_FILE, json.dumps(json_schema(), indent=2) + "\n")
-        print(SCHEMA_FILE)
-    else:
-        sys.exit("usage: python -m rtgate.gate.thresholds --schema")
+    return schema_of(Thresholds, SCHEMA_ID)

@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from rtgate.errors import InputError
 
@@ -102,3 +102,23 @@ def load_yaml(path: str | Path) -> YamlDocument:
     finally:
         loader.dispose()
     return YamlDocument(path=p, data=data, root=root)
+
+
+N = TypeVar("N", bound=BaseModel)
+
+
+def load_named(path: Path, model: type[N], what: str) -> N:
+    """A document with a ``name:`` that must equal its file's stem (a board, a scenario): the
+    name is how maintainers refer to it, the file is where rtgate finds it."""
+    if not path.is_file():
+        known = ", ".join(sorted(p.stem for p in path.parent.glob("*.yml"))) or "none"
+        raise InputError(f"no such {what} {path.stem!r} (known: {known})", path=path)
+    doc = load_yaml(path)
+    try:
+        obj = model.model_validate(doc.data)
+    except ValidationError as exc:
+        raise doc.validation_error(exc) from exc
+    name = getattr(obj, "name", None)
+    if name != path.stem:
+        raise doc.error(f"name {name!r} does not match the file name", ["name"])
+    return obj
