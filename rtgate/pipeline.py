@@ -146,7 +146,7 @@ def handler(args: argparse.Namespace) -> int:
     spec = load_board(args.board)
     flavors = _flavors(spec, args.flavors)
     thresholds = load_thresholds(args.thresholds)  # a bad budget file fails before any build
-    runs = run_all(spec, flavors, args.scenarios, args, console)
+    runs = run_all(spec, flavors, args.scenarios or spec.scenarios, args, console)
 
     outcomes: list[Outcome] = judge([r.result for r in runs if r.result], thresholds,
                                     allow_unbudgeted=args.allow_unbudgeted)
@@ -184,7 +184,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument("--board", required=True, help="board name from bench/boards/")
     p.add_argument("--flavors", type=_csv, help="comma-separated (default for kernel boards: "
                    "stock,rt)")
-    p.add_argument("--scenarios", type=_csv, required=True, help="comma-separated, e.g. all-in")
+    p.add_argument("--scenarios", type=_csv,
+                   help="comma-separated, e.g. all-in (default: the board's `scenarios`)")
     p.add_argument("--duration", type=duration, required=True, help="per run, e.g. 30s, 1h")
     p.add_argument("--out", type=Path, required=True, help="output directory")
     p.add_argument("--kernels", type=Path, metavar="DIR",

@@ -119,6 +119,10 @@ class BoardSpec(BaseModel):
         description="VM or emulator: its numbers are no real-time claim. `auto`: detect at run "
                     "time (the local board may itself be a VM).")
     arch: str | None = None
+    scenarios: list[str] = Field(
+        default_factory=lambda: ["all-in"], min_length=1,
+        description="What the gate measures on this board when no scenario is named: the "
+                    "paper's all-in on real hardware, a load the board can carry otherwise.")
     kernel_board: str | None = Field(
         None, description="Kernel build target (`rtgate kernel build --board`); none for local.")
     options: LocalOptions | QemuOptions | SshOptions = Field(
