@@ -53,17 +53,16 @@ def test_infra_failure_is_an_error_testcase_and_exit_3(tmp_path: Path) -> None:
 
 
 @pytest.mark.integration
-def test_local_pipeline_measures_and_gates(tmp_path: Path) -> None:
-    proc = pipeline("--board", "local", "--scenarios", "idle", "--duration", "3s",
-                    "--out", tmp_path)
+def test_local_pipeline_measures_the_boards_own_scenarios_and_gates(tmp_path: Path) -> None:
+    # No --scenarios: the board file names them (local: cpu).
+    proc = pipeline("--board", "local", "--duration", "3s", "--out", tmp_path)
     assert proc.returncode == 0, proc.stderr
-    result = load_result(next(tmp_path.glob("*/idle/result.json")))
+    result = load_result(next(tmp_path.glob("*/cpu/result.json")))
     assert result.status == "complete" and result.totals.samples > 1000
     cases = cases_of(tmp_path / "junit.xml")
-    assert any(name.endswith("idle: max_us <= 100000") for name in cases)
+    assert any(name.startswith("local/") and ": max_us <= " in name for name in cases)
     assert not any(cases.values()), "no failure or error expected on the smoke budgets"
-    assert "| local |" not in (tmp_path / "comparison.md").read_text()  # board shown per section
-    assert "### local / idle" in (tmp_path / "comparison.md").read_text()
+    assert "### local / cpu" in (tmp_path / "comparison.md").read_text()
 
 
 @pytest.fixture(scope="module")
