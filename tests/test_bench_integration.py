@@ -103,6 +103,43 @@ def test_load_that_exits_early_degrades_the_result(tmp_path: Path) -> None:
     assert "degraded" in gate.stdout + gate.stderr
 
 
+def test_load_killed_mid_run_degrades_the_result_and_the_gate_says_3(tmp_path: Path) -> None:
+    """A load that dies under the measurement (OOM killer, a crash): the load it was meant to
+    apply was not applied, so the numbers are no verdict."""
+    marker = tmp_path / "victim-scratch"  # a unique argument to find this run's stress-ng by
+    marker.mkdir()
+    scenario = tmp_path / "victim.yml"
+    scenario.write_text(
+        "name: victim\n"
+        "description: a CPU load that the test kills mid-run\n"
+        "warmup_s: 0.5\n"
+        "loads:\n"
+        "  - name: stress-victim\n"
+        f"    argv: [stress-ng, --cpu, '1', --temp-path, '{marker}', --timeout, '60']\n")
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rtgate", "bench", "--scenario", str(scenario), "--duration",
+         "6", "--out", str(out)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True)
+    started = out / "raw" / "cyclictest.stdout"
+    deadline = time.monotonic() + 30
+    while not started.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(1)
+    killed = subprocess.run(["pkill", "-KILL", "-f", f"stress-ng --cpu 1 --temp-path {marker}"],
+                            check=False)
+    assert killed.returncode == 0, "the load was not running mid-measurement"
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 3, stderr
+    result = json.loads((out / "result.json").read_text())
+    assert result["status"] == "degraded"
+    assert any("stress-victim" in r and "SIGKILL" in r for r in result["reasons"]), \
+        result["reasons"]
+    assert result["totals"]["samples"] > 0
+    gate = check(out / "result.json", out / "junit.xml")
+    assert gate.returncode == 3, gate.stdout + gate.stderr
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_signal_stops_everything_and_keeps_a_partial_result(tmp_path: Path,
                                                             sig: signal.Signals) -> None:
