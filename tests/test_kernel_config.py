@@ -125,3 +125,22 @@ def test_rpi5_config_merge_on_a_fake_tree(tmp_path: Path, fake_rpi_source: str, 
     assert meta["plan"]["base_config"] == "bcm2712_defconfig"
     assert meta["plan"]["source"]["kind"] == "tar"
     assert meta["config_only"] is True
+
+
+def test_compile_failure_is_exit_3_with_the_log_kept(tmp_path: Path, pristine: Path) -> None:
+    # kernel/bounds.c is the first file kbuild compiles: the failure comes in seconds.
+    target = "kernel/bounds.c"
+    lines = (pristine / target).read_text().splitlines(keepends=True)
+    broken = [*lines, '#error "rtgate: deliberately broken"\n']
+    (tmp_path / "0001-break.patch").write_text(
+        "".join(difflib.unified_diff(lines, broken, f"a/{target}", f"b/{target}")))
+    (tmp_path / "series").write_text("0001-break.patch\n")
+    out = tmp_path / "out"
+    proc = rtgate("kernel", "build", "--board", "qemu-arm64", "--flavor", "stock",
+                  "--patches", str(tmp_path / "series"), "--quiet", "--out", str(out))
+    assert proc.returncode == 3, proc.stderr
+    assert proc.stderr.count("\n") == 1
+    assert proc.stderr.startswith(f"rtgate: {out / 'build.log'}: make failed (exit 2): ")
+    assert "deliberately broken" in proc.stderr
+    assert "deliberately broken" in (out / "build.log").read_text()
+    assert not (out / "Image").exists()

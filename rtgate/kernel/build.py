@@ -33,6 +33,7 @@ from rtgate.kernel.runtime import Runtime, get_runtime
 from rtgate.kernel.source import materialize, sha256_file
 
 METADATA_SCHEMA = "rtgate/kernel-build/v1"
+_DIAGNOSTIC = re.compile(r"\b(fatal )?error:")
 OUT_ROOT = Path("out") / "kernels"
 
 
@@ -147,7 +148,9 @@ def _run(rt: Runtime, argv: list[str], slot: _Slot, cache: Path, prog: BuildProg
     prog.line("$ " + " ".join(argv))
     code = rt.run(argv, cwd=slot.root, env=_env(cache), sink=sink)
     if code != 0:
-        errors = [ln for ln in lines if "error" in ln.lower()] or lines[-1:]
+        # The first compiler diagnostic says what broke; make's "*** [...] Error 1" only where.
+        errors = ([ln for ln in lines if _DIAGNOSTIC.search(ln)]
+                  or [ln for ln in lines if "***" in ln] or lines[-1:])
         first = errors[0].strip() if errors else "no output"
         raise InfraError(f"{what} failed (exit {code}): {first} (full log: build.log)",
                          path=slot.log)
