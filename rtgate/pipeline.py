@@ -63,6 +63,13 @@ def _flavors(spec: BoardSpec, requested: list[str] | None) -> list[str]:
     return requested or [""]  # "": the result's flavor comes from the running kernel
 
 
+def _scenarios(spec: BoardSpec, requested: list[str] | None) -> list[str]:
+    """``board`` stands for the board's own scenarios, so one list (the nightly's ``idle,board``)
+    fits boards whose hardware carries different loads."""
+    named = requested or ["board"]
+    return list(dict.fromkeys(s for r in named for s in (spec.scenarios if r == "board" else [r])))
+
+
 def _kernel(spec: BoardSpec, flavor: str, args: argparse.Namespace, out: Path,
             console: Console) -> KernelArtifacts | None:
     if not spec.kernel_board:
@@ -146,7 +153,7 @@ def handler(args: argparse.Namespace) -> int:
     spec = load_board(args.board)
     flavors = _flavors(spec, args.flavors)
     thresholds = load_thresholds(args.thresholds)  # a bad budget file fails before any build
-    runs = run_all(spec, flavors, args.scenarios or spec.scenarios, args, console)
+    runs = run_all(spec, flavors, _scenarios(spec, args.scenarios), args, console)
 
     outcomes: list[Outcome] = judge([r.result for r in runs if r.result], thresholds,
                                     allow_unbudgeted=args.allow_unbudgeted)
@@ -185,7 +192,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument("--flavors", type=_csv, help="comma-separated (default for kernel boards: "
                    "stock,rt)")
     p.add_argument("--scenarios", type=_csv,
-                   help="comma-separated, e.g. all-in (default: the board's `scenarios`)")
+                   help="comma-separated, e.g. all-in; `board` (the default) stands for the "
+                        "board's own `scenarios`, e.g. idle,board")
     p.add_argument("--duration", type=duration, required=True, help="per run, e.g. 30s, 1h")
     p.add_argument("--out", type=Path, required=True, help="output directory")
     p.add_argument("--kernels", type=Path, metavar="DIR",

@@ -13,11 +13,13 @@ from pathlib import Path
 import pytest
 from junitparser import Error, Failure, JUnitXml
 
+from rtgate.board.spec import load_board
 from rtgate.errors import Exit
 from rtgate.gate.junit import render as render_junit
 from rtgate.gate.markdown import render as render_markdown
 from rtgate.gate.verdict import Infra, worst
 from rtgate.kernel.build import BuildResult
+from rtgate.pipeline import _scenarios
 from rtgate.result import load_result
 
 
@@ -123,3 +125,15 @@ def test_qemu_pipeline_wrong_release_is_infra_not_pass(qemu_kernels: Path,
     assert isinstance(error, Error) and "not-what-booted" in error.message
     assert "infrastructure failure" in (out / "summary.md").read_text()
     assert not (out / "rt" / "idle" / "result.json").exists()
+
+
+@pytest.mark.parametrize("board, requested, expected", [
+    ("rpi5", None, ["all-in"]),
+    ("qemu-arm64", None, ["net"]),
+    ("qemu-arm64", ["idle", "board"], ["idle", "net"]),
+    ("local", ["cpu", "board"], ["cpu"]),
+    ("rpi5", ["io", "vm"], ["io", "vm"]),
+])
+def test_board_stands_for_the_boards_own_scenarios(board: str, requested: list[str] | None,
+                                                   expected: list[str]) -> None:
+    assert _scenarios(load_board(board), requested) == expected
