@@ -20,19 +20,24 @@ EXIT_CODES = """exit codes:
      latency verdict
 """
 
-# Each module defines register(subparsers); order is the order of `rtgate --help`.
-COMMAND_MODULES = [
-    "rtgate.cyclictest.cli",
-    "rtgate.bench.cli",
-    "rtgate.gate.cli",
-    "rtgate.kernel.cli",
-    "rtgate.board.cli",
-    "rtgate.pipeline",
-    "rtgate.report.cli",
-]
+# Each module defines register(subparsers); order is the order of `rtgate --help`. The command
+# names let a run import only its own stage: `rtgate check` in a CI step should not pay for numpy,
+# jinja2 and the bench runner.
+COMMANDS = {
+    "parse": "rtgate.cyclictest.cli",
+    "bench": "rtgate.bench.cli",
+    "check": "rtgate.gate.cli",
+    "kernel": "rtgate.kernel.cli",
+    "board": "rtgate.board.cli",
+    "pipeline": "rtgate.pipeline",
+    "report": "rtgate.report.cli",
+    "compare": "rtgate.report.cli",
+}
+COMMAND_MODULES = list(dict.fromkeys(COMMANDS.values()))
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser for ``command`` alone when it is known, else for every command (help, errors)."""
     parser = argparse.ArgumentParser(
         prog="rtgate",
         description="Latency-regression gate for real-time Linux.",
@@ -41,13 +46,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"rtgate {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in COMMAND_MODULES:
+    modules = [COMMANDS[command]] if command in COMMANDS else COMMAND_MODULES
+    for name in modules:
         importlib.import_module(name).register(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(argv[0] if argv else None)
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))

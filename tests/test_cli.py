@@ -28,6 +28,16 @@ def test_a_crash_is_exit_3_not_the_budget_code(monkeypatch: pytest.MonkeyPatch,
 
     parser = argparse.ArgumentParser()
     parser.set_defaults(func=boom)
-    monkeypatch.setattr(cli, "build_parser", lambda: parser)
+    monkeypatch.setattr(cli, "build_parser", lambda command=None: parser)
     assert cli.main([]) == 3
     assert "rtgate: internal error: RuntimeError: disk on fire" in capsys.readouterr().err
+
+
+def test_every_registered_command_is_in_the_lazy_table() -> None:
+    parser = cli.build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    assert set(sub.choices) == set(cli.COMMANDS)
+    for command, module in cli.COMMANDS.items():
+        only = cli.build_parser(command)
+        (action,) = [a for a in only._actions if isinstance(a, argparse._SubParsersAction)]
+        assert command in action.choices, module
