@@ -9,7 +9,6 @@ exact package versions and the init script: every test and every run shares one.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
@@ -17,12 +16,12 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from rtgate.errors import InfraError
+from rtgate.filelock import locked
 
 DEB_ARCH = "arm64"
 # Debian's ld.so searches its multiarch directories by default: no ld.so.cache is needed.
@@ -161,18 +160,6 @@ def cache_key(packages: dict[str, str], init_text: str) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-@contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """Serialize builders of one cache entry (parallel tests, two pipelines) across processes."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
-
-
 def _needed(elf: Path) -> list[str]:
     out = subprocess.run(["readelf", "-d", str(elf)], capture_output=True, text=True).stdout
     return re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", out)
@@ -236,7 +223,7 @@ def build(roots: Iterable[str], skip: Iterable[str] = (), *,
     packages = resolve_cached(roots, skip, directory)
     init_text = INIT_SCRIPT.read_text(encoding="utf-8")
     dest = directory / f"{cache_key(packages, init_text)}.cpio.gz"
-    with _locked(directory / ".lock"):
+    with locked(directory / ".lock"):
         if not dest.is_file():
             _assemble(packages, init_text, dest)
             dest.with_suffix(".json").write_text(json.dumps(packages, indent=2) + "\n")

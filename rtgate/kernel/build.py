@@ -10,20 +10,18 @@ is kept under the cache by the plan's cache key; the same plan again is a copy f
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import json
 import os
 import re
 import shutil
 import subprocess
 import tarfile
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from rtgate.errors import InfraError, InputError
+from rtgate.filelock import locked
 from rtgate.kernel.cache import cache_root
 from rtgate.kernel.kconfig import describe_unmet, effective_requests, parse_config, unmet
 from rtgate.kernel.patches import PatchError, patch_command
@@ -93,7 +91,7 @@ def build(board: str, flavor: str, *, source: str | None = None, series: Path | 
     if not config_only and (entry / "metadata.json").is_file():
         return _deliver(entry, out, plan, cache_hit=True)
     slot = _Slot(cache / "work" / f"{board}-{flavor}")
-    with _locked(slot.root.with_name(slot.root.name + ".lock")):
+    with locked(slot.root.with_name(slot.root.name + ".lock")):
         # Another process may have finished the same plan while we waited for the lock.
         if not config_only and (entry / "metadata.json").is_file():
             return _deliver(entry, out, plan, cache_hit=True)
@@ -108,14 +106,6 @@ def build(board: str, flavor: str, *, source: str | None = None, series: Path | 
                 _save_raw(slot, out, exc)
                 raise
     return _deliver(entry, out, plan, cache_hit=False)
-
-
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        yield
 
 
 def _make(plan: Plan, slot: _Slot, *targets: str, jobs: int | None = None) -> list[str]:

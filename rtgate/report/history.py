@@ -12,18 +12,16 @@ write-then-rename: a reader or a crash never sees half an index, and no earlier 
 
 from __future__ import annotations
 
-import fcntl
 import json
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import ValidationError
 
+from rtgate.filelock import locked
 from rtgate.report.runs import RAW, RESULT_NAME, RunFiles, load_run
 from rtgate.report.summary import RunSummary
 from rtgate.result import write_atomic
@@ -80,16 +78,6 @@ class History:
     def load(self, summary: RunSummary) -> RunFiles:
         return load_run(self.run_dir(summary) / RESULT_NAME)
 
-    @contextmanager
-    def _locked(self) -> Iterator[None]:
-        self.root.mkdir(parents=True, exist_ok=True)
-        with open(self.root / LOCK, "a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(lock, fcntl.LOCK_UN)
-
     def _store(self, run: RunFiles, summary: RunSummary) -> None:
         """Copy a run's files into its directory; a half-copied directory is never visible."""
         final = self.run_dir(summary)
@@ -114,7 +102,7 @@ class History:
 
     def merge(self, runs: list[RunFiles]) -> MergeReport:
         report = MergeReport()
-        with self._locked():
+        with locked(self.root / LOCK):
             lines = self._lines()
             bad = [(n, line) for n, line in enumerate(lines, 1) if line.summary is None]
             if bad:
