@@ -25,7 +25,8 @@ class RunInfo:
     cyclictest_version: str
 
 
-def _exit_text(status: int) -> str:
+def exit_text(status: int) -> str:
+    """How a process ended, as a reason reads it: `with status 1`, `(killed by SIGKILL)`."""
     if status < 0:
         return f"(killed by {signal.Signals(-status).name})"
     return f"with status {status}"
@@ -70,9 +71,9 @@ def _reasons(plan: Plan, outcome: Outcome, rawdir: Path) -> tuple[list[str], lis
     rc = outcome.cyclictest_rc
     if rc not in (None, 0) and not (outcome.interrupted and rc == -signal.SIGINT):
         detail = _last_line(rawdir / "cyclictest.stderr")
-        partial.append(f"cyclictest exited {_exit_text(rc)}" + (f": {detail}" if detail
+        partial.append(f"cyclictest exited {exit_text(rc)}" + (f": {detail}" if detail
                                                                      else ""))
-    degraded = [f"load {ld.spec.name!r} exited early {_exit_text(ld.early_exit)} after "
+    degraded = [f"load {ld.spec.name!r} exited early {exit_text(ld.early_exit)} after "
                 f"{ld.early_after_s:.1f} s (see raw/{ld.spec.name}.stderr)"
                 for ld in outcome.loads if ld.early_exit is not None]
     return partial, degraded

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import io
 import re
-import signal
 import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rtgate.bench.assemble import exit_text
 from rtgate.bench.environment import preempt_rt
 from rtgate.bench.plan import Plan
 from rtgate.board.spec import BoardSpec
@@ -86,12 +86,6 @@ class GuestFacts:
         }
 
 
-def _exit_text(status: int) -> str:
-    if status < 0:
-        return f"killed by {signal.Signals(-status).name}"
-    return f"status {status}"
-
-
 @dataclass(frozen=True)
 class LoadRecord:
     name: str
@@ -107,7 +101,7 @@ class LoadReport:
 
     def apply(self, result: Result) -> Result:
         """The result with these loads added to its record, degraded if one died."""
-        degraded = [f"load {r.name!r} ({r.where}) exited early with {_exit_text(r.early_exit)}"
+        degraded = [f"load {r.name!r} ({r.where}) exited early {exit_text(r.early_exit)}"
                     + (f" after {r.early_after_s:.1f} s" if r.early_after_s is not None else "")
                     + f" (see raw/{r.name}.stderr)"
                     for r in self.records if r.early_exit is not None]
