@@ -23,7 +23,7 @@ from rtgate.errors import InfraError, InputError
 from rtgate.gate import junit, markdown
 from rtgate.gate.thresholds import flavor_of, load_thresholds
 from rtgate.gate.verdict import Infra, Outcome, judge, worst
-from rtgate.result import Result, load_result, write_atomic
+from rtgate.result import Result, write_atomic
 
 EPILOG = """\
 For each flavor the kernel is built for the board (a cache hit when nothing changed) unless
@@ -162,8 +162,7 @@ def handler(args: argparse.Namespace) -> int:
                  for r in runs if r.infra]
     write_atomic(args.out / "junit.xml", junit.render(outcomes))
     write_atomic(args.out / "summary.md", markdown.render(outcomes))
-    results = [load_result(r.result) for r in runs if r.result]
-    text = comparison(results)
+    text = comparison([o.result for o in outcomes if o.result is not None])
     write_atomic(args.out / "comparison.md", text)
 
     console.rule("[bold]verdict")
