@@ -90,6 +90,13 @@ class Kernel(_Model):
     machine: str | None = None
 
 
+def is_preempt_rt(version: str | None, realtime: bool | None) -> bool:
+    """PREEMPT_RT from the version string (``uname -v``: "#1 SMP PREEMPT_RT ..."). The flag
+    /sys/kernel/realtime exists only with the out-of-tree patch: mainline 6.12+ has RT built in
+    and no such file, so cyclictest reports ``realtime: 0`` on a real RT kernel."""
+    return bool(realtime) or "PREEMPT_RT" in (version or "")
+
+
 class Board(_Model):
     name: str
     virtual: bool = Field(

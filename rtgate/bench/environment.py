@@ -14,6 +14,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from rtgate.result import is_preempt_rt
+
 SYS_CPU = Path("/sys/devices/system/cpu")
 PROC_IRQ = Path("/proc/irq")
 
@@ -33,9 +35,8 @@ def _run(argv: list[str]) -> subprocess.CompletedProcess[str] | None:
 
 
 def preempt_rt(version: str, realtime_flag: str | None) -> bool:
-    """PREEMPT_RT from ``uname -v``; /sys/kernel/realtime only exists with the out-of-tree patch
-    (mainline 6.12+ has RT built in and no such file)."""
-    return realtime_flag == "1" or "PREEMPT_RT" in version.split()
+    """``realtime_flag`` is the text of /sys/kernel/realtime, None where it does not exist."""
+    return is_preempt_rt(version, realtime_flag == "1")
 
 
 def governors() -> dict[str, str]:

@@ -26,6 +26,7 @@ from rtgate.result import (
     Thread,
     Tool,
     Totals,
+    is_preempt_rt,
 )
 
 
@@ -74,9 +75,7 @@ def default_run_id(board: str, scenario: str, start: str | None,
 def _kernel(k: KernelView, flavor: str | None) -> Kernel:
     preempt_rt: bool | None = None
     if k.version is not None or k.realtime is not None:
-        # Mainline RT kernels (6.12+) often lack /sys/kernel/realtime, so realtime is 0 on them;
-        # the version string ("... PREEMPT_RT ...") is the reliable sign.
-        preempt_rt = "PREEMPT_RT" in (k.version or "") or k.realtime == 1
+        preempt_rt = is_preempt_rt(k.version, k.realtime == 1)
     if flavor is None and preempt_rt is not None:
         flavor = "rt" if preempt_rt else "stock"
     return Kernel(release=k.release, version=k.version, preempt_rt=preempt_rt, flavor=flavor,
