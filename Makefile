@@ -1,6 +1,8 @@
 # rtgate: `make demo`, `make test`, `make bench`. Each installs what it needs first.
 SHELL := /bin/bash
-PYTHON ?= python3
+# The project's virtual environment, made by scripts/deps.sh (Debian's python3 refuses pip).
+PYTHON ?= $(CURDIR)/.venv/bin/python
+export PYTHON
 OUT ?= out/demo
 # The demo publishes each run into a history kept across demos, and renders its site.
 HISTORY ?= out/history

@@ -91,10 +91,18 @@ if [[ " ${groups[*]} " == *" docker "* ]]; then
   fi
 fi
 
-# The Python package with its test extras; pip is a no-op when nothing changed.
-py=${PYTHON:-python3}
-if ! "$py" -c 'import rtgate, junitparser, pytest' 2>/dev/null \
-   || [[ pyproject.toml -nt .deps-pip.stamp ]]; then
-  "$py" -m pip install -q -e '.[test]'
-  touch .deps-pip.stamp
+# The Python package with its test extras, in the project's virtual environment (.venv): Debian's
+# python3 has no pip and refuses system-wide installs (PEP 668). Made from Debian's own Python
+# when there is one, so a development machine runs what a fresh Debian 12 runs.
+venv=${RTGATE_VENV:-.venv}
+if [[ ! -x $venv/bin/python ]]; then
+  base=/usr/bin/python3
+  [[ -x $base ]] || base=$(command -v python3)
+  echo "deps.sh: creating the virtual environment $venv ($("$base" --version))"
+  "$base" -m venv "$venv"
+fi
+if ! "$venv/bin/python" -I -c 'import rtgate, junitparser, pytest' 2>/dev/null \
+   || [[ pyproject.toml -nt $venv/.deps-pip.stamp ]]; then
+  "$venv/bin/python" -I -m pip install -q --disable-pip-version-check -e '.[test]'
+  touch "$venv/.deps-pip.stamp"
 fi

@@ -79,7 +79,9 @@ class QemuBoard(Board):
             "-serial", "stdio", "-no-reboot",
             "-netdev", f"user,id=n0,hostfwd=tcp:127.0.0.1:{self.host_port}-:"
                        f"{self.opts.peer.board_port}",
-            "-device", "virtio-net-pci,netdev=n0",
+            # No option ROM: it only serves PXE boot, and -kernel boots without it. The ROM file
+            # is in ipxe-qemu, which qemu-system-arm merely recommends: a fresh install lacks it.
+            "-device", "virtio-net-pci,netdev=n0,romfile=",
             "-kernel", str(self.kernel.image), "-initrd", str(self.initrd.path),
             "-append", " ".join(append),
         ]
