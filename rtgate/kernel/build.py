@@ -5,7 +5,10 @@
 
 Outputs in `out` (default out/kernels/BOARD-FLAVOR): the image (board's image_name), `dtbs/` and
 `modules.tar.gz` when the board has them, `.config`, `build.log`, `metadata.json`. A finished build
-is kept under the cache by the plan's cache key; the same plan again is a copy from there.
+is kept under the cache by the plan's cache key; the same plan again is a copy from there, once
+the entry matches the sha256s it recorded (a refused entry is set aside and the kernel rebuilt).
+The build runs on a copy of the pristine source and, in the docker runtime, sees only its work
+area and ccache: kbuild runs the Makefiles of the tree it builds, a pull request's included.
 """
 
 from __future__ import annotations
@@ -14,23 +17,30 @@ import json
 import os
 import re
 import shutil
-import subprocess
+import sys
 import tarfile
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from rtgate.errors import InfraError, InputError
 from rtgate.filelock import locked
-from rtgate.kernel.cache import cache_root
+from rtgate.kernel.cache import (
+    METADATA_SCHEMA,
+    RefusedEntry,
+    cache_root,
+    check_outputs,
+    output_hashes,
+    read_entry,
+)
 from rtgate.kernel.kconfig import describe_unmet, effective_requests, parse_config, unmet
 from rtgate.kernel.patches import PatchError, patch_command
 from rtgate.kernel.plan import Plan, make_plan
 from rtgate.kernel.progress import BuildProgress
 from rtgate.kernel.runtime import Runtime, get_runtime
-from rtgate.kernel.source import materialize, sha256_file
+from rtgate.kernel.source import materialize, working_copy
 
-METADATA_SCHEMA = "rtgate/kernel-build/v1"
 _DIAGNOSTIC = re.compile(r"\b(fatal )?error:")
 OUT_ROOT = Path("out") / "kernels"
 
@@ -75,37 +85,61 @@ class _Slot:
 
 def build(board: str, flavor: str, *, source: str | None = None, series: Path | None = None,
           fragments: list[Path] | None = None, runtime: str = "host", out: Path | None = None,
-          config_only: bool = False, jobs: int | None = None,
-          progress: bool = True) -> BuildResult:
+          config_only: bool = False, jobs: int | None = None, progress: bool = True,
+          trust: str | None = None) -> BuildResult:
     """Build (or fetch from the cache) the kernel for board × flavor; see the module docstring.
 
-    config_only stops after the verified .config (no compile, never cached).
+    config_only stops after the verified .config (no compile, never cached). trust names the
+    cache's trust domain (rtgate.kernel.cache.cache_root).
     Raises InputError (bad input, patch does not apply, Kconfig dropped an option) or InfraError
     (the build failed, a tool is missing).
     """
-    cache = cache_root()
-    rt = get_runtime(runtime, cache)
+    cache = cache_root(trust)
+    slot = _Slot(cache / "work" / f"{board}-{flavor}")
+    rt = get_runtime(runtime, [slot.root, cache / "ccache"])
     plan = make_plan(board, flavor, rt, source=source, series=series, extra_fragments=fragments)
     out = out if out is not None else OUT_ROOT / f"{board}-{flavor}"
     entry = cache / "kernels" / plan.cache_key
-    if not config_only and (entry / "metadata.json").is_file():
-        return _deliver(entry, out, plan, cache_hit=True)
-    slot = _Slot(cache / "work" / f"{board}-{flavor}")
+    if not config_only and (hit := _cached(entry, out, plan, cache)) is not None:
+        return hit
     with locked(slot.root.with_name(slot.root.name + ".lock")):
         # Another process may have finished the same plan while we waited for the lock.
-        if not config_only and (entry / "metadata.json").is_file():
-            return _deliver(entry, out, plan, cache_hit=True)
+        if not config_only and (hit := _cached(entry, out, plan, cache)) is not None:
+            return hit
         with BuildProgress(slot.log, f"{board} {flavor}", enabled=progress) as prog:
             try:
                 release = _configure(plan, rt, slot, cache, prog)
                 if config_only:
                     return _deliver_config(plan, slot, out, release, prog.elapsed(), rt.name)
                 _compile(plan, rt, slot, cache, prog, jobs)
-                _store(plan, slot, entry, release, prog.elapsed(), rt.name)
+                meta = _store(plan, slot, entry, release, prog.elapsed(), rt.name)
             except (InputError, InfraError) as exc:
                 _save_raw(slot, out, exc)
                 raise
-    return _deliver(entry, out, plan, cache_hit=False)
+    try:
+        return _deliver(entry, out, plan, meta, cache_hit=False)
+    except RefusedEntry as exc:
+        raise InfraError(f"the kernel just built changed in the cache: {exc}", path=entry) from exc
+
+
+def _cached(entry: Path, out: Path, plan: Plan, cache: Path) -> BuildResult | None:
+    """The cached kernel of the plan delivered to out, or None: no entry, or one that does not
+    match its metadata.json (set aside under refused/, never served)."""
+    if not os.path.lexists(entry):
+        return None
+    try:
+        return _deliver(entry, out, plan, read_entry(entry, plan.cache_key), cache_hit=True)
+    except RefusedEntry as exc:
+        _clear_outputs(out, plan)
+        kept = cache / "refused" / f"{entry.name}-{datetime.now(UTC):%Y%m%dT%H%M%S.%fZ}"
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            entry.rename(kept)
+        except FileNotFoundError:
+            kept = entry  # a concurrent build set it aside first
+        print(f"rtgate kernel: refused the cached kernel {entry}: {exc}; kept as {kept}, "
+              "rebuilding", file=sys.stderr, flush=True)
+        return None
 
 
 def _make(plan: Plan, slot: _Slot, *targets: str, jobs: int | None = None) -> list[str]:
@@ -148,14 +182,13 @@ def _run(rt: Runtime, argv: list[str], slot: _Slot, cache: Path, prog: BuildProg
 
 
 def _prepare(plan: Plan, slot: _Slot, cache: Path) -> list[Path]:
-    """A fresh hard-linked copy of the pristine tree and copies of the inputs, in the slot."""
+    """A fresh copy of the pristine tree and copies of the inputs, in the slot."""
     tree = materialize(plan.source, cache)
     for stale in (slot.src, slot.obj, slot.inputs):
         shutil.rmtree(stale, ignore_errors=True)
     slot.root.mkdir(parents=True, exist_ok=True)
-    # patch(1) replaces the files it changes instead of writing through the link, so the
-    # pristine tree stays pristine; cp -al makes the copy take seconds, not minutes.
-    subprocess.run(["cp", "-al", str(tree), str(slot.src)], check=True)
+    (cache / "ccache").mkdir(exist_ok=True)
+    working_copy(tree, slot.src)
     slot.obj.mkdir()
     slot.inputs.mkdir()
     # Inputs are copied into the slot so a container sees them at the same paths.
@@ -257,7 +290,7 @@ def _uts_version(slot: _Slot) -> str | None:
 
 
 def _metadata(plan: Plan, release: str, uts: str | None, seconds: float, runtime: str,
-              outputs: dict[str, str]) -> dict[str, object]:
+              outputs: dict[str, str]) -> dict[str, Any]:
     return {
         "schema": METADATA_SCHEMA,
         "plan": json.loads(plan.to_json()),
@@ -270,13 +303,8 @@ def _metadata(plan: Plan, release: str, uts: str | None, seconds: float, runtime
     }
 
 
-def _hashes(root: Path) -> dict[str, str]:
-    return {str(p.relative_to(root)): sha256_file(p) for p in sorted(root.rglob("*"))
-            if p.is_file() and p.name not in ("metadata.json", "build.log")}
-
-
 def _store(plan: Plan, slot: _Slot, entry: Path, release: str, seconds: float,
-           runtime: str) -> None:
+           runtime: str) -> dict[str, Any]:
     """Copy the outputs into the cache entry, written aside and renamed: all or nothing."""
     board = plan.board
     staging = entry.with_name(f".{entry.name}.{os.getpid()}")
@@ -290,11 +318,13 @@ def _store(plan: Plan, slot: _Slot, entry: Path, release: str, seconds: float,
     if board.modules:
         with tarfile.open(staging / "modules.tar.gz", "w:gz") as tar:
             tar.add(stage / "modules", arcname=".")
-    meta = _metadata(plan, release, _uts_version(slot), seconds, runtime, _hashes(staging))
+    meta = _metadata(plan, release, _uts_version(slot), seconds, runtime,
+                     output_hashes(staging))
     (staging / "metadata.json").write_text(json.dumps(meta, indent=2) + "\n")
     shutil.copyfile(slot.log, staging / "build.log")
     shutil.rmtree(entry, ignore_errors=True)
     staging.rename(entry)
+    return meta
 
 
 def _clear_outputs(out: Path, plan: Plan) -> None:
@@ -305,11 +335,14 @@ def _clear_outputs(out: Path, plan: Plan) -> None:
     shutil.rmtree(out / "dtbs", ignore_errors=True)
 
 
-def _deliver(entry: Path, out: Path, plan: Plan, *, cache_hit: bool) -> BuildResult:
+def _deliver(entry: Path, out: Path, plan: Plan, meta: dict[str, Any], *,
+             cache_hit: bool) -> BuildResult:
+    """Copy the entry to out; RefusedEntry when the copy is not what meta records."""
     _clear_outputs(out, plan)
-    shutil.copytree(entry, out, dirs_exist_ok=True)
-    meta = json.loads((entry / "metadata.json").read_text())
-    meta["cache_hit"] = cache_hit
+    shutil.copytree(entry, out, symlinks=True, dirs_exist_ok=True)
+    # Check the copy, not only the entry: what is served is what was checked.
+    check_outputs(out, meta["outputs"])
+    meta = {**meta, "cache_hit": cache_hit}
     (out / "metadata.json").write_text(json.dumps(meta, indent=2) + "\n")
     return BuildResult(out=out, plan=plan, image=out / plan.board.image_name,
                        config=out / ".config", log=out / "build.log",
@@ -322,7 +355,7 @@ def _deliver_config(plan: Plan, slot: _Slot, out: Path, release: str, seconds: f
     _clear_outputs(out, plan)
     shutil.copyfile(slot.obj / ".config", out / ".config")
     shutil.copyfile(slot.log, out / "build.log")
-    meta = _metadata(plan, release, None, seconds, runtime, _hashes(out))
+    meta = _metadata(plan, release, None, seconds, runtime, output_hashes(out))
     meta["config_only"] = True
     (out / "metadata.json").write_text(json.dumps(meta, indent=2) + "\n")
     return BuildResult(out=out, plan=plan, image=None, config=out / ".config",

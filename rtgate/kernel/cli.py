@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rtgate.kernel.boards import board_names
 from rtgate.kernel.build import build
-from rtgate.kernel.cache import cache_root
+from rtgate.kernel.cache import TRUST_DOMAINS, TRUST_ENV
 from rtgate.kernel.patches import PatchError
 from rtgate.kernel.plan import make_plan
 from rtgate.kernel.runtime import RUNTIMES, get_runtime
@@ -58,11 +58,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
                          help="stop after the verified .config (no compile, not cached)")
     build_p.add_argument("-j", "--jobs", type=int, help="parallel make jobs (default: all CPUs)")
     build_p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    build_p.add_argument("--cache-trust", choices=TRUST_DOMAINS,
+                         help="the cache's trust domain: untrusted for a pull request's kernel "
+                         "(it then neither reads nor writes the trusted cache); default "
+                         f"${TRUST_ENV}, else trusted")
     build_p.set_defaults(func=_build)
 
 
 def _plan(args: argparse.Namespace) -> int:
-    runtime = get_runtime(args.runtime, cache_root())
+    runtime = get_runtime(args.runtime)
     plan = make_plan(args.board, args.flavor, runtime, source=args.source, series=args.patches,
                      extra_fragments=args.fragment)
     print(plan.to_json())
@@ -73,7 +77,8 @@ def _build(args: argparse.Namespace) -> int:
     try:
         result = build(args.board, args.flavor, source=args.source, series=args.patches,
                        fragments=args.fragment, runtime=args.runtime, out=args.out,
-                       config_only=args.config_only, jobs=args.jobs, progress=not args.quiet)
+                       config_only=args.config_only, jobs=args.jobs, progress=not args.quiet,
+                       trust=args.cache_trust)
     except PatchError as exc:
         sys.stderr.write(exc.rejected.rstrip("\n") + "\n")
         raise

@@ -1,7 +1,9 @@
 """Where the build commands run: on the host, or in the kernel-builder container image.
 
-Both runtimes see the same absolute paths (the container bind-mounts the cache at the same
-place), so a .config, a build log or a ccache entry is the same whichever ran it.
+Both runtimes see the same absolute paths (the container bind-mounts what the build needs at
+the same place), so a .config, a build log or a ccache entry is the same whichever ran it. The
+container gets only the build's own work area and ccache: the Makefiles it runs may be a pull
+request's, and must not reach the pristine sources or the built kernels of the cache.
 """
 
 from __future__ import annotations
@@ -88,13 +90,13 @@ class DockerRuntime:
                                  path=BUILDER_SCRIPT)
         self._ready = True
 
-    def _docker_run(self, argv: Sequence[str], cwd: Path | None,
-                    env: Mapping[str, str]) -> list[str]:
+    def _docker_run(self, argv: Sequence[str], cwd: Path | None, env: Mapping[str, str],
+                    mounts: Sequence[Path]) -> list[str]:
         # --init: make is not written to be PID 1; with an init, stopping `docker run` (Ctrl-C,
         # a killed CI step) stops the build instead of leaving it running in the container.
         cmd = ["docker", "run", "--rm", "--init", "--network", "none",
                "--user", f"{os.getuid()}:{os.getgid()}"]
-        for mount in self.mounts:
+        for mount in mounts:
             cmd += ["-v", f"{mount}:{mount}"]
         for key, value in env.items():
             cmd += ["-e", f"{key}={value}"]
@@ -105,11 +107,13 @@ class DockerRuntime:
     def run(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str],
             sink: LineSink) -> int:
         self._ensure_image()
-        return _stream(self._docker_run(argv, cwd, env), None, None, sink)
+        return _stream(self._docker_run(argv, cwd, env, self.mounts), None, None, sink)
 
     def capture(self, argv: Sequence[str]) -> str:
         self._ensure_image()
-        proc = subprocess.run(self._docker_run(argv, None, {}), capture_output=True, text=True)
+        # A version query needs no files; docker would create a missing mount source as root.
+        proc = subprocess.run(self._docker_run(argv, None, {}, []), capture_output=True,
+                              text=True)
         if proc.returncode != 0:
             raise InfraError(f"{argv[0]} not usable in {self.image}: {proc.stderr.strip()}")
         return proc.stdout
@@ -118,9 +122,10 @@ class DockerRuntime:
 RUNTIMES = ("host", "docker")
 
 
-def get_runtime(name: str, cache: Path) -> Runtime:
+def get_runtime(name: str, mounts: Sequence[Path] = ()) -> Runtime:
+    """mounts: the directories a containerised build may see (and write); the host sees all."""
     if name == "host":
         return HostRuntime()
     if name == "docker":
-        return DockerRuntime([cache])
+        return DockerRuntime(mounts)
     raise InputError(f"unknown runtime {name!r} (choose from {', '.join(RUNTIMES)})")

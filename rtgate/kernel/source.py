@@ -2,7 +2,7 @@
 
 A resolved source has a `ref` that identifies its content (git ref, tarball sha256, Debian
 package version), so the plan's cache key changes when the source does. Unpacked trees are kept
-pristine under the cache; builds work on hard-linked copies.
+pristine under the cache; builds work on copies that share no file with them.
 """
 
 from __future__ import annotations
@@ -144,3 +144,17 @@ def _clone(source: Source, dest: Path) -> None:
         if proc.returncode != 0:
             shutil.rmtree(dest, ignore_errors=True)
             raise InfraError(f"cannot fetch {source.spec()}: {proc.stderr.strip()}")
+
+
+def working_copy(tree: Path, dest: Path) -> None:
+    """A copy of the pristine tree to build in, sharing no inode with it.
+
+    kbuild runs the Makefiles of the tree it builds (a pull request's too), and any write they
+    make through a hard link would change the pristine tree and every later build. A reflink
+    where the filesystem has them; elsewhere a full copy, measured at 7-12 s for the 6.12 tree
+    (1.7 GB, 87k files, ext4, warm/cold page cache) against 1 s for hard links.
+    """
+    proc = subprocess.run(["cp", "-a", "--reflink=auto", str(tree), str(dest)],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise InfraError(f"cannot copy the source tree: {proc.stderr.strip()}", path=dest)

@@ -1,0 +1,222 @@
+"""A lab controller a pull request cannot poison through the kernel cache (issue 10).
+
+The kernel built here is a pull request's tree reduced to what rtgate drives: a Makefile with the
+targets rtgate runs (and a write through the tree it is built in, as any PR Makefile may do) and
+a merge_config.sh. rtgate's real build, cache and CLI run on it in a second instead of the
+twenty minutes of a real kernel; the real kbuild is in test_kernel_build.py and
+test_kernel_config.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tarfile
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from rtgate.kernel.build import BuildResult, build
+from rtgate.kernel.cache import cache_root
+from rtgate.kernel.source import materialize, resolve
+
+VERSION_C = "const char linux_banner[] = \"Linux version 6.12.0-pr\";\n"
+MAKEFILE = """\
+MAKEFLAGS += --no-print-directory
+tinyconfig:
+\t@: > $(O)/.config
+olddefconfig:
+\t@:
+kernelrelease:
+\t@echo 6.12.0-pr
+Image:
+\t@echo "ccache in $$CCACHE_DIR"
+\t@echo "pwned" >> init/version.c
+\t@mkdir -p $(O)/arch/arm64/boot
+\t@cp init/version.c $(O)/arch/arm64/boot/Image
+"""
+MERGE = """\
+#!/bin/sh
+# merge_config.sh -m -O DIR BASE FRAGMENT...: the fragments in order (the last one wins).
+shift 2; dir=$1; shift
+cat "$@" > "$dir/.config.new" && mv "$dir/.config.new" "$dir/.config"
+"""
+
+
+def rtgate(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "rtgate", *args], capture_output=True,
+                          text=True, timeout=120, env={**os.environ, **env})
+
+
+@pytest.fixture(scope="module")
+def pr_source(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """tar:PATH of the pull request's kernel tree."""
+    tree = tmp_path_factory.mktemp("pr") / "linux"
+    (tree / "init").mkdir(parents=True)
+    (tree / "init" / "version.c").write_text(VERSION_C)
+    (tree / "Makefile").write_text(MAKEFILE)
+    merge = tree / "scripts" / "kconfig" / "merge_config.sh"
+    merge.parent.mkdir(parents=True)
+    merge.write_text(MERGE)
+    merge.chmod(0o755)
+    tarball = tree.parent / "linux.tar.gz"
+    with tarfile.open(tarball, "w:gz") as tar:
+        tar.add(tree, arcname="linux")
+    return f"tar:{tarball}"
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("RTGATE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("RTGATE_CACHE_TRUST", raising=False)
+    return tmp_path / "cache"
+
+
+Build = Callable[..., BuildResult]
+
+
+@pytest.fixture
+def build_pr(pr_source: str, cache: Path, tmp_path: Path) -> Build:
+    def run(flavor: str = "rt", out: str = "out", **kwargs: object) -> BuildResult:
+        return build("qemu-arm64", flavor, source=pr_source, out=tmp_path / out,
+                     progress=False, **kwargs)  # type: ignore[arg-type]
+    return run
+
+
+def test_a_write_in_the_build_tree_never_reaches_the_pristine_tree(build_pr: Build,
+                                                                   pr_source: str) -> None:
+    first = build_pr("stock", "stock")
+    second = build_pr("rt", "rt")
+    pristine = materialize(resolve(pr_source), cache_root())
+    assert (pristine / "init" / "version.c").read_text() == VERSION_C
+    # Each build started from the pristine file: no build inherits an earlier build's write.
+    for result in (first, second):
+        assert result.image is not None
+        assert result.image.read_text() == VERSION_C + "pwned\n"
+
+
+def _alter_image(entry: Path) -> None:
+    (entry / "Image").write_bytes(b"a kernel that passes every gate\n")
+
+
+def _alter_recorded_sha256(entry: Path) -> None:
+    meta = json.loads((entry / "metadata.json").read_text())
+    meta["outputs"]["Image"] = "0" * 64
+    (entry / "metadata.json").write_text(json.dumps(meta))
+
+
+def _unparseable_metadata(entry: Path) -> None:
+    (entry / "metadata.json").write_text("{not json")
+
+
+def _no_metadata(entry: Path) -> None:
+    (entry / "metadata.json").unlink()
+
+
+def _image_missing(entry: Path) -> None:
+    (entry / "Image").unlink()
+
+
+def _extra_file(entry: Path) -> None:
+    (entry / "dtbs").mkdir()
+    (entry / "dtbs" / "planted.dtbo").write_bytes(b"overlay")
+
+
+def _image_is_a_link(entry: Path) -> None:
+    # The link's target has the recorded sha256: only the link itself gives it away.
+    (entry / "Image").rename(entry.parent / "elsewhere")
+    (entry / "Image").symlink_to(entry.parent / "elsewhere")
+
+
+def _another_plans_entry(entry: Path) -> None:
+    meta = json.loads((entry / "metadata.json").read_text())
+    meta["plan"]["cache_key"] = "f" * 64
+    (entry / "metadata.json").write_text(json.dumps(meta))
+
+
+@pytest.mark.parametrize("poison, reason", [
+    (_alter_image, "Image has sha256 "),
+    (_alter_recorded_sha256, "metadata.json records 0000"),
+    (_unparseable_metadata, "metadata.json unreadable"),
+    (_no_metadata, "metadata.json unreadable"),
+    (_image_missing, "missing Image"),
+    (_extra_file, "unrecorded dtbs/planted.dtbo"),
+    (_image_is_a_link, "not a regular file: Image"),
+    (_another_plans_entry, "is for plan 'ffff"),
+])
+def test_a_poisoned_cache_entry_is_refused_and_rebuilt(
+        build_pr: Build, cache: Path, capsys: pytest.CaptureFixture[str],
+        poison: Callable[[Path], None], reason: str) -> None:
+    good = build_pr()
+    assert good.image is not None
+    good_image = good.image.read_bytes()
+    entry = cache / "kernels" / good.plan.cache_key
+    poison(entry)
+    capsys.readouterr()
+
+    again = build_pr(out="again")
+    assert again.cache_hit is False
+    assert again.image is not None and again.image.read_bytes() == good_image
+    err = capsys.readouterr().err
+    assert f"refused the cached kernel {entry}: " in err and reason in err, err
+    # The poisoned entry is kept for whoever investigates, out of the way of every lookup.
+    [kept] = (cache / "refused").iterdir()
+    assert kept.name.startswith(good.plan.cache_key)
+    # The rebuilt entry is whole again: the next lookup is a hit.
+    assert build_pr(out="third").cache_hit is True
+
+
+def test_the_cli_refuses_a_planted_kernel(pr_source: str, tmp_path: Path) -> None:
+    env = {"RTGATE_CACHE": str(tmp_path / "cache")}
+    args = ("kernel", "build", "--board", "qemu-arm64", "--flavor", "rt", "--source", pr_source,
+            "--quiet", "--out")
+    first = rtgate(*args, str(tmp_path / "first"), env=env)
+    assert first.returncode == 0, first.stderr
+    key = json.loads(first.stdout)["cache_key"]
+    _alter_image(tmp_path / "cache" / "kernels" / key)
+    second = rtgate(*args, str(tmp_path / "second"), env=env)
+    assert second.returncode == 0, second.stderr
+    assert json.loads(second.stdout)["cache_hit"] is False
+    assert "rtgate kernel: refused the cached kernel" in second.stderr
+    assert (tmp_path / "second" / "Image").read_text() == VERSION_C + "pwned\n"
+
+
+def _files(root: Path) -> set[str]:
+    return {str(p.relative_to(root)) for p in root.rglob("*") if not p.is_dir()}
+
+
+@pytest.mark.parametrize("choose", [["--cache-trust", "untrusted"], []])
+def test_an_untrusted_build_is_invisible_to_a_trusted_one(pr_source: str, tmp_path: Path,
+                                                          choose: list[str]) -> None:
+    cache = tmp_path / "cache"
+    trusted_env = {"RTGATE_CACHE": str(cache), "RTGATE_CACHE_TRUST": "trusted"}
+    untrusted_env = trusted_env | ({} if choose else {"RTGATE_CACHE_TRUST": "untrusted"})
+    args = ("kernel", "build", "--board", "qemu-arm64", "--flavor", "rt", "--source", pr_source,
+            "--quiet", "--out")
+    pr = rtgate(*args, str(tmp_path / "pr"), *choose, env=untrusted_env)
+    assert pr.returncode == 0, pr.stderr
+    # Sources, work tree, ccache and the built kernel: all under untrusted/, nothing beside it.
+    assert {p.name for p in cache.iterdir()} == {"untrusted"}
+    assert f"ccache in {cache / 'untrusted' / 'ccache'}" in (tmp_path / "pr" /
+                                                             "build.log").read_text()
+    key = json.loads(pr.stdout)["cache_key"]
+    assert f"kernels/{key}/Image" in _files(cache / "untrusted")
+
+    main = rtgate(*args, str(tmp_path / "main"), env=trusted_env)
+    assert main.returncode == 0, main.stderr
+    report = json.loads(main.stdout)
+    assert report["cache_key"] == key and report["cache_hit"] is False
+    assert f"kernels/{key}/Image" in _files(cache)
+
+
+def test_an_unknown_trust_domain_is_an_input_error(pr_source: str, tmp_path: Path) -> None:
+    proc = rtgate("kernel", "build", "--board", "qemu-arm64", "--flavor", "rt", "--source",
+                  pr_source, "--quiet", "--out", str(tmp_path / "out"),
+                  env={"RTGATE_CACHE": str(tmp_path / "cache"), "RTGATE_CACHE_TRUST": "pr"})
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1
+    assert "unknown cache trust domain 'pr'" in proc.stderr and "RTGATE_CACHE_TRUST" in proc.stderr
+    assert not (tmp_path / "cache").exists()
