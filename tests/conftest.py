@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from rtgate import paths
 from rtgate.kernel.build import BuildResult, build
+from rtgate.kernel.runtime import BUILDER_IMAGE
 
 
 @pytest.fixture(scope="session")
@@ -28,3 +31,14 @@ def kernel_build(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, str
         return built[board, flavor]
 
     return get
+
+
+@pytest.fixture(scope="session")
+def builder_image() -> str:
+    """The kernel builder image (docker/kernel-builder.sh), for the docker runtime's tests."""
+    # Starts dockerd when none answers; layers are cached, so a second session is quick.
+    proc = subprocess.run([str(paths.ROOT / "docker" / "kernel-builder.sh"), BUILDER_IMAGE],
+                          capture_output=True, text=True, timeout=3600)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert proc.stdout.strip() == BUILDER_IMAGE
+    return BUILDER_IMAGE

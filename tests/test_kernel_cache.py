@@ -38,6 +38,12 @@ Image:
 \t@mkdir -p $(O)/arch/arm64/boot
 \t@cp init/version.c $(O)/arch/arm64/boot/Image
 """
+# The same Makefile reaching out of its build tree by the cache's layout (CURDIR is
+# CACHE/work/BOARD-FLAVOR/src): into the pristine sources and the built kernels.
+ESCAPE = MAKEFILE + """\
+\t-@for f in $(CURDIR)/../../../sources/*/init/version.c; do echo pwned >> $$f; done
+\t-@cd $(CURDIR)/../../.. && mkdir -p kernels/planted && echo planted > kernels/planted/Image
+"""
 MERGE = """\
 #!/bin/sh
 # merge_config.sh -m -O DIR BASE FRAGMENT...: the fragments in order (the last one wins).
@@ -51,13 +57,12 @@ def rtgate(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
                           text=True, timeout=120, env={**os.environ, **env})
 
 
-@pytest.fixture(scope="module")
-def pr_source(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """tar:PATH of the pull request's kernel tree."""
-    tree = tmp_path_factory.mktemp("pr") / "linux"
+def pr_tarball(root: Path, makefile: str) -> str:
+    """tar:PATH of a pull request's kernel tree with this Makefile."""
+    tree = root / "linux"
     (tree / "init").mkdir(parents=True)
     (tree / "init" / "version.c").write_text(VERSION_C)
-    (tree / "Makefile").write_text(MAKEFILE)
+    (tree / "Makefile").write_text(makefile)
     merge = tree / "scripts" / "kconfig" / "merge_config.sh"
     merge.parent.mkdir(parents=True)
     merge.write_text(MERGE)
@@ -66,6 +71,11 @@ def pr_source(tmp_path_factory: pytest.TempPathFactory) -> str:
     with tarfile.open(tarball, "w:gz") as tar:
         tar.add(tree, arcname="linux")
     return f"tar:{tarball}"
+
+
+@pytest.fixture(scope="module")
+def pr_source(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return pr_tarball(tmp_path_factory.mktemp("pr"), MAKEFILE)
 
 
 @pytest.fixture
@@ -220,3 +230,15 @@ def test_an_unknown_trust_domain_is_an_input_error(pr_source: str, tmp_path: Pat
     assert proc.stderr.count("\n") == 1
     assert "unknown cache trust domain 'pr'" in proc.stderr and "RTGATE_CACHE_TRUST" in proc.stderr
     assert not (tmp_path / "cache").exists()
+
+
+@pytest.mark.integration
+def test_the_builder_container_sees_only_its_work_tree_and_ccache(
+        builder_image: str, cache: Path, tmp_path: Path) -> None:
+    source = pr_tarball(tmp_path / "escape", ESCAPE)
+    result = build("qemu-arm64", "rt", source=source, runtime="docker", out=tmp_path / "out",
+                   progress=False)
+    assert result.image is not None and result.image.read_text() == VERSION_C + "pwned\n"
+    pristine = materialize(resolve(source), cache_root())
+    assert (pristine / "init" / "version.c").read_text() == VERSION_C
+    assert [p.name for p in (cache / "kernels").iterdir()] == [result.plan.cache_key]

@@ -10,26 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from rtgate import paths
-from rtgate.kernel.runtime import BUILDER_IMAGE
-
 pytestmark = pytest.mark.integration
-SCRIPT = paths.ROOT / "docker" / "kernel-builder.sh"
 
 
 def rtgate(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "rtgate", *args], capture_output=True,
                           text=True, timeout=1800)
-
-
-@pytest.fixture(scope="module")
-def builder_image() -> str:
-    # Starts dockerd when none answers; layers are cached, so a second session is quick.
-    proc = subprocess.run([str(SCRIPT), BUILDER_IMAGE], capture_output=True, text=True,
-                          timeout=3600)
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    assert proc.stdout.strip() == BUILDER_IMAGE
-    return BUILDER_IMAGE
 
 
 def docker_run(image: str, *argv: str) -> str:
