@@ -18,12 +18,55 @@ from pydantic import BaseModel, ValidationError
 from rtgate.errors import InputError
 
 
+class _Refused(yaml.MarkedYAMLError):
+    """Valid YAML that rtgate will not read: a construct hostile input uses, not config needs."""
+
+
+# thresholds.yml nests four levels; anything far deeper is an attack on the composer's recursion.
+MAX_DEPTH = 64
+
+
 class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that refuses duplicate keys: YAML silently keeps the last, hiding a typo."""
+    """SafeLoader for files a pull request can edit: plain trees of scalars only.
+
+    Anchors and aliases are refused as the parser reports them, before any node exists: a few
+    hundred bytes of nested aliases (a "billion laughs") expand to gigabytes further on. Keys must
+    be scalars, and duplicate keys are refused: YAML silently keeps the last, hiding a typo.
+    """
+
+    _depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node:
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent) or event.anchor is not None:
+            raise _Refused(None, None, f"anchors and aliases (&{event.anchor}, *{event.anchor}) "
+                           "are not allowed: write the value out", event.start_mark)
+        if self._depth >= MAX_DEPTH:
+            raise _Refused(None, None, f"nested more than {MAX_DEPTH} levels deep",
+                           event.start_mark)
+        self._depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        try:
+            return super().construct_object(node, deep=deep)
+        except (ValueError, TypeError, AttributeError) as exc:
+            # PyYAML's scalar constructors raise these on values they match but cannot convert
+            # (a 5000-digit int, month 13, "!!float nope"); the innermost node names the line.
+            kind = node.tag.rsplit(":", 1)[-1]
+            raise _Refused(None, None, f"cannot read {_excerpt(node)} as {kind}",
+                           node.start_mark) from exc
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: dict[Any, yaml.Node] = {}
         for key_node, _ in node.value:
+            if not isinstance(key_node, yaml.ScalarNode):
+                kind = "sequence" if isinstance(key_node, yaml.SequenceNode) else "mapping"
+                raise _Refused(None, None, f"a {kind} used as a mapping key",
+                               key_node.start_mark)
             key = self.construct_object(key_node, deep=deep)
             if key in seen:
                 line = seen[key].start_mark.line + 1
@@ -32,6 +75,11 @@ class _StrictLoader(yaml.SafeLoader):
                     key_node.start_mark)
             seen[key] = key_node
         return super().construct_mapping(node, deep=deep)
+
+
+def _excerpt(node: yaml.Node) -> str:
+    text = str(node.value) if isinstance(node, yaml.ScalarNode) else f"this {node.id}"
+    return repr(text) if len(text) <= 40 else f"{text[:20]!r}... ({len(text)} characters)"
 
 
 @dataclass(frozen=True)
@@ -98,7 +146,8 @@ def load_yaml(path: str | Path) -> YamlDocument:
         mark = getattr(exc, "problem_mark", None)
         where = f"{p}:{mark.line + 1}" if mark is not None else p
         problem = getattr(exc, "problem", None) or str(exc)
-        raise InputError(f"not valid YAML: {problem}", path=where) from exc
+        what = "refused" if isinstance(exc, _Refused) else "not valid YAML"
+        raise InputError(f"{what}: {problem}", path=where) from exc
     finally:
         loader.dispose()
     return YamlDocument(path=p, data=data, root=root)

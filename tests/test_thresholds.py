@@ -70,6 +70,20 @@ BAD = [
      "a second budget for rpi5/rt/all-in (first at line 3)"),
     ("broken YAML", VALID.replace("max_us: 155", "max_us: [155"), 7, "not valid YAML"),
     ("not a mapping", "- just\n- a list\n", 1, "expected a mapping"),
+    ("alias", VALID.replace("flavor: rt", "flavor: &f rt").replace("max_us: 155", "max_us: *f"),
+     4, "anchors and aliases (&f, *f) are not allowed"),
+    ("sequence as a key", VALID.replace("    reason: Table I + 25 %\n",
+                                        "    ? [reason, why]\n    : Table I\n"),
+     8, "a sequence used as a mapping key"),
+    ("mapping as a key", VALID.replace("    reason: Table I + 25 %\n",
+                                       "    {reason: why}: Table I\n"),
+     8, "a mapping used as a mapping key"),
+    ("5000-digit integer", VALID.replace("max_us: 155", "max_us: 1" + "0" * 4999), 6,
+     "(5000 characters) as int"),
+    ("impossible date", VALID.replace("reason: Table I + 25 %", "reason: 2024-13-45"), 8,
+     "cannot read '2024-13-45' as timestamp"),
+    ("nested 10000 deep", VALID.replace("reason: Table I + 25 %", "reason: " + "[" * 10000),
+     8, "nested more than 64 levels deep"),
     ("no budgets", "schema: rtgate/thresholds/v1\nbudgets: []\n", 2, "budgets"),
 ]
 
@@ -87,7 +101,8 @@ def test_bad_thresholds_error_names_file_and_line(tmp_path: Path, doc: str, line
 
 
 @pytest.mark.parametrize("case", ["typo'd key", "wrong type", "missing reason",
-                                  "unknown schema version"])
+                                  "unknown schema version", "sequence as a key",
+                                  "mapping as a key", "5000-digit integer"])
 def test_cli_exits_2_with_one_line_naming_file_and_line(tmp_path: Path, case: str) -> None:
     _, doc, line, text = next(b for b in BAD if b[0] == case)
     path = write(tmp_path, doc)

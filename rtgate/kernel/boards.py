@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import yaml
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
 from rtgate import paths
 from rtgate.errors import InputError
+from rtgate.yamlsource import load_named
 
 BOARDS_DIR = paths.KERNEL / "boards"
 
@@ -39,15 +39,4 @@ def load_board(name: str) -> KernelBoard:
     if not path.is_file():
         raise InputError(f"unknown kernel board {name!r} (known: {', '.join(board_names())})",
                          path=BOARDS_DIR)
-    try:
-        data = yaml.safe_load(path.read_text())
-        return KernelBoard.model_validate(data)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}: " if mark else ""
-        raise InputError(f"{where}not valid YAML: {exc}", path=path) from exc
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"]) or "board"
-        raise InputError(f"{loc}: {err['msg']}", path=path) from exc
-
+    return load_named(path, KernelBoard, "kernel board")
