@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import io
 import os
+import stat
+import subprocess
 import tarfile
 from pathlib import Path
 
@@ -53,3 +55,25 @@ def test_nothing_lands_outside(tmp_path: Path, mode: str, name: str) -> None:
         pass
     assert not (tmp_path / "evil").exists()
     assert not os.path.lexists(tmp_path / "dest" / "raw" / "up")
+
+
+def test_setuid_and_world_writable_modes_are_dropped(tmp_path: Path, mode: str) -> None:
+    """A board's archive (made here by GNU tar) with a setuid, a world-writable file and a sticky
+    world-writable directory extracts with none of those bits: as root, a setuid file would run
+    as root; a writable one could be rewritten after the gate judged it."""
+    src = tmp_path / "src"
+    (src / "raw").mkdir(parents=True)
+    for name, bits in (("suid", 0o4755), ("open", 0o777)):
+        (src / "raw" / name).write_bytes(b"#!/bin/sh\n")
+        (src / "raw" / name).chmod(bits)
+    (src / "raw").chmod(0o1777)
+    archive = tmp_path / "board.tar"
+    subprocess.run(["tar", "-cf", str(archive), "-C", str(src), "raw"], check=True)
+    assert {m.name: stat.S_IMODE(m.mode) for m in tarfile.open(archive).getmembers()} == {
+        "raw": 0o1777, "raw/suid": 0o4755, "raw/open": 0o777}
+    with tarfile.open(archive) as tar:
+        tarsafe.extract(tar, tmp_path / "dest")
+    for name in ("raw", "raw/suid", "raw/open"):
+        bits = stat.S_IMODE((tmp_path / "dest" / name).stat().st_mode)
+        assert bits & (stat.S_ISUID | stat.S_ISGID | stat.S_ISVTX | 0o022) == 0, (name, oct(bits))
+    assert (tmp_path / "dest" / "raw" / "suid").stat().st_mode & stat.S_IXUSR

@@ -1,13 +1,18 @@
 """Unpacking archives that came from a board: nothing may land outside the destination.
 
 Python 3.11.4+ has tarfile's "data" filter; Debian 12's own 3.11.2 does not, so there the same
-rule (relative paths, no "..", links that stay inside) is checked here before extracting.
+rules (relative paths, no "..", links that stay inside, no devices, no setuid/setgid/sticky or
+group/world-writable modes) are applied here before extracting.
 """
 
 from __future__ import annotations
 
 import tarfile
 from pathlib import Path, PurePosixPath
+
+# The data filter's mask: no setuid/setgid/sticky (extracted by root, a board's file would run as
+# root) and no group/world write (anyone could rewrite raw data after it was judged).
+_MODE_MASK = 0o755
 
 
 def _inside(name: str) -> bool:
@@ -24,4 +29,5 @@ def extract(tar: tarfile.TarFile, dest: Path) -> None:
                 (member.issym() or member.islnk()) and not _inside(
                     str(PurePosixPath(member.name).parent / member.linkname))):
             raise tarfile.TarError(f"refusing archive member {member.name!r}")
+        member.mode &= _MODE_MASK
     tar.extractall(dest)
