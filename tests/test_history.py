@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
-from rtgate.report.history import CORRUPT, INDEX, History
+import pytest
+
+from rtgate.errors import InputError
+from rtgate.report.history import CLOCK_SKEW, CORRUPT, INDEX, History
 from rtgate.report.runs import collect, load_run
 from rtgate.result import load_result
 
@@ -16,21 +22,41 @@ DATA = Path(__file__).parent / "data" / "report"
 FIXTURE = DATA / "local" / "stock-idle"
 
 
-def make_runs(root: Path, count: int, prefix: str = "run") -> list[Path]:
+def make_runs(root: Path, count: int, prefix: str = "run", start: str | None = None
+              ) -> list[Path]:
     """Copies of a real captured run under new run ids (one directory each, raw files too)."""
     base = load_result(FIXTURE / "result.json")
     dirs = []
     for i in range(count):
         d = root / f"{prefix}-{i:03d}"
         shutil.copytree(FIXTURE / "raw", d / "raw")
-        base.model_copy(update={"run_id": f"{prefix}-{i:03d}"}).write(d / "result.json")
+        update = {"run_id": f"{prefix}-{i:03d}", "start": start or base.start}
+        base.model_copy(update=update).write(d / "result.json")
         dirs.append(d)
     return dirs
 
 
+def index_lines(history: Path) -> list[dict]:
+    return [json.loads(line) for line in (history / INDEX).read_text().splitlines()]
+
+
 def index_ids(history: Path) -> list[str]:
-    lines = (history / INDEX).read_text().splitlines()
-    return [json.loads(line)["run_id"] for line in lines]
+    return [line["run_id"] for line in index_lines(history)]
+
+
+def rtgate(*args: str | Path, env: dict[str, str] | None = None
+           ) -> subprocess.CompletedProcess[str]:
+    # No CI variables from the environment running the tests: provenance is what the test sets.
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
+    return subprocess.run([sys.executable, "-m", "rtgate", *map(str, args)],
+                          capture_output=True, text=True, timeout=180, env=clean | (env or {}))
+
+
+def latest_run(site: Path) -> str:
+    """The run the index page shows as the newest (the only key of these fixtures)."""
+    table = (site / "index.html").read_text().split('id="latest"')[1]
+    (run,) = re.findall(r'href="runs/([^/"]+)/index.html"', table)
+    return run
 
 
 def test_merge_twice_is_idempotent_and_keeps_the_files(tmp_path: Path) -> None:
@@ -116,5 +142,111 @@ def test_concurrent_merges_from_two_processes_lose_nothing(tmp_path: Path) -> No
     ids = index_ids(tmp_path / "h")
     assert sorted(ids) == sorted([d.name for d in a + b + shared])
     assert len(ids) == len(set(ids))
+    # One publication sequence across both writers: 1, 2, 3 … in index order, none twice.
+    assert [line["publication"]["seq"] for line in index_lines(tmp_path / "h")] == \
+        list(range(1, len(ids) + 1))
     runs = tmp_path / "h" / "runs"
     assert sorted(p.name for p in runs.iterdir()) == sorted(ids)  # no staging left behind
+
+
+@pytest.mark.integration
+def test_runs_are_ordered_by_publication_not_by_their_own_start(tmp_path: Path) -> None:
+    history, site = tmp_path / "h", tmp_path / "site"
+    (first,) = make_runs(tmp_path / "a", 1, "first")
+    # Published later, but its board's clock says 2020: it is still the newer run.
+    (second,) = make_runs(tmp_path / "b", 1, "second", start="2020-01-01T00:00:00+00:00")
+    for run in (first, second):
+        proc = rtgate("report", run, "--history", history, "--out", site)
+        assert proc.returncode == 0, proc.stderr
+    assert [(line["run_id"], line["publication"]["seq"]) for line in index_lines(history)] \
+        == [("first-000", 1), ("second-000", 2)]
+    assert latest_run(site) == "second-000"
+    history_page = (site / "history.html").read_text()
+    assert history_page.index("runs/second-000/") < history_page.index("runs/first-000/")
+
+
+@pytest.mark.integration
+def test_a_run_dated_2099_is_refused_and_never_becomes_the_latest(tmp_path: Path) -> None:
+    history, site = tmp_path / "h", tmp_path / "site"
+    (good,) = make_runs(tmp_path / "a", 1, "good")
+    assert rtgate("report", good, "--history", history, "--out", site).returncode == 0
+    index_before = (history / INDEX).read_bytes()
+
+    (future,) = make_runs(tmp_path / "b", 1, "future", start="2099-01-01T00:00:00+00:00")
+    proc = rtgate("report", future, "--history", history, "--out", site)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(
+        f"rtgate: {future / 'result.json'}: start 2099-01-01T00:00:00+00:00 is in the future")
+    assert proc.stderr.count("\n") == 1
+    assert (history / INDEX).read_bytes() == index_before
+    assert not (history / "runs" / "future-000").exists()
+
+    # Nor does it win a later publication of the same key, or a site without a history.
+    (later,) = make_runs(tmp_path / "c", 1, "later")
+    assert rtgate("report", later, "--history", history, "--out", site).returncode == 0
+    assert latest_run(site) == "later-000"
+    alone = rtgate("report", later, future, "--out", tmp_path / "alone")
+    assert alone.returncode == 2 and not (tmp_path / "alone").exists()
+
+
+def test_a_start_within_the_clock_skew_is_accepted_beyond_it_refused(tmp_path: Path) -> None:
+    now = datetime.now(UTC)
+    history = History(tmp_path / "h")
+    soon = make_runs(tmp_path / "a", 1, "soon", start=(now + CLOCK_SKEW / 2).isoformat())
+    assert history.merge(collect(soon)).added == ["soon-000"]
+    # A start without a zone is read as UTC, as the board wrote it.
+    naive = (now + CLOCK_SKEW * 2).replace(tzinfo=None).isoformat()
+    (late,) = make_runs(tmp_path / "b", 1, "late", start=naive)
+    with pytest.raises(InputError, match="in the future") as refused:
+        history.merge(collect([late]))
+    assert refused.value.path == str(late / "result.json")
+    assert index_ids(tmp_path / "h") == ["soon-000"]
+
+
+GITHUB = {"GITHUB_RUN_ID": "4242", "GITHUB_SERVER_URL": "https://github.example",
+          "GITHUB_REPOSITORY": "lab/rtgate", "GITHUB_SHA": "a" * 40}
+
+
+@pytest.mark.integration
+def test_provenance_comes_from_the_publisher_never_from_the_result(tmp_path: Path) -> None:
+    history, site = tmp_path / "h", tmp_path / "site"
+    (from_env,) = make_runs(tmp_path / "a", 1, "env")
+    proc = rtgate("report", from_env, "--history", history, "--out", site, env=GITHUB)
+    assert proc.returncode == 0, proc.stderr
+    (explicit,) = make_runs(tmp_path / "b", 1, "explicit")
+    proc = rtgate("report", explicit, "--history", history, "--out", site,
+                  "--provenance-run-id", "77", "--provenance-commit", "b" * 40,
+                  "--provenance-board", "rpi5-bench-2", env=GITHUB)
+    assert proc.returncode == 0, proc.stderr
+    # A re-publication by another run keeps what the first one recorded.
+    assert rtgate("report", from_env, "--history", history, "--out", site,
+                  "--provenance-run-id", "78").returncode == 0
+
+    first, second = (line["publication"] for line in index_lines(history))
+    assert {k: v for k, v in first.items() if k != "published_at"} == {
+        "seq": 1, "workflow_run_id": "4242",
+        "workflow_run_url": "https://github.example/lab/rtgate/actions/runs/4242",
+        "commit": "a" * 40, "board": None}  # the result's own board name is no provenance
+    assert datetime.fromisoformat(first["published_at"]).tzinfo is not None
+    assert {k: v for k, v in second.items() if k != "published_at"} == {
+        "seq": 2, "workflow_run_id": "77",
+        "workflow_run_url": "https://github.example/lab/rtgate/actions/runs/77",
+        "commit": "b" * 40, "board": "rpi5-bench-2"}
+    page = (site / "history.html").read_text()
+    assert 'href="https://github.example/lab/rtgate/actions/runs/77"' in page
+    assert "rpi5-bench-2" in page and "b" * 12 in page
+
+
+@pytest.mark.parametrize("option, value", [
+    ("--provenance-run-url", "javascript:alert(1)"),
+    ("--provenance-run-id", "12 OR 1"),
+    ("--provenance-commit", "<b>main</b>"),
+])
+def test_provenance_that_is_no_run_or_commit_is_a_usage_error(
+        tmp_path: Path, option: str, value: str) -> None:
+    (run,) = make_runs(tmp_path / "a", 1)
+    proc = rtgate("report", run, "--history", tmp_path / "h", "--out", tmp_path / "site",
+                  option, value)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(f"rtgate: {option}: ") and proc.stderr.count("\n") == 1
+    assert not (tmp_path / "h").exists()

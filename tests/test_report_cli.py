@@ -71,10 +71,18 @@ def test_an_out_dir_reused_for_other_results_keeps_only_what_it_publishes(
         tmp_path: Path) -> None:
     site = tmp_path / "site"
     assert rtgate("report", DATA / "qemu", "--out", site).returncode == 0
+    # What an older rtgate published there: a copied JUnit and raw files under their own names.
+    kept = site / "runs" / "local-stock-idle-20261121T235604Z"
+    for stale in ("junit.xml", "raw/cyclictest.json", "raw/old/evil.svg"):
+        (kept / stale).parent.mkdir(parents=True, exist_ok=True)
+        (kept / stale).write_text("<svg/>")
     assert rtgate("report", DATA / "local", "--out", site).returncode == 0
     assert sorted(p.name for p in (site / "runs").iterdir()) == [
         "local-stock-cpu-20261121T235642Z", "local-stock-idle-20261121T235604Z"]
     assert not list((site / "plots").glob("*qemu*"))
+    assert sorted(p.relative_to(kept).as_posix() for p in kept.rglob("*")) == [
+        "histogram.dat", "histogram.png", "histogram.svg", "index.html", "raw",
+        "raw/cyclictest.json.txt", "raw/cyclictest.txt", "result.json"]
 
 
 def test_an_empty_history_is_an_empty_site(tmp_path: Path) -> None:

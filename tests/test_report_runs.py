@@ -3,27 +3,15 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 from rtgate.report.runs import collect
 
 DATA = Path(__file__).parent / "data" / "report"
-
-
-def test_a_pipeline_junit_above_its_results_is_found_but_never_above_the_given_dir(
-        tmp_path: Path) -> None:
-    # rtgate pipeline: OUT/<flavor>/<scenario>/result.json and one OUT/junit.xml.
-    out = tmp_path / "ci" / "out"
-    shutil.copytree(DATA / "qemu" / "rt-idle", out / "rt" / "idle")
-    shutil.copy(DATA / "candidate" / "stock-idle" / "junit.xml", out / "junit.xml")
-    (tmp_path / "ci" / "junit.xml").write_text("<testsuites/>")  # someone else's
-
-    (run,) = collect([out])
-    assert run.junit == out / "junit.xml"
-    (run,) = collect([out / "rt"])
-    assert run.junit is None
-    (run,) = collect([out / "rt" / "idle" / "result.json"])
-    assert run.junit is None
 
 
 def test_raw_files_are_found_as_recorded_or_under_raw(tmp_path: Path) -> None:
@@ -43,3 +31,51 @@ def test_named_result_files_in_a_directory_are_results_too(tmp_path: Path) -> No
     shutil.copy(DATA / "qemu" / "rt-idle" / "result.json", tmp_path / "rt-idle.result.json")
     shutil.copy(DATA / "qemu" / "rt-cpu" / "result.json", tmp_path / "notes.json")
     assert [r.result.scenario for r in collect([tmp_path])] == ["idle"]
+
+
+def rtgate(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "rtgate", *map(str, args)],
+                          capture_output=True, text=True, timeout=180)
+
+
+@pytest.mark.integration
+def test_symlinks_next_to_a_result_are_never_followed_or_published(tmp_path: Path) -> None:
+    # A stand-in for /etc/hostname: a file outside the results tree.
+    secret = tmp_path / "outside" / "hostname"
+    secret.parent.mkdir()
+    secret.write_text("build-host-7.internal\n")
+    (secret.parent / "cyclictest.json").symlink_to(secret)
+    results = tmp_path / "results"
+    linked_files = results / "linked-files"
+    shutil.copytree(DATA / "candidate" / "stock-idle", linked_files)
+    for name in ("junit.xml", "raw/cyclictest.json", "raw/cyclictest.hist"):
+        (linked_files / name).unlink()
+        (linked_files / name).symlink_to(secret)
+    linked_dir = results / "linked-dir"
+    shutil.copytree(DATA / "qemu" / "rt-idle", linked_dir)
+    shutil.rmtree(linked_dir / "raw")
+    (linked_dir / "raw").symlink_to(secret.parent)
+
+    history, site = tmp_path / "history", tmp_path / "site"
+    proc = rtgate("report", results, "--history", history, "--out", site)
+    assert proc.returncode == 0, proc.stderr
+    published = [p for p in [*history.rglob("*"), *site.rglob("*")] if p.is_file()]
+    assert len(published) > 10  # both runs are published, without those files
+    assert not [p for p in published if b"build-host-7" in p.read_bytes()]
+    assert not [p for p in published if p.is_symlink()]
+    for skipped in ("raw/cyclictest.json", "raw/cyclictest.hist"):
+        assert f"rtgate: {linked_files / skipped}: a symbolic link, not followed" in proc.stderr
+    assert f"rtgate: {linked_dir / 'raw'}: a symbolic link, not followed" in proc.stderr
+
+
+@pytest.mark.parametrize("named", [False, True])
+def test_a_symlinked_result_is_refused(tmp_path: Path, named: bool) -> None:
+    shutil.copytree(DATA / "qemu" / "rt-idle", tmp_path / "elsewhere")
+    (tmp_path / "results" / "run").mkdir(parents=True)
+    link = tmp_path / "results" / "run" / "result.json"
+    link.symlink_to(tmp_path / "elsewhere" / "result.json")
+    proc = rtgate("report", link if named else tmp_path / "results",
+                  "--out", tmp_path / "site")
+    assert proc.returncode == 2
+    assert proc.stderr == f"rtgate: {link}: a symbolic link, not followed\n"
+    assert not (tmp_path / "site").exists()

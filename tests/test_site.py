@@ -198,8 +198,10 @@ def test_index_rows_and_verdict_badges(site: Path, browser: Browser, tmp_path: P
         shutil.copy(shot, Path(os.environ["RTGATE_SCREENSHOTS"]) / "index.png")
 
 
+# Links to the CI run that published a run (rel=external) leave the site on purpose.
 PAGE_JS = """({
-  links: [...document.querySelectorAll('a[href]')].map(a => [a.getAttribute('href'), a.href]),
+  links: [...document.querySelectorAll('a[href]:not([rel~=external])')].map(
+      a => [a.getAttribute('href'), a.href]),
   images: [...document.images].map(i => [i.getAttribute('src'), i.src,
                                          i.complete && i.naturalWidth > 0]),
   css: [...document.querySelectorAll('link[rel=stylesheet]')].map(
@@ -248,8 +250,9 @@ def test_every_link_image_and_stylesheet_on_every_page(site: Path, browser: Brow
 
     run = (site / "runs" / "local-cpu-20261122T001033Z" / "index.html").as_uri()
     downloads = {raw for raw, _ in pages[run]["links"]}
-    assert {"result.json", "junit.xml", "raw/cyclictest.json", "raw/cyclictest.hist"} \
-        <= downloads
+    # Raw files as text under safe names; the JUnit of the job that ran is never republished.
+    assert {"result.json", "raw/cyclictest.json.txt", "raw/cyclictest.hist.txt"} <= downloads
+    assert not [d for d in downloads if "junit" in d]
     assert len(pages[(site / "history.html").as_uri()]["images"]) == 6  # a trend per key
     browser.goto(run)
     browser.screenshot(tmp_path / "run.png")
@@ -307,3 +310,53 @@ def test_strings_from_results_are_escaped(tmp_path: Path, browser: Browser) -> N
         assert browser.js("document.querySelectorAll('script, img[src=x], b').length") == 0
     browser.goto(index.as_uri())
     assert browser.js("document.querySelector('td.kernel').textContent") == evil
+
+
+# Each sets a marker if the browser runs it; as text, none does.
+MARKER = "window.rtgatePwned = true"
+XHTML = f'<html xmlns="http://www.w3.org/1999/xhtml"><body><script>{MARKER}</script></body></html>'
+SCRIPTED = {
+    "evil.html": f"<!doctype html><script>{MARKER}</script>",
+    "evil.htm": f"<script>{MARKER}</script>",
+    "evil.svg": f'<svg xmlns="http://www.w3.org/2000/svg"><script>{MARKER}</script></svg>',
+    "evil.xml": XHTML,
+    "evil.xhtml": XHTML,
+    "evil.json": f"<script>{MARKER}</script>",
+    "cyclictest.txt": f"<script>{MARKER}</script>",
+}
+
+
+def test_raw_files_never_run_script_on_the_site(tmp_path: Path, browser: Browser) -> None:
+    import hashlib
+
+    from rtgate.result import SourceFile, load_result
+
+    run = tmp_path / "in"
+    (run / "raw").mkdir(parents=True)
+    sources = []
+    for name, text in SCRIPTED.items():
+        (run / "raw" / name).write_text(text)
+        sources.append(SourceFile(path=f"raw/{name}", format="json",
+                                  sha256=hashlib.sha256(text.encode()).hexdigest()))
+    (run / "junit.xml").write_text(XHTML)  # next to the result, as `rtgate check` writes it
+    base = load_result(DATA / "qemu" / "stock-idle" / "result.json")
+    base.model_copy(update={"sources": sources}).write(run / "result.json")
+    report(run, "--out", tmp_path / "site")
+    (home,) = (tmp_path / "site" / "runs").iterdir()
+
+    browser.goto((home / "index.html").as_uri())
+    links = browser.js("[...document.querySelectorAll('ul.downloads a')].map(a => a.href)")
+    for link in links:
+        browser.goto(link)
+        assert browser.js("typeof window.rtgatePwned") == "undefined", link
+        assert browser.js("document.contentType") in ("text/plain", "application/json"), link
+        if not link.endswith("result.json"):
+            assert MARKER in browser.js("document.body.innerText"), link  # shown, not run
+    assert len(links) == 3  # result.json, evil.json and cyclictest.txt, as text
+    browser.goto((home / "index.html").as_uri())
+    withheld = browser.js("document.querySelector('.withheld').innerText")
+    assert all(name in withheld for name in SCRIPTED if name.endswith(("ml", "svg")))
+
+    published = sorted(p.relative_to(home).as_posix() for p in home.rglob("*") if p.is_file())
+    assert [p for p in published if not p.startswith("histogram")] == [
+        "index.html", "raw/cyclictest.txt", "raw/evil.json.txt", "result.json"]

@@ -3,28 +3,37 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 from rtgate.errors import InputError
 from rtgate.report import compare, site
-from rtgate.report.history import History
+from rtgate.report.history import CLOCK_SKEW, History, publication_order
 from rtgate.report.judge import Judge
+from rtgate.report.provenance import OPTIONS, stated
 from rtgate.report.runs import RunFiles, collect
 from rtgate.result import write_atomic
 
-REPORT_EPILOG = """\
+REPORT_EPILOG = f"""\
 RESULT_OR_DIR: result files, or directories searched for result.json and NAME.result.json.
-Published with each: the raw files named in its sources, and junit.xml from beside it (or, for
-a directory, from above it up to that directory, where `rtgate pipeline` writes it).
+Published with each: the raw tool outputs named in its sources, as text files (NAME.txt) and
+only of the types {", ".join(sorted(site.RAW_TYPES))}. A JUnit report is never republished, and
+no symbolic link next to a result is followed (noted on stderr; a result.json that is one is an
+input error).
 
 With --history DIR the runs are first merged into that history store (idempotent by run id,
 never dropping older runs; corrupt index lines are set aside in index.corrupt.jsonl) and the
-site shows every run in it.
+site shows every run in it, in the order they were published: each run added gets the next
+number of the history's publication sequence and the provenance options below. A result whose
+start is more than {CLOCK_SKEW.total_seconds() / 60:g} minutes in the future (clock skew) is
+refused: nothing is merged or written, exit 2.
 
 exit codes: 0 the site was written (whatever the verdicts: `rtgate check` is the gate),
-  2 usage or input error (unreadable result or thresholds file), 3 gnuplot failed.
+  2 usage or input error (unreadable result or thresholds file, a start in the future, bad
+  provenance), 3 gnuplot failed.
 """
 
 COMPARE_EPILOG = """\
@@ -48,6 +57,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="budgets (default: thresholds.yml of the repository when present)")
     p.add_argument("--out", type=Path, required=True, metavar="SITE_DIR",
                    help="where the site is written (re-used: unchanged plots are not redrawn)")
+    prov = p.add_argument_group(
+        "provenance (with --history)",
+        "Recorded with each run added to the history and shown on its pages: from these "
+        "options, else from GITHUB_RUN_ID, GITHUB_SERVER_URL/GITHUB_REPOSITORY and GITHUB_SHA "
+        "when set; never from the results. A job triggered by workflow_run passes the "
+        "triggering run's id and head SHA.")
+    for field, option in OPTIONS.items():
+        prov.add_argument(option.flag, dest=field, metavar=field.split("_")[-1].upper(),
+                          help=option.help)
     p.set_defaults(func=report_handler)
 
     c = subparsers.add_parser(
@@ -65,15 +83,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def report_handler(args: argparse.Namespace) -> int:
     if not args.inputs and not args.history:
         raise InputError("rtgate report: give results or --history DIR (or both)")
+    options = {field: getattr(args, field) for field in OPTIONS}
+    if not args.history and any(v is not None for v in options.values()):
+        raise InputError("rtgate report: provenance is recorded in a history: give --history")
+    provenance = stated(options, os.environ)
     judge = Judge.from_file(args.thresholds)
     runs = collect(args.inputs) if args.inputs else []
+    for note in dict.fromkeys(n for run in runs for n in run.skipped):
+        print(f"rtgate: {note}", file=sys.stderr)
     if args.history:
         history = History(args.history)
-        merged = history.merge(runs)
+        merged = history.merge(runs, provenance)
         print(f"history {history.root}: {len(merged.added)} added, "
               f"{len(merged.already)} already there, {len(merged.corrupt)} corrupt line(s) "
               "set aside", file=sys.stderr)
         runs = list(_stored_runs(history))
+    else:
+        runs = publication_order(runs, datetime.now(UTC))
     index = site.build(runs, args.out, judge)
     print(index)
     return 0

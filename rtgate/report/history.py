@@ -1,27 +1,36 @@
 """The history store: an append-only JSON Lines index plus one directory per run.
 
-    HISTORY/index.jsonl          one RunSummary per line, oldest merge first
+    HISTORY/index.jsonl          one RunSummary per line, in publication order
     HISTORY/index.corrupt.jsonl  lines that could not be read, kept verbatim (never lost)
-    HISTORY/runs/<run>/          result.json, junit.xml, raw/<tool outputs>
+    HISTORY/runs/<run>/          result.json, raw/<tool outputs>
     HISTORY/index.lock           taken by every writer
 
 Publishing re-merges the same runs again and again and several CI jobs may publish at once, so a
 merge is idempotent by run id, serialised by an exclusive lock, and replaces the index by
 write-then-rename: a reader or a crash never sees half an index, and no earlier run is dropped.
+
+Runs are ordered by publication: each run added gets the next number of one sequence, under the
+lock, with the provenance its publisher states. The ``start`` inside a result is whatever the
+board's clock (or whoever wrote the file) said: it orders the runs of one publication only, and
+a start in the future is refused, or one run dated 2099 would be every later page's "latest".
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import sys
 import tempfile
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from pydantic import ValidationError
 
+from rtgate.errors import InputError
 from rtgate.filelock import locked
+from rtgate.report.provenance import Provenance, Publication
 from rtgate.report.runs import RAW, RESULT_NAME, RunFiles, load_run
 from rtgate.report.summary import RunSummary
 from rtgate.result import write_atomic
@@ -30,6 +39,27 @@ INDEX = "index.jsonl"
 CORRUPT = "index.corrupt.jsonl"
 LOCK = "index.lock"
 RUNS = "runs"
+# How far a board's clock may run ahead of the publisher's before its start counts as a lie:
+# NTP-synchronised lab machines agree to well under a second, a board without a real-time clock
+# falls behind (into the past) rather than ahead, and minutes cover a publisher lagging behind.
+CLOCK_SKEW = timedelta(minutes=10)
+
+
+def publication_order(runs: list[RunFiles], now: datetime) -> list[RunFiles]:
+    """The runs of one publication in the order they are added: by start, then run id.
+
+    A run whose start is more than CLOCK_SKEW after ``now`` refuses the whole publication (exit
+    2, naming its file): nothing is merged or rendered until its result is fixed or left out.
+    """
+    for run in runs:
+        started = run.summary.started
+        if started is not None and started > now + CLOCK_SKEW:
+            raise InputError(
+                f"start {run.result.start} is in the future: later than now "
+                f"({now:%Y-%m-%dT%H:%M:%SZ}) plus the clock skew allowed "
+                f"({CLOCK_SKEW.total_seconds() / 60:g} min); not published (is the board's "
+                "clock right?)", path=run.result_path)
+    return sorted(runs, key=lambda r: r.summary.order)
 
 
 @dataclass
@@ -72,11 +102,14 @@ class History:
         return [_parse(line) for line in text.splitlines() if line.strip()]
 
     def entries(self) -> list[RunSummary]:
-        """Every readable run in the index, in merge order (corrupt lines are skipped)."""
-        return [line.summary for line in self._lines() if line.summary is not None]
+        """Every readable run in the index by publication sequence, oldest first (corrupt lines
+        are skipped; lines from before the sequence keep their place at the front)."""
+        summaries = [line.summary for line in self._lines() if line.summary is not None]
+        return sorted(summaries, key=lambda s: s.publication.seq if s.publication else 0)
 
     def load(self, summary: RunSummary) -> RunFiles:
-        return load_run(self.run_dir(summary) / RESULT_NAME)
+        run = load_run(self.run_dir(summary) / RESULT_NAME)
+        return dataclasses.replace(run, publication=summary.publication)
 
     def _store(self, run: RunFiles, summary: RunSummary) -> None:
         """Copy a run's files into its directory; a half-copied directory is never visible."""
@@ -86,8 +119,6 @@ class History:
         try:
             # The original bytes, not a re-serialisation: the history keeps what it was given.
             shutil.copyfile(run.result_path, staging / RESULT_NAME)
-            if run.junit:
-                shutil.copyfile(run.junit, staging / run.junit.name)
             for raw in run.raw:
                 (staging / RAW).mkdir(exist_ok=True)
                 shutil.copyfile(raw, staging / RAW / raw.name)
@@ -100,9 +131,13 @@ class History:
             shutil.rmtree(staging, ignore_errors=True)
             raise
 
-    def merge(self, runs: list[RunFiles]) -> MergeReport:
+    def merge(self, runs: list[RunFiles], provenance: Provenance | None = None) -> MergeReport:
+        """Add the runs not yet in the history, each with the next publication number and
+        ``provenance``; a start in the future refuses them all (InputError), adding none."""
         report = MergeReport()
         with locked(self.root / LOCK):
+            now = datetime.now(UTC)
+            batch = publication_order(runs, now)
             lines = self._lines()
             bad = [(n, line) for n, line in enumerate(lines, 1) if line.summary is None]
             if bad:
@@ -112,11 +147,16 @@ class History:
                                   for n, line in bad]
             known = {line.summary.run_id for line in lines if line.summary}
             kept = [line.text for line in lines if line.summary]
-            for run in runs:
-                summary = run.summary
-                if summary.run_id in known:
-                    report.already.append(summary.run_id)
+            seq = max((line.summary.publication.seq for line in lines
+                       if line.summary and line.summary.publication), default=0)
+            stated = (provenance or Provenance()).model_dump()
+            for run in batch:
+                if run.result.run_id in known:
+                    report.already.append(run.result.run_id)
                     continue
+                seq += 1
+                summary = RunSummary.of(run.result, Publication(
+                    seq=seq, published_at=now.isoformat(timespec="seconds"), **stated))
                 self._store(run, summary)
                 kept.append(json.dumps(summary.model_dump(mode="json"), ensure_ascii=False))
                 known.add(summary.run_id)

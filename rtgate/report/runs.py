@@ -1,7 +1,8 @@
-"""Find results on disk together with the files that belong to them.
+"""Find results on disk together with the raw tool outputs that belong to them.
 
-A run is a ``result.json`` plus what lies next to it: the JUnit report of `rtgate check` and the
-raw tool outputs named in its ``sources`` (paths relative to the result's directory).
+A run is a ``result.json`` plus the raw tool outputs named in its ``sources`` (paths relative to
+the result's directory). Nothing is reached through a symbolic link: the site publishes these
+files, and a link planted next to a result would publish whatever it points at.
 """
 
 from __future__ import annotations
@@ -10,78 +11,99 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rtgate.errors import InputError
+from rtgate.report.provenance import Publication
 from rtgate.report.summary import RunSummary
 from rtgate.result import Result, load_result
 
 RESULT_NAME = "result.json"
-JUNIT_NAMES = ("junit.xml",)
 RAW = "raw"
+SYMLINK = "a symbolic link, not followed"
 
 
 @dataclass(frozen=True)
 class RunFiles:
     result: Result
     result_path: Path
-    junit: Path | None = None
     raw: list[Path] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    """One note per file named in ``sources`` and not taken: ``PATH: why``."""
+    publication: Publication | None = None
+    """Its entry in the history, for a run loaded from one."""
 
     @property
     def summary(self) -> RunSummary:
-        return RunSummary.of(self.result)
+        return RunSummary.of(self.result, self.publication)
 
 
-def source_path(result_path: Path, recorded: str) -> Path | None:
-    """Where a raw file named in ``sources`` is: as recorded, or where a history copy put it.
-
-    Only files inside the result's directory count: the site publishes them, and a result naming
-    ``/etc/shadow`` must not get it published.
-    """
-    home = result_path.parent.resolve()
-    path = Path(recorded)
-    for candidate in (home / path, home / RAW / path.name):
-        if candidate.resolve().is_relative_to(home) and candidate.is_file():
-            return candidate
+def _below(home: Path, recorded: Path) -> Path | None:
+    """``recorded`` relative to ``home`` when it lies below it (bench records absolute paths)."""
+    if not recorded.is_absolute():
+        return recorded
+    for base in (home.absolute(), home.resolve()):
+        if recorded.is_relative_to(base):
+            return recorded.relative_to(base)
     return None
 
 
-def junit_for(result_path: Path, top: Path | None = None) -> Path | None:
-    """The JUnit beside the result or, up to ``top``, in a directory above it: `rtgate check`
-    writes one beside a bench result, `rtgate pipeline` one for all its results at the top."""
-    here = result_path.parent
-    stop = (top or here).resolve()
-    while True:
-        for name in JUNIT_NAMES:
-            if (here / name).is_file():
-                return here / name
-        if here.resolve() == stop or here.resolve() == here.resolve().parent:
+def _first_link(home: Path, relative: Path) -> Path | None:
+    here = home
+    for part in relative.parts:
+        here = here / part
+        if here.is_symlink():
+            return here
+    return None
+
+
+def source_path(result_path: Path, recorded: str, skipped: list[str]) -> Path | None:
+    """Where a raw file named in ``sources`` is: as recorded, or where a history copy put it.
+
+    Only regular files inside the result's directory, reached through no symbolic link, count:
+    a result naming ``/etc/shadow`` or a link to it must not get it published. A link on the
+    way is noted in ``skipped``.
+    """
+    home = result_path.parent
+    recorded_path = Path(recorded)
+    for relative in (_below(home, recorded_path), Path(RAW) / recorded_path.name):
+        if relative is None or ".." in relative.parts:
+            continue
+        if (link := _first_link(home, relative)) is not None:
+            skipped.append(f"{link}: {SYMLINK}")
             return None
-        here = here.parent
+        if (home / relative).is_file():
+            return home / relative
+    return None
 
 
-def load_run(result_path: Path, top: Path | None = None) -> RunFiles:
+def load_run(result_path: Path) -> RunFiles:
+    if result_path.is_symlink():
+        raise InputError(SYMLINK, path=result_path)
     result = load_result(result_path)
-    raw = [p for s in result.sources if (p := source_path(result_path, s.path)) is not None]
-    return RunFiles(result, result_path, junit_for(result_path, top), raw)
+    skipped: list[str] = []
+    raw = [p for s in result.sources
+           if (p := source_path(result_path, s.path, skipped)) is not None]
+    # Two sources behind one linked directory make one note.
+    return RunFiles(result, result_path, raw, list(dict.fromkeys(skipped)))
 
 
 def collect(paths: list[str | Path]) -> list[RunFiles]:
     """Every result named, or found below a named directory (``result.json``,
-    ``NAME.result.json``); a path with none is an input error."""
-    found: list[tuple[Path, Path | None]] = []
+    ``NAME.result.json``); a path with none, or a result that is a symbolic link, is an input
+    error."""
+    found: list[Path] = []
     for given in map(Path, paths):
         if given.is_dir():
             hits = sorted(p for p in given.rglob(f"*{RESULT_NAME}")
                           if p.name == RESULT_NAME or p.name.endswith(f".{RESULT_NAME}"))
             if not hits:
                 raise InputError(f"no {RESULT_NAME} below this directory", path=given)
-            found += [(hit, given) for hit in hits]
+            found += hits
         elif given.is_file():
-            found.append((given, None))
+            found.append(given)
         else:
             raise InputError("no such file or directory", path=given)
     runs: dict[str, RunFiles] = {}
-    for path, top in found:
-        run = load_run(path, top)
+    for path in found:
+        run = load_run(path)
         # The same run given twice (a file and its directory) is one run, not a duplicate row.
         runs.setdefault(run.result.run_id, run)
     return list(runs.values())

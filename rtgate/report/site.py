@@ -3,18 +3,21 @@
     SITE/index.html                  latest run per board × flavor × scenario, stock-vs-RT plots
     SITE/history.html                every run, a trend plot per board × flavor × scenario
     SITE/runs/<run>/index.html       one run: plots, environment, verdicts, downloads
-    SITE/runs/<run>/result.json …    the downloads: result, JUnit, raw tool output
+    SITE/runs/<run>/result.json      the downloads: the result and,
+    SITE/runs/<run>/raw/NAME.txt     as text, its raw tool outputs
     SITE/plots/                      overlay and trend plots with their data files
 
 Every link is relative, so the site works from ``file://`` and from any Pages sub-path. Every
 string from a result is escaped by the template engine: kernel strings are written by PR authors.
+Files from a run are data too: Pages serves a file by its extension, and an ``.html``, ``.svg`` or
+XHTML ``.xml`` runs its script on the site's origin. So raw outputs are published only as
+``.txt``, only of the types tools write, and a JUnit report is never copied.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import shutil
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -34,6 +37,9 @@ from rtgate.report.summary import RunSummary, safe_name
 from rtgate.result import Percentile, Result
 
 STYLE = "style.css"
+# The raw outputs a run page offers (by extension): what cyclictest, the loads and the parsers
+# write. Each is published as NAME.txt, served as text/plain whatever it holds.
+RAW_TYPES = frozenset({"json", "hist", "txt", "log", "stdout", "stderr", "csv", "dat"})
 _OPS = {"<=": "≤", ">=": "≥"}
 # What a maintainer looks for first on a run page, as (label, environment keys in order of
 # preference). Whatever else the environment holds is listed below them.
@@ -121,10 +127,13 @@ class Site:
         self.judge = judge
         self.templates = _templates()
         self.plots: list[plots.Plot] = []
+        self.files: set[Path] = set()
+        """Pages and downloads of this build, relative to ``out``."""
 
     def build(self, runs: Iterable[RunFiles]) -> Path:
-        pages = sorted((Page(r, r.summary, self.judge(r)) for r in runs),
-                       key=lambda p: p.summary.order)
+        """The site of these runs, given oldest publication first: the last of a key is its
+        latest."""
+        pages = [Page(r, r.summary, self.judge(r)) for r in runs]
         self.out.mkdir(parents=True, exist_ok=True)
         by_key: dict[tuple[str, str, str], list[Page]] = defaultdict(list)
         for page in pages:
@@ -134,7 +143,7 @@ class Site:
         overlays = self._overlays(latest)
         groups = [self._trend(k, by_key[k]) for k in sorted(by_key)]
         plots.render(self.plots, self.out)
-        self._prune({page.summary.dir for page in pages})
+        self._prune()
 
         publish(paths.REPORTS / STYLE, self.out / STYLE)
         for page, context in zip(pages, run_contexts, strict=True):
@@ -144,20 +153,20 @@ class Site:
         return self._write(None, "index.html", page="index", rows=latest, overlays=overlays,
                            total=len(pages), generated=generated)
 
-    def _prune(self, run_dirs: set[str]) -> None:
+    def _prune(self) -> None:
         """Remove what an earlier build of this site left and this one does not publish (an
-        --out re-used with other results): every page and plot of the site stays reachable."""
-        runs = self.out / "runs"
-        for stale in [d for d in runs.glob("*") if d.name not in run_dirs]:
-            if stale.is_dir():
-                shutil.rmtree(stale)
-            else:
-                stale.unlink()
-        keep = {str(p.data) for p in self.plots} | {
-            str(o.relative_to(self.out)) for p in self.plots for o in p.outputs(self.out)}
-        for stale in (self.out / "plots").glob("*"):
-            if str(stale.relative_to(self.out)) not in keep:
-                stale.unlink()
+        --out re-used with other results, or written by an older rtgate): every file under
+        runs/ and plots/ is a page, plot or download of this build."""
+        keep = self.files | {p.data for p in self.plots} | {
+            o.relative_to(self.out) for p in self.plots for o in p.outputs(self.out)}
+        for area in ("runs", "plots"):
+            # Deepest first, so that a directory is emptied before it is looked at.
+            for stale in sorted((self.out / area).rglob("*"), reverse=True):
+                if stale.is_dir() and not stale.is_symlink():
+                    if not any(stale.iterdir()):
+                        stale.rmdir()
+                elif stale.relative_to(self.out) not in keep:
+                    stale.unlink()
 
     def _write(self, run_dir: str | None, template: str, root: str = "", page: str = "",
                **context: Any) -> Path:
@@ -166,20 +175,26 @@ class Site:
         write_if_changed(target, html)
         return target
 
+    def _publish(self, src: Path, dest: Path) -> None:
+        publish(src, self.out / dest)
+        self.files.add(dest)
+
     def _run(self, page: Page) -> dict[str, Any]:
         """Copy a run's downloads, plan its histogram, and return its page's context."""
-        home = self.out / "runs" / page.summary.dir
+        home = Path("runs", page.summary.dir)
+        self.files.add(home / "index.html")
         result = page.result
         downloads = [{"href": RESULT_NAME, "name": RESULT_NAME, "what": "normalized result"}]
-        publish(page.run.result_path, home / RESULT_NAME)
-        if page.run.junit:
-            publish(page.run.junit, home / page.run.junit.name)
-            downloads.append({"href": page.run.junit.name, "name": page.run.junit.name,
-                              "what": "JUnit report of rtgate check"})
+        self._publish(page.run.result_path, home / RESULT_NAME)
+        withheld = []
         for raw in page.run.raw:
-            publish(raw, home / RAW / raw.name)
-            downloads.append({"href": f"{RAW}/{raw.name}", "name": raw.name,
-                              "what": "raw cyclictest output"})
+            name = raw_name(raw.name)
+            if name is None or home / RAW / name in self.files:
+                withheld.append(raw.name)
+                continue
+            self._publish(raw, home / RAW / name)
+            downloads.append({"href": f"{RAW}/{name}", "name": raw.name,
+                              "what": "raw tool output, as text"})
         return {
             "r": result, "s": page.summary, "judged": page.judged,
             "anchor": "k-" + _key_name(*page.summary.key),
@@ -190,6 +205,7 @@ class Site:
                 (k, _environment_value(v)) for k, v in sorted(result.environment.items())
                 if not any(k in keys for _, keys in FEATURED_ENVIRONMENT)],
             "downloads": downloads,
+            "withheld": withheld,
         }
 
     def _metrics(self, page: Page) -> list[dict[str, str | None]]:
@@ -297,6 +313,15 @@ class Site:
         return {"board": board, "flavor": flavor, "scenario": scenario,
                 "anchor": "k-" + _key_name(*key), "stem": stem,
                 "virtual": any(p.summary.virtual for p in group), "rows": group[::-1]}
+
+
+def raw_name(name: str) -> str | None:
+    """The name a raw output is published under (``cyclictest.json`` → ``cyclictest.json.txt``),
+    or None when it is of no type in RAW_TYPES."""
+    if Path(name).suffix.lower().removeprefix(".") not in RAW_TYPES:
+        return None
+    safe = safe_name(name)
+    return safe if safe.endswith(".txt") else f"{safe}.txt"
 
 
 def _num(value: float | None) -> str:

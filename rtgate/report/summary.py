@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import re
-from datetime import datetime
+from datetime import UTC, datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from rtgate.gate.thresholds import flavor_of
+from rtgate.report.provenance import Publication
 from rtgate.result import Percentile, Result
 
 _SAFE_DIR = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,80}")
@@ -44,16 +45,18 @@ class RunSummary(BaseModel):
     max_us: float | None = None
     p99: Percentile | None = None
     p99_99: Percentile | None = None
+    # Set when the run entered a history (index lines written before it existed have none).
+    publication: Publication | None = None
 
     @classmethod
-    def of(cls, result: Result) -> RunSummary:
+    def of(cls, result: Result, publication: Publication | None = None) -> RunSummary:
         t = result.totals
         return cls(
             run_id=result.run_id, dir=safe_name(result.run_id), board=result.board.name,
             virtual=result.board.virtual, flavor=flavor_of(result), scenario=result.scenario,
             kernel_release=result.kernel.release, start=result.start, status=result.status,
             samples=t.samples, min_us=t.min_us, avg_us=t.avg_us, max_us=t.max_us,
-            p99=t.p99, p99_99=t.p99_99)
+            p99=t.p99, p99_99=t.p99_99, publication=publication)
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -61,10 +64,15 @@ class RunSummary(BaseModel):
         return (self.board, self.flavor, self.scenario)
 
     @property
-    def order(self) -> tuple[float, str]:
-        """Chronological order; runs without a (readable) start time sort first, by id."""
+    def started(self) -> datetime | None:
+        """The start as the board's clock told it (UTC when no zone is given), if readable."""
         try:
-            when = datetime.fromisoformat(self.start).timestamp() if self.start else 0.0
+            when = datetime.fromisoformat(self.start) if self.start else None
         except ValueError:
-            when = 0.0
-        return (when, self.run_id)
+            return None
+        return when.replace(tzinfo=UTC) if when and when.utcoffset() is None else when
+
+    @property
+    def order(self) -> tuple[float, str]:
+        """Order by start; runs without a (readable) start time sort first, by id."""
+        return (self.started.timestamp() if self.started else 0.0, self.run_id)
