@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import tempfile
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -165,15 +166,37 @@ def write_atomic(path: Path, text: str) -> Path:
     return path
 
 
+# JSON can spell a lone surrogate ("\ud800"): no character, and nothing written as UTF-8 (the
+# console, JUnit, Markdown, the site) can hold one.
+_LONE_SURROGATES = dict.fromkeys(range(0xD800, 0xE000), "\ufffd")
+
+
+def _unicode(value: Any) -> Any:
+    """``value`` with every lone surrogate in its strings (keys too) replaced by U+FFFD."""
+    if isinstance(value, str):
+        return value.translate(_LONE_SURROGATES)
+    if isinstance(value, list):
+        return [_unicode(v) for v in value]
+    if isinstance(value, dict):
+        return {_unicode(k): _unicode(v) for k, v in value.items()}
+    return value
+
+
 def load_result(path: str | Path) -> Result:
     """Read and validate a result.json; any problem is a one-line InputError naming the file."""
     p = Path(path)
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
+        data = _unicode(json.loads(p.read_text(encoding="utf-8")))
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", path=p) from exc
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InputError(f"not a JSON document: {exc}", path=p) from exc
+    except ValueError as exc:
+        # json's one other ValueError: Python refuses to convert integers this long.
+        raise InputError(f"holds an integer of more than {sys.get_int_max_str_digits()} digits, "
+                         "not a measurement", path=p) from exc
+    except RecursionError as exc:
+        raise InputError("nested too deeply to be a result", path=p) from exc
     if not isinstance(data, dict) or data.get("schema") != SCHEMA_ID:
         got = data.get("schema") if isinstance(data, dict) else type(data).__name__
         raise InputError(f"not an rtgate result (schema {got!r}, expected {SCHEMA_ID!r})", path=p)
