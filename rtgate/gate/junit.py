@@ -6,17 +6,42 @@ unreadable file, no budget); skipped marks a result allowed to have no budget.
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 from junit_xml import TestCase, TestSuite, to_xml_report_string
 
 from rtgate.gate.thresholds import flavor_of
 from rtgate.gate.verdict import Evaluation, Infra, Outcome, Unjudged, Verdict
 from rtgate.result import Result
 
+# What XML 1.0 cannot hold at all, not even as &#N;: most C0 controls, lone surrogates, U+FFFE/F.
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
 
 def render(outcomes: list[Outcome]) -> str:
     suites = [_evaluation(o) if isinstance(o, Evaluation)
               else _infra(o) if isinstance(o, Infra) else _unjudged(o) for o in outcomes]
-    return to_xml_report_string(suites, prettyprint=True)
+    return to_xml_report_string([_xml_safe(s) for s in suites], prettyprint=True)
+
+
+def _xml_safe(value: Any) -> Any:
+    """``value`` with every string in it XML can hold, the rest as U+FFFD.
+
+    Result strings (kernel release, scenario, reasons) come from files a board or a PR wrote;
+    junit_xml escapes such characters as character references its own parser then rejects, and
+    a regression would be reported as a crash. Walks junit_xml's suites and cases whole, so no
+    field is missed.
+    """
+    if isinstance(value, str):
+        return _NOT_XML.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_xml_safe(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _xml_safe(v) for k, v in value.items()}
+    if isinstance(value, TestSuite | TestCase):
+        vars(value).update({k: _xml_safe(v) for k, v in vars(value).items()})
+    return value
 
 
 def _properties(result: Result) -> dict[str, str]:
