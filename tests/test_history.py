@@ -250,3 +250,27 @@ def test_provenance_that_is_no_run_or_commit_is_a_usage_error(
     assert proc.returncode == 2
     assert proc.stderr.startswith(f"rtgate: {option}: ") and proc.stderr.count("\n") == 1
     assert not (tmp_path / "h").exists()
+
+
+@pytest.mark.integration
+def test_symlinks_planted_in_a_history_checkout_are_not_followed(tmp_path: Path) -> None:
+    secret = tmp_path / "hostname"
+    secret.write_text("build-host-7.internal\n")
+    history, site = tmp_path / "h", tmp_path / "site"
+    assert rtgate("report", *make_runs(tmp_path / "a", 2), "--history", history,
+                  "--out", site).returncode == 0
+    linked_raw = history / "runs" / "run-000" / "raw" / "cyclictest.json"
+    linked_raw.unlink()
+    linked_raw.symlink_to(secret)
+    linked_result = history / "runs" / "run-001" / "result.json"
+    linked_result.rename(tmp_path / "moved.json")
+    linked_result.symlink_to(tmp_path / "moved.json")
+
+    proc = rtgate("report", "--history", history, "--out", tmp_path / "again")
+    assert proc.returncode == 0, proc.stderr
+    assert f"rtgate: {linked_raw}: a symbolic link, not followed\n" in proc.stderr
+    assert f"rtgate: {linked_result}: a symbolic link, not followed (run run-001 not " \
+        "published)" in proc.stderr
+    published = [p for p in (tmp_path / "again").rglob("*") if p.is_file()]
+    assert not [p for p in published if b"build-host-7" in p.read_bytes()]
+    assert not (tmp_path / "again" / "runs" / "run-001").exists()

@@ -110,10 +110,15 @@ def _stored_runs(history: History) -> Iterator[RunFiles]:
     where it is, so that one bad directory does not stop every later publication."""
     for summary in history.entries():
         try:
-            yield history.load(summary)
+            run = history.load(summary)
         except InputError as exc:
             print(f"rtgate: {exc.oneline()} (run {summary.run_id} not published)",
                   file=sys.stderr)
+            continue
+        # A history checkout is a git tree, and git keeps symbolic links.
+        for note in run.skipped:
+            print(f"rtgate: {note}", file=sys.stderr)
+        yield run
 
 
 def compare_handler(args: argparse.Namespace) -> int:
