@@ -1,8 +1,13 @@
 """The normalized result: the one data type that flows between the stages.
 
 Every stage reads and writes ``result.json`` documents of this shape. The JSON Schema committed in
-``rtgate/schemas/result-v1.schema.json`` is generated from these models (``python -m
-rtgate.result --schema``) and a test keeps the two identical. All latencies are microseconds.
+``rtgate/schemas/result-v2.schema.json`` is generated from these models (``make schema``, i.e.
+``python -m rtgate.schemafile``) and a test keeps the two identical. All latencies are
+microseconds.
+
+Schema versions only ever add: v2 is v1 plus optional sections and fields with defaults, so a
+newer section goes into v2 the same way (an optional field, absent in older files), and
+``load_result`` upgrades every older document it knows (``_UPGRADES``) before validating it.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ import json
 import os
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -19,12 +25,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from rtgate.errors import InputError
 from rtgate.schemafile import schema_of
 
-SCHEMA_ID = "rtgate/result/v1"
-SCHEMA_FILE = Path(__file__).parent / "schemas" / "result-v1.schema.json"
+SCHEMA_ID = "rtgate/result/v2"
+SCHEMA_FILE = Path(__file__).parent / "schemas" / "result-v2.schema.json"
 
 Status = Literal["complete", "partial", "degraded"]
 Format = Literal["json", "histogram", "verbose", "summary"]
 Micros = Annotated[float, Field(ge=0)]
+AvgTruncated = Annotated[bool, Field(description=(
+    "avg_us is cyclictest's integer average (histogram footer, 'T:' line), cut toward zero: "
+    "the true mean lies in [avg_us, avg_us + 1)."))]
 
 
 class _Model(BaseModel):
@@ -66,6 +75,7 @@ class Thread(_Model):
     samples: int = Field(ge=0)
     min_us: Micros | None = None
     avg_us: Micros | None = None
+    avg_truncated: AvgTruncated = False
     max_us: Micros | None = None
     histogram: Histogram | None = None
 
@@ -74,6 +84,7 @@ class Totals(_Model):
     samples: int = Field(ge=0)
     min_us: Micros | None = None
     avg_us: Micros | None = None
+    avg_truncated: AvgTruncated = False
     max_us: Micros | None = None
     stddev_us: Micros | None = Field(
         None, description="Absent when no per-sample data or histogram exists.")
@@ -127,7 +138,7 @@ class Load(_Model):
 
 
 class Result(_Model):
-    schema_: Literal["rtgate/result/v1"] = Field(SCHEMA_ID, alias="schema")
+    schema_: Literal["rtgate/result/v2"] = Field(SCHEMA_ID, alias="schema")
     run_id: str
     board: Board
     kernel: Kernel
@@ -140,6 +151,11 @@ class Result(_Model):
     totals: Totals
     status: Status
     reasons: list[str] = Field(default_factory=list)
+    notes: list[str] = Field(
+        default_factory=list,
+        description="Lines of the input that were kept aside, not read as measurements "
+                    "(cyclictest's WARN lines, lines before its output, a trailing shell "
+                    "prompt), each with its file and line.")
     loads: list[Load] = Field(default_factory=list)
     environment: dict[str, Any] = Field(default_factory=dict)
 
@@ -197,15 +213,50 @@ def load_result(path: str | Path) -> Result:
                          "not a measurement", path=p) from exc
     except RecursionError as exc:
         raise InputError("nested too deeply to be a result", path=p) from exc
-    if not isinstance(data, dict) or data.get("schema") != SCHEMA_ID:
-        got = data.get("schema") if isinstance(data, dict) else type(data).__name__
-        raise InputError(f"not an rtgate result (schema {got!r}, expected {SCHEMA_ID!r})", path=p)
+    got = data.get("schema") if isinstance(data, dict) else type(data).__name__
+    upgrade = _UPGRADES.get(got) if isinstance(data, dict) and isinstance(got, str) else None
+    if upgrade is None:
+        raise InputError(f"not an rtgate result (schema {got!r}, expected {SCHEMA_ID!r} or an "
+                         "older rtgate/result version)", path=p)
     try:
-        return Result.model_validate(data)
+        return Result.model_validate(upgrade(data))
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(x) for x in first["loc"])
         raise InputError(f"invalid result at {where}: {first['msg']}", path=p) from exc
+
+
+def _from_v1(data: dict[str, Any]) -> dict[str, Any]:
+    """v1 kept cyclictest's integer averages (histogram footer, 'T:' lines) without saying so.
+    Such an average is a whole number and comes from a run without a --json source (the JSON's
+    two-decimal average wins when both exist): mark those as known to 1 µs only. An exact
+    whole-number mean gets marked too, which can only turn a verdict incomplete, never pass it."""
+    upgraded = {**data, "schema": SCHEMA_ID}
+    sources, threads, totals = data.get("sources", []), data.get("threads"), data.get("totals")
+    if not isinstance(sources, list) or any(
+            isinstance(s, dict) and s.get("format") == "json" for s in sources):
+        return upgraded
+    threads = threads if isinstance(threads, list) else []
+    cut = [_whole_avg(t) for t in threads]
+    if any(cut):
+        upgraded["threads"] = [{**t, "avg_truncated": True} if c else t
+                               for t, c in zip(threads, cut, strict=True)]
+    # The weighted mean of averages each in [avg, avg + 1) lies in [mean, mean + 1) as well.
+    if isinstance(totals, dict) and totals.get("avg_us") is not None and (
+            any(cut) or _whole_avg(totals)):
+        upgraded["totals"] = {**totals, "avg_truncated": True}
+    return upgraded
+
+
+def _whole_avg(stats: Any) -> bool:
+    avg = stats.get("avg_us") if isinstance(stats, dict) else None
+    return isinstance(avg, int | float) and float(avg).is_integer()
+
+
+_UPGRADES: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    SCHEMA_ID: lambda data: data,
+    "rtgate/result/v1": _from_v1,
+}
 
 
 def json_schema() -> dict[str, Any]:

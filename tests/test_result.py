@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import jsonschema
 import pytest
@@ -41,8 +42,32 @@ def test_written_result_validates_against_committed_schema(tmp_path) -> None:
     path = _result().write(tmp_path / "result.json")
     doc = json.loads(path.read_text())
     jsonschema.validate(doc, json.loads(SCHEMA_FILE.read_text()))
-    assert doc["schema"] == "rtgate/result/v1"
+    assert doc["schema"] == "rtgate/result/v2"
     assert load_result(path) == _result()
+
+
+V1 = Path(__file__).parent / "data" / "realworld" / "v1"  # written by the v1 parser (README)
+
+
+@pytest.mark.parametrize("name, truncated", [
+    ("summary.result.json", True),  # 'T:' lines: integer averages
+    ("histfile-overflow.result.json", True),  # the histogram footer's integer averages
+    ("histfile-exact-json.result.json", False),  # the JSON's two-decimal averages won
+])
+def test_v1_results_load_upgraded_and_say_which_averages_are_cut(
+        tmp_path, name: str, truncated: bool) -> None:
+    raw = json.loads((V1 / name).read_text())
+    assert raw["schema"] == "rtgate/result/v1"
+    r = load_result(V1 / name)
+    assert r.schema_ == "rtgate/result/v2"
+    assert [t.avg_truncated for t in r.threads] == [truncated] * len(raw["threads"])
+    assert r.totals.avg_truncated is truncated
+    # Nothing else changes: every v1 value is still there.
+    assert [t.avg_us for t in r.threads] == [t["avg_us"] for t in raw["threads"]]
+    assert r.totals.avg_us == raw["totals"]["avg_us"] and r.notes == []
+    written = json.loads(r.write(tmp_path / "r.json").read_text())
+    jsonschema.validate(written, json.loads(SCHEMA_FILE.read_text()))
+    assert written["schema"] == "rtgate/result/v2"
 
 
 def test_bounded_percentile_prints_as_at_least() -> None:
@@ -55,6 +80,9 @@ def test_bounded_percentile_prints_as_at_least() -> None:
     ("[1, 2]", "not an rtgate result"),
     ('{"schema": "rtgate/result/v0"}', "not an rtgate result"),
     ('{"schema": "rtgate/result/v1", "run_id": 3}', "invalid result"),
+    ('{"schema": "rtgate/result/v2", "run_id": 3}', "invalid result"),
+    ('{"schema": ["rtgate/result/v2"]}', "not an rtgate result"),
+    ('{"schema": "rtgate/result/v1", "threads": 5, "sources": []}', "invalid result"),
 ])
 def test_bad_result_files_name_the_file(tmp_path, text: str, needle: str) -> None:
     bad = tmp_path / "bad.json"

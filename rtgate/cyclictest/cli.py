@@ -18,8 +18,11 @@ PROGRESS_BYTES = 256 << 20
 HELP = """Read the output files of ONE cyclictest run and write the normalized result.
 
 Formats are detected per file: rt-tests 2.x --json, -h/-H histogram (stdout or --histfile,
-rt-tests 1.x too), verbose -v logs, and T: summary lines (-q, or the live screen). Several files
-of the same run are merged; files that contradict each other are refused.
+rt-tests 1.x too, or only its '#' footer lines), verbose -v logs, and T: summary lines (-q, or
+the live screen). Several files of the same run are merged; files that contradict each other
+are refused. cyclictest's WARN: lines (stderr captured with 2>&1), lines before its output (a
+file name, the shell prompt with the command: read as the command line) and a shell prompt
+after it are kept as notes in the result, when the output itself is complete.
 
 exit codes: 0 written; 2 malformed or contradictory input (one line on stderr naming the file
 and line; the output is not written)."""
@@ -53,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
 
     def run_parse(progress: Told = no_progress) -> Result:
         return parse(args.raw, board=args.board, virtual=args.virtual, scenario=args.scenario,
-                     flavor=args.flavor, run_id=args.run_id, progress=progress)
+                     flavor=args.flavor, run_id=args.run_id, progress=progress, lenient=True)
 
     size = sum(p.stat().st_size for p in args.raw if p.is_file())
     if size >= PROGRESS_BYTES and sys.stderr.isatty():

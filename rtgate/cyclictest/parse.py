@@ -32,15 +32,18 @@ from rtgate.result import (
 
 def parse(paths: Sequence[Path], *, board: str = "unknown", virtual: bool = False,
           scenario: str = "unknown", flavor: str | None = None,
-          run_id: str | None = None, progress: Progress = no_progress) -> Result:
+          run_id: str | None = None, progress: Progress = no_progress,
+          lenient: bool = False) -> Result:
     """Normalize the output files of ONE cyclictest run (one or several formats of it).
 
     Raises InputError (exit 2) naming the file, and the line where it applies, for anything
     malformed, and for files that contradict each other. ``progress`` is told the bytes read.
+    ``lenient`` is for files a user hands over: lines before cyclictest's output and shell
+    prompts after it become notes; raw files of rtgate's own harness are read strictly.
     """
     if not paths:
         raise InputError("no cyclictest output file given")
-    per_file = [read_views(Path(p), progress) for p in paths]
+    per_file = [read_views(Path(p), progress, lenient=lenient) for p in paths]
     run = merge([v for views in per_file for v in views])
     # A file's first view is the one read from its start: it holds the whole file's hash.
     sources = [SourceFile(path=str(views[0].path), sha256=views[0].sha256,
@@ -62,6 +65,7 @@ def parse(paths: Sequence[Path], *, board: str = "unknown", virtual: bool = Fals
         totals=totals,
         status="partial" if reasons else "complete",
         reasons=reasons,
+        notes=run.notes,
     )
 
 
@@ -90,7 +94,8 @@ def _thread(t: ThreadView) -> Thread:
                          overflow_cycles=t.overflow_cycles)
     return Thread(thread=t.thread, cpu=t.cpu, tid=t.tid, priority=t.priority,
                   interval_us=t.interval_us, samples=t.samples or 0, min_us=t.min_us,
-                  avg_us=t.avg_us, max_us=t.max_us, histogram=hist)
+                  avg_us=t.avg_us, avg_truncated=t.avg_truncated and t.avg_us is not None,
+                  max_us=t.max_us, histogram=hist)
 
 
 def _exact_limit(hist: Sparse) -> int:
@@ -114,6 +119,8 @@ def _totals(run: Merged) -> Totals:
         totals.max_us = max(maxs)
     if len(avgs) == len(measured):
         totals.avg_us = sum(avg * n for avg, n in avgs) / samples
+        # A weighted mean of averages each in [avg, avg + 1) is itself in [mean, mean + 1).
+        totals.avg_truncated = any(t.avg_truncated for t in measured)
     if all(t.hist is not None for t in measured):
         hist, overflows, limit = _all_threads(measured)
         totals.stddev_us = stddev(hist, overflows)

@@ -9,10 +9,13 @@ verbose log plus the JSON. Each value is taken from the file that knows it best:
 * the histogram that covers the most samples; on a tie the exact (verbose) one. A verbose log
   misses the last few samples cyclictest still buffered at exit, so next to a ``-h`` histogram
   of the same run it loses; alone, it is the exact distribution of every sample it printed.
+  When the histogram holds every sample of the run (no overflows), the average is its exact
+  mean, in place of the JSON's two decimals or the text formats' integer cut toward zero.
 
-Two final views must agree (the average to within the integer truncation of the text formats); a
-snapshot may only be "behind" a final view: fewer samples, a lower max, a higher min. Anything
-else means the files are not of one run, and that is an input error naming both files.
+Two final views must agree (the average to within its printed precision: cut to an integer in
+the text formats, rounded to two decimals in the JSON); a snapshot may only be "behind" a final
+view: fewer samples, a lower max, a higher min. Anything else means the files are not of one
+run, and that is an input error naming both files.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ class Merged:
     start: str | None
     end: str | None
     partial_reasons: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
 
 def merge(views: list[RunView]) -> Merged:
@@ -60,6 +64,7 @@ def merge(views: list[RunView]) -> Merged:
     )
     for v in views:
         merged.partial_reasons.extend(v.partial_reasons)
+        merged.notes.extend(v.notes)
     return merged
 
 
@@ -108,7 +113,7 @@ def _merge_thread(sources: list[Source]) -> ThreadView:
     for name in ("cpu", "tid", "priority", "interval_us"):
         claims = [(path, getattr(t, name)) for path, _, t in sources]
         setattr(out, name, _agree(claims, f"thread {number} {name}"))
-    for name in ("samples", "min_us", "avg_us", "max_us"):
+    for name in ("samples", "min_us", "avg_us", "avg_truncated", "max_us"):
         setattr(out, name, getattr(best[2], name))
     _take_histogram(out, sources)
     return out
@@ -121,9 +126,23 @@ def _finals_agree(s: Source, ref: Source) -> None:
         if x is not None and y is not None and x != y:
             raise _contradiction(s[0], ref[0], f"thread {a.thread} {name} {x:g} here, "
                                                f"{y:g} there")
-    if a.avg_us is not None and b.avg_us is not None and abs(a.avg_us - b.avg_us) >= 1:
-        raise _contradiction(s[0], ref[0], f"thread {a.thread} avg_us {a.avg_us:g} here, "
-                                           f"{b.avg_us:g} there")
+    if a.avg_us is not None and b.avg_us is not None:
+        (lo_a, hi_a), (lo_b, hi_b) = _avg_range(s), _avg_range(ref)
+        if max(lo_a, lo_b) >= min(hi_a, hi_b):
+            raise _contradiction(s[0], ref[0], f"thread {a.thread} avg_us {a.avg_us:g} here, "
+                                               f"{b.avg_us:g} there")
+
+
+def _avg_range(s: Source) -> tuple[float, float]:
+    """Where the true mean lies, ``[lo, hi)``, given how the file printed the average: the
+    text formats cut it toward zero, the JSON rounds it to two decimals (118.996 prints as
+    119.00 next to a footer's 118)."""
+    _, fmt, t = s
+    assert t.avg_us is not None
+    if t.avg_truncated:
+        return t.avg_us, t.avg_us + 1
+    slack = 0.005 + 1e-9 if fmt == "json" else 1e-9
+    return t.avg_us - slack, t.avg_us + slack
 
 
 def _behind(s: Source, final: Source) -> None:
@@ -166,8 +185,9 @@ def _take_histogram(out: ThreadView, sources: list[Source]) -> None:
     out.hist, out.limit, out.overflows = hist, limit, overflows
     if out.samples is None:
         out.samples = hist.total + overflows
-    if limit is None and hist.total == out.samples:
-        out.avg_us = mean(hist)  # every sample known: exact, not truncated to the µs
+    if hist.total == out.samples and (t.finality == "final" or limit is None):
+        # Every sample of the run is in the bins: the exact mean, not a rounded or cut one.
+        out.avg_us, out.avg_truncated = mean(hist), False
     if not hist.total:
         return
     if out.min_us is None:  # rows ascend: even a cut histogram holds the lowest bins

@@ -2,8 +2,9 @@
 
 A check is ``incomplete`` — never a pass — whenever the number cannot be trusted or is not
 known: the result is partial or degraded, it has fewer samples than the budget asks for, the
-metric is absent (summary-only input has no percentiles), or a percentile is only known as
-"≥ histogram limit" with the limit at or below the budget.
+metric is absent (summary-only input has no percentiles), a percentile is only known as
+"≥ histogram limit" with the limit at or below the budget, or an average known only to 1 µs
+(cyclictest's integer average: the true mean lies in [avg, avg + 1)) straddles the budget.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ class Check:
     lower_bound: bool  # the measured value is only known as "at least measured"
     verdict: Verdict
     why: str = ""  # why the check is incomplete
+    below: float | None = None  # with lower_bound: the value is known to lie in [measured, below)
 
     @property
     def name(self) -> str:
@@ -61,6 +63,8 @@ class Check:
     def measured_text(self) -> str:
         if self.measured is None:
             return "absent"
+        if self.below is not None:
+            return f"[{fmt(self.measured)}, {fmt(self.below)}){self.unit}"
         return f"{'≥' if self.lower_bound else ''}{fmt(self.measured)}{self.unit}"
 
     @property
@@ -141,7 +145,9 @@ def evaluate(result: Result, budget: Budget, source: Path) -> Evaluation:
     ]
     for metric, limit, value in metrics:
         if limit is not None:
-            checks.append(_judge(metric, limit, value))
+            check = _judge(metric, limit, value)
+            truncated = metric == "avg_us" and totals.avg_truncated
+            checks.append(_truncated(check) if truncated else check)
     if whole:
         # An untrustworthy measurement judges nothing: every check is reported, none decides.
         why = "; ".join(whole)
@@ -167,6 +173,20 @@ def _judge(metric: str, budget: float, value: float | Percentile | None) -> Chec
                      f"only known as ≥ {fmt(measured)} µs (samples overflowed the histogram), "
                      "which does not show whether the budget holds")
     return Check(metric, "<=", budget, measured, False, Verdict.PASS)
+
+
+def _truncated(check: Check) -> Check:
+    """An average known only to 1 µs: the true mean is in [avg, avg + 1). It passes only when
+    all of that interval is within the budget, fails only when none of it is."""
+    if check.measured is None:
+        return check
+    bounded = replace(check, lower_bound=True, below=check.measured + 1)
+    if check.verdict is Verdict.FAIL or check.measured + 1 <= check.budget:
+        return bounded
+    return replace(bounded, verdict=Verdict.INCOMPLETE,
+                   why=f"cyclictest printed its averages as whole numbers cut toward zero, so "
+                       f"the mean is only known to lie in {bounded.measured_text}, which does "
+                       "not show whether the budget holds")
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,11 @@ from rtgate.errors import InputError
 SNIFF_BYTES = 4096
 
 
-def read_views(path: Path, progress: Progress = no_progress) -> list[RunView]:
+def read_views(path: Path, progress: Progress = no_progress, *,
+               lenient: bool = False) -> list[RunView]:
     """Read one file with the reader its first bytes call for: one view per section (a
-    verbose log written with -h holds the samples and then the histogram)."""
+    verbose log written with -h holds the samples and then the histogram). ``lenient``: see
+    ``formats.text``."""
     try:
         with path.open("rb") as fh:
             head = fh.read(SNIFF_BYTES)
@@ -31,6 +33,6 @@ def read_views(path: Path, progress: Progress = no_progress) -> list[RunView]:
         progress(path.stat().st_size)
         return views
     if looks_verbose(head):
-        return read_verbose(path, progress)
+        return read_verbose(path, progress, lenient=lenient)
     # Histogram and summary output share one line grammar: -h without -q prints both.
-    return [read_text(path, progress=progress)]
+    return [read_text(path, progress=progress, lenient=lenient)]

@@ -6,6 +6,13 @@ per thread wins), the ``-q`` summary printed once at exit, and the histogram sec
 1 µs bin, a column per thread plus a sum column with ``-H``, then the footer (``# Total``,
 min/avg/max, overflows, overflow cycle numbers).
 
+cyclictest's own messages (``WARN:`` lines on stderr captured with 2>&1, ``# /dev/cpu_dma_latency
+set to``) are skipped wherever they appear and kept as notes. Only for files a user hands over
+(``lenient``) are lines around the output accepted, as notes too: lines before it (a file name,
+the shell prompt with the command, which gives the command line) and shell prompts after it, and
+only when the output between them is complete. Raw files of rtgate's own harness hold nothing but
+cyclictest's stdout: there any foreign line is an error.
+
 A live screen left running for a day holds ~10^8 refreshed lines, so the file is read in blocks:
 a block made only of screen lines is checked with a few C-level regex scans and only the last
 ``T:`` line per thread is kept; any other block (the histogram, a bad line) is read line by line,
@@ -22,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from rtgate.cyclictest.formats.blocks import BLOCK_BYTES, Progress, line_blocks, no_progress
-from rtgate.cyclictest.formats.view import Finality, RunView, ThreadView
+from rtgate.cyclictest.formats.view import MESSAGE, Finality, RunView, ThreadView, note
 from rtgate.cyclictest.stats import Sparse
 from rtgate.errors import InputError
 
@@ -39,14 +46,29 @@ _ROW = re.compile(r"^(\d+)((?:\s+\S+)+)$")
 _FOOTER = re.compile(r"^# (Total|Min Latencies|Avg Latencies|Max Latencies|Histogram Overflows):"
                      r"((?:\s+\S+)*)$")
 _OUTLIERS = re.compile(r"^# Thread (\d+):((?:\s+\d+)*)(?:\s+#\s+(\d+) others)?$")
-_IGNORED = re.compile(r"^(# /dev/cpu_dma_latency set to \d+us|policy: .*|)$")
+_IGNORED = re.compile(r"^(policy: .*|)$")
+_SCREEN_MESSAGE = re.compile(rb"^# /dev/cpu_dma_latency set to .*$", re.M)
+# A shell prompt: "root@imx8:~# ", "pi@raspberrypi:~ $ ", "[user@host rt]$ ", "(venv) $ ".
+_PROMPT = re.compile(r"^(?:\([^()\s]+\) )?(?P<who>\[[^\]]+\]|[\w.-]+@[\w.-]+(?::\S*)?(?: \S+)?)?"
+                     r" ?(?P<mark>[$#%>])(?: (?P<command>.*))?$")
+# The cyclictest command in a prompt line, up to a pipe, redirection or next command.
+_COMMAND = re.compile(r"(?:^|\s)((?:\S*/)?cyclictest(?:\s.*)?)$")
+_SHELL_OPERATOR = re.compile(r"\s+(?:\d*[<>]|[|;&])")
+# A footer that says everything a histogram's footer says: only then is output complete.
+_FULL_FOOTER = ("Total", "Min Latencies", "Avg Latencies", "Max Latencies", "Histogram Overflows")
 _NO_SAMPLE_MIN = 1000000  # cyclictest's initial minimum, printed before a thread's first sample
 
 
 @dataclass
 class _State:
     path: Path
+    lenient: bool = False  # a user's file: lines around the output are notes, not errors
     line_no: int = 0
+    seen_output: bool = False  # a line of cyclictest's output has been read
+    foreign: InputError | None = None  # the error the first line around the output would be
+    prompt_line: int | None = None  # a shell prompt after the output: only more may follow
+    cmdline: str | None = None
+    notes: list[str] = field(default_factory=list)
     live: bool = False  # "policy:" lines: the refreshed screen, not the -q summary at exit
     summaries: dict[int, ThreadView] = field(default_factory=dict)
     in_histogram: bool = False
@@ -60,9 +82,9 @@ class _State:
 
 
 def read_text(path: Path, *, offset: int = 0, lines_before: int = 0,
-              progress: Progress = no_progress) -> RunView:
+              progress: Progress = no_progress, lenient: bool = False) -> RunView:
     """Read from byte ``offset`` on (after ``lines_before`` lines another reader took)."""
-    state = _State(path, line_no=lines_before)
+    state = _State(path, lenient=lenient, line_no=lines_before)
     sha = hashlib.sha256()
     with path.open("rb") as fh:
         fh.seek(offset)
@@ -74,14 +96,18 @@ def read_text(path: Path, *, offset: int = 0, lines_before: int = 0,
             # else: output cut inside the histogram rows: that row's count is unknown, and the
             # missing footer makes the result partial below.
     view = RunView(path=path, format="histogram" if state.in_histogram else "summary",
-                   sha256=sha.hexdigest())
+                   sha256=sha.hexdigest(), cmdline=state.cmdline, notes=state.notes)
     if state.in_histogram:
         _histogram_threads(state, view)
     elif state.summaries:
         view.threads = dict(sorted(state.summaries.items()))
     else:
-        raise InputError("no cyclictest output found (no 'T:' summary, no '# Histogram')",
-                         path=path)
+        raise state.foreign or InputError(
+            "no cyclictest output found (no 'T:' summary, no '# Histogram')", path=path)
+    complete = not view.partial_reasons and (
+        not state.in_histogram or all(k in state.footer for k in _FULL_FOOTER))
+    if state.foreign is not None and not complete:
+        raise state.foreign  # lines around output that is not whole: not a file to guess about
     return view
 
 
@@ -89,14 +115,21 @@ def _block(state: _State, data: bytes) -> None:
     """Read whole lines: all at once when they are screen lines only, else one by one."""
     if data.isascii():
         data = _ESCAPE.sub(b"", data)
-        if not state.in_histogram and _screen(state, data):
+        if not state.in_histogram and state.prompt_line is None and _screen(state, data):
             return
     for raw in data.split(b"\n")[:-1]:
         state.line_no += 1
         try:
             line = _ESCAPE.sub(b"", raw).decode("ascii")
         except UnicodeDecodeError:
-            raise state.fail("binary data, not cyclictest output") from None
+            problem = state.fail("binary data, not cyclictest output")
+            if not (state.lenient and not state.seen_output):
+                raise problem from None
+            # A line before the output may hold a fancy prompt's symbols.
+            state.foreign = state.foreign or problem
+            state.notes.append(note(state.path, state.line_no, "before cyclictest's output",
+                                    raw.decode("ascii", "backslashreplace")))
+            continue
         _line(state, line.rstrip())
 
 
@@ -108,6 +141,11 @@ def _screen(state: _State, data: bytes) -> bool:
     if _SCREEN_SUMMARY.subn(b"", data)[1] + sum(others) != lines:
         return False
     state.live = state.live or others[0] > 0
+    state.seen_output = state.seen_output or lines > others[1]
+    if others[2]:
+        for m in _SCREEN_MESSAGE.finditer(data):
+            state.notes.append(note(state.path, state.line_no + data.count(b"\n", 0, m.start()) + 1,
+                                    "cyclictest's message, skipped", m[0].decode("ascii")))
     # Every screen prints every thread: the last full screen and what follows it suffice.
     last = data.rfind(b"\npolicy: ", 0, max(data.rfind(b"\npolicy: "), 0))
     for groups in {g[0]: g for g in _SCREEN_SUMMARY.findall(data, max(last, 0))}.values():
@@ -117,6 +155,14 @@ def _screen(state: _State, data: bytes) -> bool:
 
 
 def _line(state: _State, line: str) -> None:
+    if state.prompt_line is None and _cyclictest_line(state, line):
+        state.seen_output = state.seen_output or bool(line)
+    elif line:
+        _foreign(state, line)
+
+
+def _cyclictest_line(state: _State, line: str) -> bool:
+    """Read a line of cyclictest's output; False when it is none."""
     if line.startswith("T:"):
         _summary(state, line)
     elif line == "# Histogram":
@@ -131,10 +177,41 @@ def _line(state: _State, line: str) -> None:
         pass
     elif m := _OUTLIERS.match(line):
         state.outliers[int(m[1])] = [int(x) for x in m[2].split()]
+    elif MESSAGE.match(line):
+        state.notes.append(note(state.path, state.line_no, "cyclictest's message, skipped", line))
     elif _IGNORED.match(line):
         state.live = state.live or line.startswith("policy:")
     else:
-        raise state.fail(f"not cyclictest output: {line[:60]!r}")
+        return False
+    return True
+
+
+def _foreign(state: _State, line: str) -> None:
+    """A line that is not cyclictest's: in a user's file, before the output or as a shell
+    prompt after it, it becomes a note; anywhere else it is an error."""
+    problem = state.fail(f"not cyclictest output: {line[:60]!r}")
+    prompt = _PROMPT.match(line)
+    if state.lenient and not state.seen_output:
+        command = _command(prompt["command"]) if prompt and prompt["command"] else None
+        state.cmdline = command or state.cmdline  # the last one before the output ran it
+        what = "shell prompt, read as the command line" if command else "before cyclictest's output"
+    elif state.lenient and prompt and (prompt["who"] or prompt["mark"] != "#"):
+        # (A bare "#" line after the output may as well be a footer line cut short.)
+        state.prompt_line = state.prompt_line or state.line_no
+        what = "shell prompt after cyclictest's output"
+    elif state.prompt_line is not None:
+        raise state.fail(f"not cyclictest output after the shell prompt on line "
+                         f"{state.prompt_line}: {line[:60]!r}")
+    else:
+        raise problem
+    state.foreign = state.foreign or problem
+    state.notes.append(note(state.path, state.line_no, what, line))
+
+
+def _command(typed: str) -> str | None:
+    """The cyclictest command line typed at a prompt (after sudo, before a pipe or redirection)."""
+    m = _COMMAND.search(typed)
+    return _SHELL_OPERATOR.split(m[1], maxsplit=1)[0] if m else None
 
 
 def _summary(state: _State, line: str) -> None:
@@ -150,6 +227,7 @@ def _summary_groups(state: _State, groups: list[int]) -> None:
                       priority=prio, interval_us=interval, samples=cycles)
     if cycles and lo != _NO_SAMPLE_MIN:
         view.min_us, view.avg_us, view.max_us = float(lo), float(avg), float(hi)
+        view.avg_truncated = True  # printed as (long)(sum / cycles)
     state.summaries[number] = view  # refreshed screens: the last line per thread wins
 
 
@@ -185,7 +263,8 @@ def _footer(state: _State, key: str, cells: list[str]) -> None:
 
 def _histogram_threads(state: _State, view: RunView) -> None:
     if not state.rows:
-        raise InputError("'# Histogram' without any row", path=state.path)
+        _footer_only_threads(state, view)
+        return
     columns = np.array(state.rows, dtype=np.int64).reshape(len(state.rows), -1)
     mins = state.footer.get("Min Latencies")
     if mins is None:
@@ -198,24 +277,70 @@ def _histogram_threads(state: _State, view: RunView) -> None:
             columns.shape[1] == nthreads + 1 and nthreads < 2):
         raise InputError(f"the histogram has {columns.shape[1]} columns but '# Min "
                          f"Latencies' lists {nthreads} threads", path=state.path)
-    for key, values in state.footer.items():
-        if len(values) not in (nthreads, columns.shape[1]):
-            raise InputError(f"'# {key}' has {len(values)} values for {nthreads} threads",
-                             path=state.path)
+    _check_footer(state, nthreads, columns.shape[1])
     for said, total in zip(state.footer.get("Total", []), columns.sum(axis=0), strict=False):
         if said != total:
             raise InputError(f"'# Total' says {said} but the rows of its column sum to {total}",
                              path=state.path)
-    strays = sorted(set(state.outliers) - set(range(nthreads)))
-    if strays:
-        raise InputError(f"overflow cycle numbers for thread {strays[0]} of {nthreads} threads",
-                         path=state.path)
     bins = np.array(state.bins, dtype=np.int64)
     # Every bin below the limit gets a row, zero or not; the last row is limit - 1.
     limit = int(bins[-1]) + 1 if len(bins) else 1
     for n in range(nthreads):
         view.threads[n] = _thread_from_histogram(state, n, bins, columns[:, n], limit)
     _fill_from_summaries(state, view)
+
+
+def _footer_only_threads(state: _State, view: RunView) -> None:
+    """The footer without the rows: ``sed -n '/^#/p'`` of a -h output, as OSADL's mklatencyplot
+    recipe and ROS 2's real-time benchmark results keep it. It states each thread's samples (in
+    range plus overflows), min, avg and max; without the rows there is no histogram, and no
+    percentile is made up."""
+    missing = [key for key in _FULL_FOOTER if key not in state.footer]
+    if missing:
+        raise InputError(f"'# Histogram' without any row, and no footer-only histogram either: "
+                         f"'# {missing[0]}' is missing", path=state.path)
+    nthreads = len(state.footer["Min Latencies"])
+    # -H adds a column for all threads (from 2 threads on) to some lines.
+    _check_footer(state, nthreads, nthreads + 1 if nthreads >= 2 else nthreads)
+    for n in range(nthreads):
+        overflows = state.footer["Histogram Overflows"][n]
+        _check_outliers(state, n, overflows)
+        thread = ThreadView(thread=n, finality="final",
+                            samples=state.footer["Total"][n] + overflows)
+        _footer_stats(state, thread, n)
+        view.threads[n] = thread
+    _fill_from_summaries(state, view)
+
+
+def _check_footer(state: _State, nthreads: int, columns: int) -> None:
+    for key, values in state.footer.items():
+        if len(values) not in (nthreads, columns):
+            raise InputError(f"'# {key}' has {len(values)} values for {nthreads} threads",
+                             path=state.path)
+    strays = sorted(set(state.outliers) - set(range(nthreads)))
+    if strays:
+        raise InputError(f"overflow cycle numbers for thread {strays[0]} of {nthreads} threads",
+                         path=state.path)
+
+
+def _check_outliers(state: _State, n: int, overflows: int) -> list[int]:
+    cycles = state.outliers.get(n, [])
+    if len(cycles) > overflows:
+        raise InputError(f"thread {n}: {len(cycles)} overflow cycle numbers for {overflows} "
+                         "overflows", path=state.path)
+    return cycles
+
+
+def _footer_stats(state: _State, view: ThreadView, n: int) -> None:
+    if not view.samples:
+        return
+    for attr, key in (("min_us", "Min Latencies"), ("avg_us", "Avg Latencies"),
+                      ("max_us", "Max Latencies")):
+        if key in state.footer:
+            setattr(view, attr, float(state.footer[key][n]))
+    # Printed as (long)(sum / cycles); the merge replaces it by the bins' exact mean when every
+    # sample is in them.
+    view.avg_truncated = "Avg Latencies" in state.footer
 
 
 def _has_sum_column(columns: np.ndarray) -> bool:
@@ -228,18 +353,11 @@ def _thread_from_histogram(state: _State, n: int, bins: np.ndarray, counts: np.n
     keep = counts > 0
     hist = Sparse(bins[keep], counts[keep])
     overflows = state.footer.get("Histogram Overflows", [0] * (n + 1))[n]
-    cycles = state.outliers.get(n, [])
-    if len(cycles) > overflows:
-        raise InputError(f"thread {n}: {len(cycles)} overflow cycle numbers for {overflows} "
-                         "overflows", path=state.path)
+    cycles = _check_outliers(state, n, overflows)
     finality: Finality = "final" if "Min Latencies" in state.footer else "snapshot"
     view = ThreadView(thread=n, finality=finality, samples=hist.total + overflows, hist=hist,
                       limit=limit, overflows=overflows, overflow_cycles=cycles)
-    if view.samples:
-        for attr, key in (("min_us", "Min Latencies"), ("avg_us", "Avg Latencies"),
-                          ("max_us", "Max Latencies")):
-            if key in state.footer:
-                setattr(view, attr, float(state.footer[key][n]))
+    _footer_stats(state, view, n)
     return view
 
 

@@ -22,7 +22,7 @@ import numpy.typing as npt
 
 from rtgate.cyclictest.formats.blocks import BLOCK_BYTES, Progress, line_blocks, no_progress
 from rtgate.cyclictest.formats.text import read_text
-from rtgate.cyclictest.formats.view import RunView, ThreadView
+from rtgate.cyclictest.formats.view import MESSAGE, RunView, ThreadView, note
 from rtgate.cyclictest.stats import Ints, Sparse, mean
 from rtgate.errors import InputError
 
@@ -33,7 +33,7 @@ _VALUE = re.compile(rb"^ *(\d+): *(\d+): *(\d+)$")
 _INTERVAL = re.compile(rb"^Thread (\d+) Interval: (\d+)$")
 _USING_CPU = re.compile(rb"^Thread (\d+) using cpu (\d+)\.$")
 # Printed before the samples; they carry nothing the result needs.
-_IGNORED = re.compile(rb"^(Max CPUs = \d+|Online CPUs = \d+|# /dev/cpu_dma_latency set to \d+us)$")
+_IGNORED = re.compile(rb"^(Max CPUs = \d+|Online CPUs = \d+)$")
 _DIGIT0, _SPACE, _COLON, _NEWLINE = b"0"[0], b" "[0], b":"[0], b"\n"[0]
 # Without "Thread N Interval" header lines, thread numbers are still bounded: a garbage number
 # must not size a per-thread table.
@@ -110,6 +110,7 @@ class _Reader:
         self.offset = 0  # file offset of the next byte to decode
         self.last_cycle: dict[int, int] = {}
         self.missing: dict[int, int] = {}  # samples lost in gaps of the cycle numbers
+        self.notes: list[str] = []
 
     def fail(self, line_no: int, problem: str) -> InputError:
         return InputError(f"line {line_no}: {problem}", path=self.path)
@@ -203,9 +204,10 @@ class _Reader:
             self.thread(number, self.line_no)
         elif m := _USING_CPU.match(line):
             self.thread(int(m[1]), self.line_no).cpu = int(m[2])
+        elif MESSAGE.match(text := line.decode("ascii", "backslashreplace")):
+            self.notes.append(note(self.path, self.line_no, "cyclictest's message, skipped", text))
         elif not _IGNORED.match(line):
-            shown = line[:60].decode("ascii", "backslashreplace")
-            raise self.fail(self.line_no, f"expected 'thread: cycle: latency', got {shown!r}")
+            raise self.fail(self.line_no, f"expected 'thread: cycle: latency', got {text[:60]!r}")
 
 
 def _fixed_width(data: bytes) -> Ints | None:
@@ -285,8 +287,10 @@ def _swar(grid: npt.NDArray[np.uint8], fields: list[tuple[int, int]]) -> Ints:
     return words.view(np.int64)  # below 10^8: the same bits
 
 
-def read_verbose(path: Path, progress: Progress = no_progress) -> list[RunView]:
-    """The samples' view, plus the histogram's when ``-v`` ran with ``-h``."""
+def read_verbose(path: Path, progress: Progress = no_progress, *,
+                 lenient: bool = False) -> list[RunView]:
+    """The samples' view, plus the histogram's when ``-v`` ran with ``-h`` (``lenient``: a
+    user's file may end in a shell prompt after it)."""
     reader = _Reader(path)
     histogram: RunView | None = None
     cut_line: int | None = None
@@ -301,9 +305,10 @@ def read_verbose(path: Path, progress: Progress = no_progress) -> list[RunView]:
             except _HistogramFollows as found:
                 for _ in blocks:
                     pass  # hash the rest; the text reader reads the histogram section
-                histogram = read_text(path, offset=found.offset, lines_before=found.lines_before)
+                histogram = read_text(path, offset=found.offset, lines_before=found.lines_before,
+                                      lenient=lenient)
         digest = sha.hexdigest()
-    view = RunView(path=path, format="verbose", sha256=digest)
+    view = RunView(path=path, format="verbose", sha256=digest, notes=reader.notes)
     if cut_line is not None:
         # A run killed while writing leaves half a line: the value is unknown, the rest holds.
         view.partial_reasons.append(

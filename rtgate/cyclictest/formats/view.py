@@ -7,12 +7,24 @@ reader never guesses a value its format does not carry: unknown stays ``None``.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from rtgate.cyclictest.stats import Sparse
 from rtgate.result import Format
+
+# cyclictest's own messages besides its measurements, on stdout or (captured with 2>&1) stderr:
+# skipped wherever they appear, and kept as notes.
+MESSAGE = re.compile(r"^(WARN: .*|# /dev/cpu_dma_latency set to \d+us)$")
+NOTE_CHARS = 200  # of a line kept as a note: enough to recognize it, never a whole log
+
+
+def note(path: Path, line_no: int, what: str, line: str) -> str:
+    """A line kept aside as a note: ``file line N: what: 'text'``."""
+    return f"{path.name} line {line_no}: {what}: {line[:NOTE_CHARS]!r}"
+
 
 Finality = Literal["final", "snapshot"]
 """``final``: statistics written at the end of the run. ``snapshot``: a view taken while it ran
@@ -30,6 +42,8 @@ class ThreadView:
     samples: int | None = None
     min_us: float | None = None
     avg_us: float | None = None
+    avg_truncated: bool = False
+    """avg_us is cyclictest's integer average, cut toward zero: the mean is in [avg, avg + 1)."""
     max_us: float | None = None
     hist: Sparse | None = None
     limit: int | None = None
@@ -59,3 +73,5 @@ class RunView:
     sha256: str = ""
     """Of the bytes read, hashed while reading: a 10^8-line log is not read twice."""
     partial_reasons: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    """Lines kept aside, not measurements: cyclictest's messages, lines around its output."""
