@@ -19,17 +19,18 @@ from rtgate.result import write_atomic
 
 REPORT_EPILOG = f"""\
 RESULT_OR_DIR: result files, or directories searched for result.json and NAME.result.json.
-Published with each: the raw tool outputs named in its sources, as text files (NAME.txt) and
-only of the types {", ".join(sorted(site.RAW_TYPES))}. A JUnit report is never republished, and
-no symbolic link next to a result is followed (noted on stderr; a result.json that is one is an
-input error).
+Published with each: the raw tool outputs named in its sources, as text (NAME.txt), of these
+types only: {", ".join(sorted(site.RAW_TYPES))}.
+A JUnit report is never republished, and no symbolic link next to a result is followed (noted
+on stderr; a result.json that is one is an input error).
 
 With --history DIR the runs are first merged into that history store (idempotent by run id,
 never dropping older runs; corrupt index lines are set aside in index.corrupt.jsonl) and the
 site shows every run in it, in the order they were published: each run added gets the next
-number of the history's publication sequence and the provenance options below. A result whose
-start is more than {CLOCK_SKEW.total_seconds() / 60:g} minutes in the future (clock skew) is
-refused: nothing is merged or written, exit 2.
+number of the history's publication sequence and the provenance stated above.
+A result whose start is more than {CLOCK_SKEW.total_seconds() / 60:g} minutes in the future \
+(allowed clock skew) is refused:
+nothing is merged or written, exit 2.
 
 exit codes: 0 the site was written (whatever the verdicts: `rtgate check` is the gate),
   2 usage or input error (unreadable result or thresholds file, a start in the future, bad
