@@ -27,6 +27,8 @@ COMMANDS = {
     "parse": "rtgate.cyclictest.cli",
     "bench": "rtgate.bench.cli",
     "check": "rtgate.gate.cli",
+    "thresholds": "rtgate.gate.cli",
+    "publish": "rtgate.gate.cli",
     "kernel": "rtgate.kernel.cli",
     "board": "rtgate.board.cli",
     "pipeline": "rtgate.pipeline",

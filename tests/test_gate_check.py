@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from junitparser import Error, Failure, JUnitXml, Skipped, TestSuite
 
+from rtgate.gate.verdict import fmt
 from rtgate.result import Percentile, Result, load_result
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -106,8 +107,8 @@ def test_pass(tmp_path: Path) -> None:
     assert props["kernel.release"] == "6.18.44-fc-v657" and props["kernel.preempt_rt"] == "false"
     assert props["run_id"] == "local-cpu-20261121T235655"
     assert props["budget"] == "local/*/cpu" and props["budget.source"].endswith("thresholds.yml:3")
-    assert "| local (virtual) | stock | cpu | max_us | 5721 µs | <= 10000 µs | +4279 µs (+43%) " \
-           "| ✅ pass |" in run.markdown
+    assert "| `local (virtual)` | `stock` | `cpu` | max_us | 5721 µs | <= 10000 µs | " \
+           "+4279 µs (+43%) | ✅ pass |" in run.markdown
     assert "virtual board — not a real-time claim" in run.markdown
 
 
@@ -148,7 +149,7 @@ def test_paper_stock_kernel_fails_the_rt_budget(tmp_path: Path) -> None:
     assert first == {"rpi5/rt/all-in: max_us <= 150": None, "rpi5/rt/all-in: avg_us <= 7.4": None}
     assert second == {"rpi5/rt/all-in: max_us <= 150": Failure,
                       "rpi5/rt/all-in: avg_us <= 7.4": Failure}
-    assert "| rpi5 | rt | all-in | max_us | 36802 µs | <= 150 µs |" in run.markdown
+    assert "| `rpi5` | `rt` | `all-in` | max_us | 36802 µs | <= 150 µs |" in run.markdown
     assert "virtual" not in run.markdown
 
 
@@ -215,6 +216,46 @@ def test_exact_percentile_above_budget_fails(tmp_path: Path) -> None:
     assert outcome(run.cases()["local/stock/cpu: p99_us <= 100"]) is Failure
 
 
+@pytest.mark.parametrize("avg, truncated, code, verdict", [
+    (49.5, False, 0, None),  # exact: 49.5 <= 50
+    (49.0, True, 0, None),  # true mean in [49, 50): within 50 whatever it is
+    (49.5, True, 3, Error),  # [49.5, 50.5): may or may not exceed 50
+    (50.0, True, 3, Error),  # [50, 51): only exactly 50 would pass
+    (50.5, True, 1, Failure),  # [50.5, 51.5): above 50 whatever it is
+])
+def test_average_known_only_to_1us(tmp_path: Path, avg: float, truncated: bool, code: int,
+                                   verdict: type | None) -> None:
+    path = with_totals(tmp_path, "avg.json", avg_us=avg, avg_truncated=truncated)
+    run = Run(tmp_path, path)
+    assert run.code == code, run.proc.stderr
+    case = run.cases()["local/stock/cpu: avg_us <= 50"]
+    assert outcome(case) is verdict
+    shown = f"[{fmt(avg)}, {fmt(avg + 1)}) µs" if truncated else f"{fmt(avg)} µs"
+    assert f"avg_us measured {shown}, budget <= 50 µs" in (
+        case.result[0].message if verdict else case.system_out)
+    if verdict is Error:
+        assert case.result[0].message.endswith(
+            f"not judged: cyclictest printed its averages as whole numbers cut toward zero, so "
+            f"the mean is only known to lie in {shown}, which does not show whether the budget "
+            "holds")
+
+
+V1_SUMMARY = ROOT / "tests" / "data" / "realworld" / "v1" / "summary.result.json"
+
+
+@pytest.mark.parametrize("budget, code", [(86.5, 3), (87.01, 0), (86, 1)])
+def test_v1_summary_result_is_judged_by_its_cut_average(tmp_path: Path, budget: float,
+                                                        code: int) -> None:
+    # Written by the v1 parser from 'T:' lines (Avg 90 and 80 over 2000 and 1332 cycles).
+    budgets = tmp_path / "t.yml"
+    budgets.write_text("schema: rtgate/thresholds/v1\nbudgets:\n  - board: local\n"
+                       "    flavor: '*'\n    scenario: idle\n    max_us: 100000\n"
+                       f"    avg_us: {budget}\n    reason: test\n", encoding="utf-8")
+    run = Run(tmp_path, V1_SUMMARY, budgets=budgets)
+    assert run.code == code, run.proc.stderr
+    assert "avg_us measured [86, 87) µs" in str(run.proc.stdout) + run.junit_path.read_text()
+
+
 def test_unbudgeted_is_exit_2_unless_allowed(tmp_path: Path) -> None:
     path = variant(tmp_path, "idle.json", scenario="idle")
     run = Run(tmp_path, path)
@@ -250,7 +291,7 @@ def test_malformed_result_is_exit_2_and_still_reported(tmp_path: Path, content: 
     cases = run.cases()
     assert outcome(cases[f"{bad}: load"]) is Error
     assert outcome(cases["local/stock/cpu: max_us <= 10000"]) is None  # the good one still judged
-    assert "⚠️ error" in run.markdown
+    assert "⚠️ input error" in run.markdown
 
 
 def test_missing_result_file_is_exit_2(tmp_path: Path) -> None:

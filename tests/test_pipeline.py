@@ -50,7 +50,7 @@ def test_infra_failure_is_an_error_testcase_and_exit_3(tmp_path: Path) -> None:
     (error,) = cases_of(junit)["qemu-arm64/rt/all-in: infrastructure"]
     assert isinstance(error, Error) and "no RTGATE-READY" in error.message
     md = render_markdown([infra])
-    assert "| qemu-arm64 | rt | all-in |" in md and "infrastructure failure" in md
+    assert "| `qemu-arm64` | `rt` | `all-in` |" in md and "infrastructure failure" in md
     assert "(exit 3)" in md
 
 

@@ -138,8 +138,10 @@ def evaluate(expression: str, context: dict[str, Any]) -> Any:
 
 
 def pull_request_context(head_repo: str) -> dict[str, Any]:
-    return {"github": {"event_name": "pull_request", "repository": "rtgate/rtgate",
-                       "event": {"pull_request": {"head": {"repo": {"full_name": head_repo}}}}}}
+    """The gate's context when latency-pr.yml of a pull request from head_repo completed."""
+    return {"github": {"event_name": "workflow_run", "repository": "rtgate/rtgate",
+                       "event": {"workflow_run": {"event": "pull_request",
+                                                  "head_repository": {"full_name": head_repo}}}}}
 
 
 def test_evaluator_follows_github_semantics() -> None:
@@ -154,7 +156,7 @@ def test_evaluator_follows_github_semantics() -> None:
 
 def test_the_workflows_exist() -> None:
     names = {p.name for p in WORKFLOWS}
-    assert {"ci.yml", "kernels.yml", "latency-gate.yml", "pages.yml",
+    assert {"ci.yml", "kernels.yml", "latency-pr.yml", "latency-gate.yml", "pages.yml",
             "latency-report.yml"} <= names
 
 
@@ -290,3 +292,176 @@ def test_zizmor_ignores_say_why() -> None:
             if "zizmor: ignore[" in line:
                 reason = line.split("zizmor: ignore[", 1)[1].split("]", 1)[1].strip()
                 assert len(reason) > 10, f"{path.name}: unexplained ignore: {line.strip()}"
+
+
+# --- issue 10: a pull request cannot be its own judge ----------------------------------------
+
+GATE = GITHUB / "workflows" / "latency-gate.yml"
+PR_WORKFLOW = GITHUB / "workflows" / "latency-pr.yml"
+REPORT = GITHUB / "workflows" / "latency-report.yml"
+KERNEL_INPUTS = ("kernel/patches", "kernel/configs")
+
+
+def called(job: dict[str, Any]) -> Path | None:
+    """The local reusable workflow a job calls, if any."""
+    uses = job.get("uses", "")
+    return ROOT / uses[2:] if uses.startswith("./") else None
+
+
+def reachable_jobs(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every job a run of this workflow executes, reusable workflows included."""
+    for name, job in jobs(load(path)):
+        target = called(job)
+        if target is not None:
+            yield from reachable_jobs(target)
+        else:
+            yield f"{path.name}:{name}", job
+
+
+def pull_request_workflows() -> list[Path]:
+    return [p for p in WORKFLOWS if "pull_request" in triggers(load(p))]
+
+
+@pytest.mark.parametrize("path", pull_request_workflows(), ids=lambda p: p.name)
+def test_what_a_pull_request_triggers_runs_no_lab_job_and_holds_nothing(path: Path) -> None:
+    # GitHub runs the pull request's own copy of these: they must be worth nothing to it.
+    for name, job in reachable_jobs(path):
+        assert not is_self_hosted(job), f"{name} runs on a lab runner"
+        assert runs_on(job) == ["ubuntu-latest"], f"{name}: {runs_on(job)}"
+        assert "environment" not in job, f"{name} reaches an environment"
+        writes = {s for s, level in granted(job.get("permissions")).items() if level != "read"}
+        assert not writes - {"none"}, f"{name} may write {writes}"
+    assert "secrets." not in path.read_text()
+
+
+def test_no_pull_request_workflow_reaches_the_lab() -> None:
+    lab = [name for p in pull_request_workflows() for name, job in reachable_jobs(p)
+           if is_self_hosted(job)]
+    assert lab == []
+    assert "pull_request" not in triggers(load(GATE))
+
+
+def test_the_gate_runs_from_the_default_branch_after_the_pull_request_workflow() -> None:
+    gate, pr = load(GATE), load(PR_WORKFLOW)
+    assert "pull_request" in triggers(pr)
+    assert gate["on"]["workflow_run"] == {"workflows": [pr["name"]], "types": ["completed"]}
+    # The plan job decides whether a run is a pull request to judge at all.
+    condition = gate["jobs"]["plan"]["if"]
+    run = {"event": "pull_request", "conclusion": "success"}
+    assert evaluate(condition, {"github": {"event_name": "workflow_run",
+                                           "event": {"workflow_run": run}}})
+    for other in ({"event": "push", "conclusion": "success"},
+                  {"event": "pull_request", "conclusion": "failure"}):
+        assert not evaluate(condition, {"github": {"event_name": "workflow_run",
+                                                   "event": {"workflow_run": other}}})
+
+
+def test_workflow_run_chains_stay_within_three_levels() -> None:
+    # GitHub does not start a fourth workflow_run level: the publisher would silently vanish.
+    by_name = {load(p)["name"]: load(p) for p in WORKFLOWS}
+
+    def depth(name: str) -> int:
+        upstream = by_name[name]["on"].get("workflow_run", {}).get("workflows", []) \
+            if isinstance(by_name[name]["on"], dict) else []
+        return 1 + max((depth(u) for u in upstream), default=0)
+
+    assert max(depth(n) for n in by_name) <= 3
+    assert depth("latency-report") == 3 and depth("latency-gate") == 2
+
+
+def test_the_lab_job_checks_out_the_default_branch_only() -> None:
+    gate = load(GATE)
+    for name, job in jobs(gate):
+        for step in job.get("steps", []):
+            if step.get("uses", "").startswith("actions/checkout@"):
+                assert "ref" not in step.get("with", {}), f"{name}: checks out another ref"
+    # The head commit is named only by HEAD_SHA, and git reads nothing of it but the kernel
+    # inputs (archived), the names of changed files and its thresholds.yml (shown, not used).
+    plan_steps = {s.get("name"): s.get("run", "") for s in gate["jobs"]["plan"]["steps"]}
+    script = plan_steps["Kernel inputs of the head commit, as data"]
+    uses = [line.strip() for line in script.splitlines() if "HEAD_SHA" in line]
+    allowed = ("git -c", "odd=$(git ls-tree -r \"$HEAD_SHA\" -- \"${kernel[@]}\" |",
+               "git archive", "base=$(git merge-base", "git diff", "if ! git diff --quiet",
+               "git cat-file blob \"$HEAD_SHA:thresholds.yml\"")
+    for line in uses:
+        assert line.startswith(allowed), f"the head is used beyond its kernel inputs: {line}"
+    assert 'kernel=(kernel/patches kernel/configs)' in script
+    assert "checkout" not in script and "git switch" not in script and "worktree" not in script
+    # The lab job gets the kernel inputs through the plan job's artifact, nothing else.
+    lab = gate["jobs"]["gate"]
+    assert all(step.get("with", {}).get("ref") is None for step in lab["steps"])
+
+
+def test_a_pull_requests_kernel_is_built_by_the_controller_in_a_container() -> None:
+    gate = load(GATE)
+    kernels = gate["jobs"]["kernels"]
+    ctx = {"needs": {"plan": {"outputs": {"trust": "pr"}}}, "inputs": {"kernels": ""}}
+    assert not evaluate(kernels["if"], ctx), "a PR gate would take kernels from an artifact"
+    env = gate["jobs"]["gate"]["env"]
+    assert evaluate(env["KERNELS_FROM"], ctx) == "controller"
+    ctx_main = {"needs": {"plan": {"outputs": {"trust": "main"}}}, "inputs": {"kernels": ""}}
+    assert evaluate(env["KERNELS_FROM"], ctx_main) == "artifacts"
+    pipeline = next(s["run"] for s in gate["jobs"]["gate"]["steps"] if s.get("id") == "pipeline")
+    assert "args+=(--runtime docker)" in pipeline and "RTGATE_CACHE_PR" in pipeline
+
+
+def rtgate_invocations(path: Path) -> list[str]:
+    return [line.strip() for step in steps(load(path)) for line in step.get("run", "").splitlines()
+            if "rtgate" in line and not line.strip().startswith("#")
+            and ("python" in line.lower() or line.strip().startswith("rtgate"))]
+
+
+@pytest.mark.parametrize("path", [GATE, REPORT, GITHUB / "workflows" / "pages.yml"],
+                         ids=lambda p: p.name)
+def test_rtgate_runs_isolated(path: Path) -> None:
+    # -I: no user site-packages, no PYTHON* variables, no current directory on the path.
+    calls = [c for c in rtgate_invocations(path) if "rtgate" in c.split("#")[0]
+             and ("-m rtgate" in c or ".github/rtgate" in c)]
+    assert calls, f"{path.name} runs no rtgate"
+    for call in calls:
+        assert " -I " in f" {call} ", f"{path.name}: {call}"
+        assert not call.startswith(("rtgate ", "python3 -m", "python -m rtgate"))
+
+
+def test_the_publisher_only_trusts_the_default_branchs_gate() -> None:
+    condition = load(REPORT)["jobs"]["publish"]["if"]
+
+    def run(**kw: Any) -> dict[str, Any]:
+        base = {"path": ".github/workflows/latency-gate.yml", "event": "workflow_run",
+                "head_branch": "main", "conclusion": "failure",
+                "head_repository": {"full_name": "rtgate/rtgate"}}
+        return {"github": {"repository": "rtgate/rtgate",
+                           "event": {"repository": {"default_branch": "main"},
+                                     "workflow_run": base | kw}}}
+
+    def published(ctx: dict[str, Any]) -> bool:
+        return bool(evaluate_with_contains(condition, ctx))
+
+    assert published(run())
+    assert published(run(event="push", conclusion="success"))
+    # A pull request's own workflow that calls itself latency-gate, in any way:
+    assert not published(run(event="pull_request"))
+    assert not published(run(path=".github/workflows/evil.yml"))
+    assert not published(run(head_branch="feature"))
+    assert not published(run(head_repository={"full_name": "someone/rtgate"}))
+    assert not published(run(conclusion="cancelled"))
+
+
+def evaluate_with_contains(expression: str, context: dict[str, Any]) -> Any:
+    # The one function the publisher's condition uses, on a literal list: contains(fromJSON(
+    # '[...]'), x) becomes a chain of ==, which the evaluator above handles.
+    m = re.search(r"contains\(fromJSON\('(\[.*?\])'\), ([\w.]+)\)", expression)
+    assert m, expression
+    import json
+    options = " || ".join(f"{m.group(2)} == '{o}'" for o in json.loads(m.group(1)))
+    return evaluate(expression.replace(m.group(0), f"({options})"), context)
+
+
+def test_gate_inputs_have_code_owners() -> None:
+    owners = (GITHUB / "CODEOWNERS").read_text().splitlines()
+    patterns = {line.split()[0] for line in owners if line.strip() and not line.startswith("#")}
+    assert {"/thresholds.yml", "/bench/", "/rtgate/", "/kernel/boards/", "/.github/",
+            "/docker/", "/pyproject.toml"} <= patterns
+    # The kernel under test is what pull requests are for: not a gate input.
+    assert not any(p.startswith(("/kernel/patches", "/kernel/configs", "/kernel/")) and
+                   p != "/kernel/boards/" for p in patterns)

@@ -1,4 +1,9 @@
-"""``rtgate check``: judge results against thresholds.yml, write JUnit (and Markdown), exit."""
+"""``rtgate check``, ``rtgate thresholds diff`` and ``rtgate publish``: the gate's commands.
+
+check judges results against thresholds.yml and writes JUnit (and Markdown); thresholds diff says
+which budgets a change loosens or tightens; publish re-judges a gate's artifacts for the
+publisher. The last two import their modules when run, so that ``rtgate check`` stays light.
+"""
 
 from __future__ import annotations
 
@@ -46,6 +51,107 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--allow-unbudgeted", action="store_true",
                    help="a result no budget matches is reported as skipped, not an error")
     p.set_defaults(func=handler)
+
+    t = subparsers.add_parser(
+        "thresholds", help="compare two thresholds files",
+        description="Work with budget files (schema rtgate/thresholds/v1).")
+    tsub = t.add_subparsers(dest="thresholds_command", required=True, metavar="ACTION")
+    d = tsub.add_parser(
+        "diff", help="which budgets loosen or tighten, by how much",
+        description="For every board x flavor x scenario either file names, compare the budget "
+                    "that judges such a result in OLD with the one in NEW; each pair of "
+                    "budgets is reported once: loosens, tightens, mixed or removes.",
+        epilog="exit codes: 0 the diff was printed (changes or not), 2 a file does not load.")
+    d.add_argument("old", type=Path, metavar="OLD")
+    d.add_argument("new", type=Path, metavar="NEW")
+    d.set_defaults(func=diff_handler)
+
+    pub = subparsers.add_parser(
+        "publish", help="re-judge gate artifacts from their results: comment, JUnit, outcome",
+        description="Judge the result.json files of gate-BOARD directories (downloaded "
+                    "artifacts or one board's --out) with these budgets; exit-code files, JUnit "
+                    "and Markdown inside them are ignored. Writes the pull-request comment "
+                    "(Markdown, every artifact-borne text escaped), JUnit and an outcome JSON.",
+        epilog=PUBLISH_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    pub.add_argument("artifacts", nargs="*", type=Path, metavar="gate-BOARD",
+                     help="directories named gate-BOARD; other names are listed as ignored")
+    pub.add_argument("--thresholds", type=Path, default=paths.THRESHOLDS, metavar="FILE",
+                     help="budgets (default: %(default)s)")
+    pub.add_argument("--boards", type=Path, metavar="DIR",
+                     help="board definitions, the allowlist (default: bench/boards)")
+    pub.add_argument("--expect", type=_names, metavar="BOARDS",
+                     help="comma-separated boards the gate ran on (default: the context's, "
+                          "else every known board found): a missing one is an infrastructure "
+                          "failure")
+    pub.add_argument("--scenarios", type=_names, metavar="LIST",
+                     help="scenarios the gate ran (default: the context's, else each board's)")
+    pub.add_argument("--context", type=Path, metavar="DIR",
+                     help="the gate's run-context artifact: context.json (+ the pull "
+                          "request's thresholds.yml), for the changed-inputs banner")
+    pub.add_argument("--baseline", type=Path, metavar="HISTORY",
+                     help="results of main to compare with (the history store)")
+    pub.add_argument("--run-url", metavar="URL", help="link to the gate run")
+    pub.add_argument("--markdown", type=Path, required=True, metavar="OUT.md")
+    pub.add_argument("--junit", type=Path, metavar="OUT.xml")
+    pub.add_argument("--outcome", type=Path, metavar="OUT.json",
+                     help='{"outcome": pass|regression|incomplete|infrastructure|input, ...}')
+    pub.set_defaults(func=publish_handler)
+
+
+PUBLISH_EPILOG = """\
+exit codes: 0 every board passed, 1 a latency regression, 2 an input error (a result that
+  does not load or claims another run), 3 no verdict: incomplete measurement or infrastructure
+  failure (the outcome JSON says which). The files are written whatever the code.
+"""
+
+
+def _names(text: str) -> list[str]:
+    return [n.strip() for n in text.split(",") if n.strip()]
+
+
+def diff_handler(args: argparse.Namespace) -> int:
+    from rtgate.gate import budgetdiff
+
+    changes = budgetdiff.diff(load_thresholds(args.old), load_thresholds(args.new))
+    print(budgetdiff.text(changes), end="")
+    return 0
+
+
+def publish_handler(args: argparse.Namespace) -> int:
+    from rtgate.gate import publish
+
+    thresholds = load_thresholds(args.thresholds)
+    context, theirs = publish.load_context(args.context) if args.context else (None, None)
+    expected = args.expect or (context.boards if context else None)
+    scenarios = args.scenarios or (context.scenarios if context else None) or None
+    judged = publish.judge_artifacts(args.artifacts, thresholds, args.boards, expected,
+                                     scenarios)
+    banner = publish.banner(context, thresholds, theirs) if context else []
+    text = publish.render(judged, banner_lines=banner,
+                          comparison=_comparison(args.baseline, judged.accepted, thresholds),
+                          run_url=args.run_url)
+    publish.write(args.markdown, text)
+    if args.junit:
+        publish.write(args.junit, junit.render(judged.outcomes))
+    if args.outcome:
+        publish.write(args.outcome, publish.outcome_json(judged) + "\n")
+    print(publish.outcome_json(judged))
+    return int(publish.exit_of(judged))
+
+
+def _comparison(baseline: Path | None, accepted: list[Path], thresholds: object) -> str | None:
+    if baseline is None:
+        return None
+    from rtgate.report import compare
+    from rtgate.report.judge import Judge
+    from rtgate.report.runs import collect, load_run
+
+    try:
+        before = collect([baseline])
+    except InputError as exc:
+        return f"No main baseline to compare with: {markdown.code(exc.oneline())}"
+    judge_ = Judge(thresholds)  # type: ignore[arg-type]
+    return compare.markdown(before, [load_run(p) for p in accepted], judge_)
 
 
 def handler(args: argparse.Namespace) -> int:

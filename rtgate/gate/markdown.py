@@ -1,6 +1,15 @@
-"""A Markdown summary of a gate run, fit for ``$GITHUB_STEP_SUMMARY`` or a PR comment."""
+"""A Markdown summary of a gate run, fit for ``$GITHUB_STEP_SUMMARY`` or a PR comment.
+
+Board, flavor and scenario names, kernel releases, file names and messages come from results and
+artifacts that a pull request's kernel or workflow may have written. GitHub turns plain text into
+mentions, issue and commit links, autolinked URLs and ``www.`` hosts, emoji and HTML, and only a
+code span is left alone by all of them: every such text reaches Markdown through ``code``.
+"""
 
 from __future__ import annotations
+
+import re
+import unicodedata
 
 from rtgate.errors import Exit
 from rtgate.gate.thresholds import flavor_of
@@ -10,20 +19,46 @@ _MARK = {Verdict.PASS: "✅ pass", Verdict.FAIL: "❌ fail", Verdict.INCOMPLETE:
 _HEADLINE = {
     Exit.OK: "✅ all within budget",
     Exit.BUDGET: "❌ budget exceeded",
-    Exit.INCOMPLETE: "⚠️ incomplete measurement — no verdict",
+    Exit.INCOMPLETE: "⚠️ no verdict: incomplete measurement or infrastructure failure",
     Exit.INPUT: "⚠️ input error",
 }
 _VIRTUAL = "virtual board — not a real-time claim"
+# Long enough for a path or a sentence, short enough that no artifact floods a comment.
+MAX_TEXT = 300
 
 
-def _cell(text: str) -> str:
-    # A pipe or newline inside a cell would break the table.
-    return " ".join(text.split()).replace("|", "\\|")
+def _printable(text: str) -> str:
+    # Control, format (bidi overrides, zero-width) and unassigned characters could hide or
+    # reorder what a reviewer reads; they become U+FFFD.
+    return "".join("\ufffd" if unicodedata.category(ch) in ("Cc", "Cf", "Cn", "Cs", "Co")
+                   and ch not in "\t\n" else ch for ch in text)
+
+
+def code(text: str, *, table: bool = False) -> str:
+    """Untrusted text as one inline code span: literal, one line, at most MAX_TEXT characters.
+
+    In a table cell a pipe would still end the cell (GFM splits rows before it parses spans):
+    ``table=True`` escapes it as ``\\|``, which GitHub shows as ``|`` inside the span.
+    """
+    flat = " ".join(_printable(text).split())
+    if len(flat) > MAX_TEXT:
+        flat = flat[:MAX_TEXT - 1] + "…"
+    if not flat:
+        return "—"
+    if table:
+        flat = flat.replace("|", "\\|")
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", flat)), default=0) + 1)
+    pad = " " if flat[0] in "` " or flat[-1] in "` " else ""
+    return f"{fence}{pad}{flat}{pad}{fence}"
+
+
+def cell(text: str) -> str:
+    return code(text, table=True)
 
 
 def render(outcomes: list[Outcome]) -> str:
-    code = worst([o.exit for o in outcomes])
-    lines = [f"## rtgate check: {_HEADLINE[code]} (exit {int(code)})", "",
+    code_ = worst([o.exit for o in outcomes])
+    lines = [f"## rtgate check: {_HEADLINE[code_]} (exit {int(code_)})", "",
              "| board | flavor | scenario | metric | measured | budget | margin | verdict |",
              "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     notes: list[str] = []
@@ -33,7 +68,7 @@ def render(outcomes: list[Outcome]) -> str:
     virtual = dict.fromkeys(o.result.board.name for o in outcomes
                             if o.result is not None and o.result.board.virtual)
     lines.append("")
-    lines.extend(f"> ⚠️ `{b}` is a {_VIRTUAL}: its numbers say nothing about real hardware."
+    lines.extend(f"> ⚠️ {code(b)} is a {_VIRTUAL}: its numbers say nothing about real hardware."
                  for b in virtual)
     if notes:
         lines += ["", "**Not judged:**", ""] + [f"- {n}" for n in notes]
@@ -42,13 +77,13 @@ def render(outcomes: list[Outcome]) -> str:
 
 def _rows(o: Outcome) -> list[str]:
     if isinstance(o, Infra):
-        return [f"| {_cell(o.board)} | {_cell(o.flavor)} | {_cell(o.scenario)} | — | — | — | — | "
-                f"🛠️ infrastructure failure: {_cell(o.message)} |"]
+        return [f"| {cell(o.board)} | {cell(o.flavor)} | {cell(o.scenario)} | — | — | — | — | "
+                f"🛠️ infrastructure failure: {cell(o.message)} |"]
     if o.result is None:
         assert isinstance(o, Unjudged)
-        return [f"| — | — | — | — | — | — | — | ⚠️ error: {_cell(o.message)} |"]
+        return [f"| — | — | — | — | — | — | — | ⚠️ input error: {cell(o.message)} |"]
     board = o.result.board.name + (" (virtual)" if o.result.board.virtual else "")
-    keys = f"| {_cell(board)} | {_cell(flavor_of(o.result))} | {_cell(o.result.scenario)} |"
+    keys = (f"| {cell(board)} | {cell(flavor_of(o.result))} | {cell(o.result.scenario)} |")
     if isinstance(o, Unjudged):
         verdict = "⏭️ no budget (allowed)" if o.allowed else "⚠️ no budget"
         return [f"{keys} — | — | — | — | {verdict} |"]
@@ -59,10 +94,12 @@ def _rows(o: Outcome) -> list[str]:
 def _notes(o: Outcome) -> list[str]:
     """Why checks were not judged: the result-wide reasons, else each check's own."""
     if isinstance(o, Infra):
-        return [f"`{o.label}`: infrastructure failure (log: {_cell(str(o.source))})"]
+        return [f"{code(o.label)}: infrastructure failure, re-run once the board is healthy "
+                f"(log: {code(str(o.source))})"]
     if isinstance(o, Unjudged):
-        return [_cell(o.message)] if o.result is not None else []
+        return [code(o.message)] if o.result is not None else []
     if o.incomplete:
-        return [f"`{o.label}` ({_cell(str(o.source))}): {_cell(why)}" for why in o.incomplete]
-    return [f"`{o.label}` {c.metric}: {_cell(c.why)}" for c in o.checks
+        return [f"{code(o.label)} ({code(str(o.source))}): not decided from the data: "
+                f"{code(why)}" for why in o.incomplete]
+    return [f"{code(o.label)} {c.metric}: {code(c.why)}" for c in o.checks
             if c.verdict is Verdict.INCOMPLETE]

@@ -1,0 +1,247 @@
+"""``rtgate publish``: what the publisher posts, judged again from the raw results.
+
+A gate artifact comes from a job that built and booted a pull request's kernel: its exit-code
+file, JUnit, Markdown and even its name are the untrusted side's words. The publisher keeps only
+the ``result.json`` files at the places the gate writes them (``gate-BOARD/FLAVOR/SCENARIO/``),
+for boards the default branch's ``bench/boards`` knows, judges each one with the default
+branch's budgets and renders its own JUnit and Markdown. A run whose result is missing is an
+infrastructure failure, never a pass; whatever came from an artifact reaches Markdown as a code
+span (``markdown.code``).
+
+Three outcomes are kept apart in every word it writes: a latency verdict (pass or regression),
+"not decided from the data" (an incomplete measurement: measure more) and an infrastructure
+failure (no measurement: re-run once the board is healthy).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+
+from rtgate.board.spec import BoardSpec, load_board
+from rtgate.errors import Exit, InputError
+from rtgate.gate import budgetdiff, markdown
+from rtgate.gate.markdown import code
+from rtgate.gate.thresholds import Thresholds, flavor_of, load_thresholds
+from rtgate.gate.verdict import Infra, Outcome, Unjudged, judge, worst
+from rtgate.result import write_atomic
+
+MARKER = "<!-- rtgate-latency-gate -->"
+ARTIFACT_PREFIX = "gate-"
+RUNNING = "running"  # the directory of a board that measures its own kernel (pipeline.py)
+_NAME = re.compile(r"[a-z0-9][a-z0-9._-]*")
+
+Name = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=64)]
+
+
+class Kind(StrEnum):
+    PASS = "pass"
+    REGRESSION = "regression"
+    INCOMPLETE = "incomplete"
+    INFRASTRUCTURE = "infrastructure"
+    INPUT = "input"
+
+
+HEADLINE = {
+    Kind.PASS: "✅ latency verdict: every budget met",
+    Kind.REGRESSION: "❌ latency verdict: regression, a budget was exceeded",
+    Kind.INCOMPLETE: "⚠️ not decided from the data: the measurement is incomplete, measure "
+                     "more (no latency verdict)",
+    Kind.INFRASTRUCTURE: "🛠️ infrastructure failure: no measurement, re-run once the board is "
+                         "healthy (no latency verdict)",
+    Kind.INPUT: "⚠️ input error: nothing was judged",
+}
+# Which outcome a mixed run shows first: what must happen before any verdict comes first.
+_ORDER = [Kind.INPUT, Kind.INFRASTRUCTURE, Kind.INCOMPLETE, Kind.REGRESSION, Kind.PASS]
+EXIT = {Kind.PASS: Exit.OK, Kind.REGRESSION: Exit.BUDGET, Kind.INCOMPLETE: Exit.INCOMPLETE,
+        Kind.INFRASTRUCTURE: Exit.INCOMPLETE, Kind.INPUT: Exit.INPUT}
+
+
+def kind_of(outcomes: list[Outcome]) -> Kind:
+    kinds = {_kind(o) for o in outcomes} or {Kind.INFRASTRUCTURE}
+    return next(k for k in _ORDER if k in kinds)
+
+
+def _kind(o: Outcome) -> Kind:
+    if isinstance(o, Infra):
+        return Kind.INFRASTRUCTURE
+    return {Exit.OK: Kind.PASS, Exit.BUDGET: Kind.REGRESSION, Exit.INCOMPLETE: Kind.INCOMPLETE,
+            Exit.INPUT: Kind.INPUT}[o.exit]
+
+
+class Context(BaseModel):
+    """What the gate workflow's own (GitHub-hosted, trusted) plan job recorded about the run."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    event: Name
+    head_sha: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{40}$")]
+    pull_request: int | None = Field(None, ge=1)
+    boards: list[Name] = Field(min_length=1)
+    scenarios: list[Name] = []
+    # Paths the pull request changes among the gate's inputs (never applied, only shown).
+    changed_inputs: list[Annotated[str, StringConstraints(max_length=4096)]] = []
+
+
+def load_context(directory: Path) -> tuple[Context, Path | None]:
+    """context.json of the run, and the pull request's thresholds.yml when it changed one."""
+    path = directory / "context.json"
+    try:
+        context = Context.model_validate_json(path.read_bytes())
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", path=path) from exc
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "document"
+        raise InputError(f"{where}: {first['msg']}", path=path) from exc
+    theirs = directory / "thresholds.yml"
+    return context, theirs if theirs.is_file() and not theirs.is_symlink() else None
+
+
+@dataclass(frozen=True)
+class Board:
+    name: str
+    outcomes: list[Outcome]
+
+    @property
+    def kind(self) -> Kind:
+        return kind_of(self.outcomes)
+
+
+@dataclass(frozen=True)
+class Judgement:
+    boards: list[Board]
+    ignored: list[str]  # artifact names that name no known board
+    accepted: list[Path]  # result files that were judged where the gate writes them
+
+    @property
+    def outcomes(self) -> list[Outcome]:
+        return [o for b in self.boards for o in b.outcomes]
+
+    @property
+    def kind(self) -> Kind:
+        return kind_of(self.outcomes)
+
+
+def judge_artifacts(artifacts: list[Path], thresholds: Thresholds, boards_root: Path | None,
+                    expected: list[str] | None, scenarios: list[str] | None) -> Judgement:
+    """Judge each board's expected runs from the result files alone."""
+    from rtgate.pipeline import _flavors, _scenarios  # the gate's own run plan, not a copy
+
+    known = {p.stem for p in (boards_root or _boards_dir()).glob("*.yml")}
+    found: dict[str, Path] = {}
+    ignored: list[str] = []
+    for directory in artifacts:
+        board = directory.name.removeprefix(ARTIFACT_PREFIX)
+        if (directory.name.startswith(ARTIFACT_PREFIX) and _NAME.fullmatch(board)
+                and board in known and directory.is_dir() and not directory.is_symlink()):
+            found[board] = directory
+        else:
+            ignored.append(directory.name)
+    wanted = expected if expected is not None else sorted(found)
+    result: list[Board] = []
+    accepted: list[Path] = []
+    for name in wanted:
+        if name not in known:
+            raise InputError(f"board {name!r} is not in bench/boards")
+        spec = load_board(name, boards_root)
+        flavors = _flavors(spec, None)
+        runs = [(f or RUNNING, s) for f in flavors for s in _scenarios(spec, scenarios)]
+        if name not in found:
+            result.append(Board(name, [Infra(name, f, s, Path(f"{ARTIFACT_PREFIX}{name}"),
+                                             "the gate uploaded no artifact for this board")
+                                       for f, s in runs]))
+            continue
+        outcomes = [_run(found[name], spec, f, s, thresholds, accepted) for f, s in runs]
+        result.append(Board(name, outcomes))
+    return Judgement(result, ignored, accepted)
+
+
+def _boards_dir() -> Path:
+    from rtgate import paths
+    return paths.BOARDS
+
+
+def _run(directory: Path, spec: BoardSpec, flavor: str, scenario: str, thresholds: Thresholds,
+         accepted: list[Path]) -> Outcome:
+    home = directory / flavor / scenario
+    path = home / "result.json"
+    if any(p.is_symlink() for p in (directory / flavor, home, path)):
+        return Unjudged(path, f"{path}: a symbolic link where the gate writes a directory or "
+                              "a result: refused")
+    if not path.exists():
+        return Infra(spec.name, flavor, scenario, home,
+                     "no result.json: the run did not finish (its logs are in the artifact)")
+    (outcome,) = judge([path], thresholds, allow_unbudgeted=False)
+    result = outcome.result
+    if result is None:
+        return outcome
+    claimed = (result.board.name, flavor_of(result), result.scenario)
+    where = (spec.name, None if flavor == RUNNING else flavor, scenario)
+    if any(w is not None and w != c for w, c in zip(where, claimed, strict=True)):
+        return Unjudged(path, f"{path}: the result claims {'/'.join(claimed)}, where the gate "
+                              f"writes {spec.name}/{flavor}/{scenario}: refused")
+    accepted.append(path)
+    return outcome
+
+
+def banner(context: Context, ours: Thresholds, theirs: Path | None) -> list[str]:
+    """The gate inputs a pull request changed, shown first, and what its budgets would do."""
+    if not context.changed_inputs:
+        return []
+    lines = ["> [!WARNING]",
+             "> **This pull request changes gate inputs.** They were not used: the gate judged "
+             "its kernel with the default branch's budgets, scenarios, boards and rtgate. A "
+             "maintainer reviews these changes (CODEOWNERS):", ">"]
+    lines += [f"> - {code(p)}" for p in context.changed_inputs]
+    if theirs is not None:
+        try:
+            changes = budgetdiff.diff(ours, load_thresholds(theirs))
+        except InputError as exc:
+            lines += [">", f"> Its `thresholds.yml` does not load: {code(exc.oneline())}"]
+        else:
+            lines += [">", "> `rtgate thresholds diff` (default branch → pull request):", ">"]
+            lines += [f"> - **{c.verdict}** {code(c.scope)}: {code(c.text)}" for c in changes]
+            if not changes:
+                lines.append("> - no budget changes")
+    return lines + [""]
+
+
+def render(judgement: Judgement, *, banner_lines: list[str], comparison: str | None,
+           run_url: str | None) -> str:
+    lines = [MARKER, "## Latency gate", ""] + banner_lines
+    lines += [f"**{HEADLINE[judgement.kind]}**", ""]
+    lines += [f"- {code(b.name)}: {HEADLINE[b.kind]}" for b in judgement.boards]
+    if judgement.ignored:
+        lines += ["", "Ignored (no board of the default branch's `bench/boards`): "
+                  + ", ".join(code(n) for n in judgement.ignored)]
+    lines += ["", "<details><summary>Every check</summary>", "",
+              markdown.render(judgement.outcomes), "</details>", ""]
+    if comparison is not None:
+        lines += ["### Against the latest main results", "", comparison]
+    if run_url:
+        lines.append(f"[Gate run]({run_url})")
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def outcome_json(judgement: Judgement) -> str:
+    kind = judgement.kind
+    return json.dumps({"outcome": kind.value, "exit": int(EXIT[kind]), "title": HEADLINE[kind],
+                       "boards": {b.name: b.kind.value for b in judgement.boards}}, indent=1)
+
+
+def write(path: Path, text: str) -> None:
+    try:
+        write_atomic(path, text)
+    except OSError as exc:
+        raise InputError(f"cannot write: {exc.strerror}", path=path) from exc
+
+
+def exit_of(judgement: Judgement) -> Exit:
+    return worst([EXIT[b.kind] for b in judgement.boards])
