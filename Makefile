@@ -28,10 +28,12 @@ demo: deps
 	  --scenarios $(DEMO_SCENARIOS) --duration $(DEMO_DURATION) --out $(OUT); rc=$$?; \
 	  [ -f $(OUT)/junit.xml ] || exit $$rc; \
 	  site=$$($(PYTHON) -m rtgate report $(OUT) --history $(HISTORY) \
-	    --thresholds thresholds.yml --out $(SITE)) || exit $$?; \
-	  echo "results: $(OUT)/{stock,rt}/*/result.json (raw/ and console.log beside them)"; \
+	    --thresholds thresholds.yml --out $(SITE)); src=$$?; [ -n "$$site" ] || exit $$src; \
+	  echo "results: $(OUT)/{stock,rt}/*/result.json (raw/ and console.log beside them;"; \
+	  echo "         infra.json instead where the lab failed)"; \
 	  echo "junit:   $(OUT)/junit.xml"; echo "summary: $(OUT)/summary.md"; \
-	  echo "compare: $(OUT)/comparison.md"; echo "site:    $$site"; exit $$rc
+	  echo "compare: $(OUT)/comparison.md"; echo "site:    $$site"; \
+	  if [ $$rc -ne 0 ]; then exit $$rc; fi; exit $$src
 
 # The quick look at this machine: bench the `cpu` scenario on the local board, gate it.
 demo-local: deps

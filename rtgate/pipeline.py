@@ -20,7 +20,7 @@ from rtgate.board.base import KernelArtifacts
 from rtgate.board.cli import measure
 from rtgate.board.spec import BoardSpec, load_board
 from rtgate.errors import InfraError, InputError
-from rtgate.gate import junit, markdown
+from rtgate.gate import infrarecord, junit, markdown
 from rtgate.gate.thresholds import flavor_of, load_thresholds
 from rtgate.gate.verdict import Infra, Outcome, judge, worst
 from rtgate.result import Result, write_atomic
@@ -32,7 +32,8 @@ board deploys it, boots it (the running release must be the built one), measures
 its known-good kernel. The `local` board measures the running kernel: give at most one flavor,
 a label for the results.
 
-Outputs in OUT: <flavor>/<scenario>/result.json (+ raw/, console.log), kernels/<flavor>/,
+Outputs in OUT: <flavor>/<scenario>/result.json (+ raw/, console.log) — or infra.json, what
+failed, when the lab could not measure —, kernels/<flavor>/,
 junit.xml, summary.md (for $GITHUB_STEP_SUMMARY), comparison.md (flavors side by side: avg,
 max and their ratio to RT — the Pi 5 paper's "294x" headline).
 
@@ -157,9 +158,12 @@ def handler(args: argparse.Namespace) -> int:
 
     outcomes: list[Outcome] = judge([r.result for r in runs if r.result], thresholds,
                                     allow_unbudgeted=args.allow_unbudgeted)
-    outcomes += [Infra(spec.name, r.flavor or "running", r.scenario,
-                       Path(r.infra.path) if r.infra.path else r.out, r.infra.oneline())
-                 for r in runs if r.infra]
+    failures = [(r.out, Infra(spec.name, r.flavor or "running", r.scenario,
+                              Path(r.infra.path) if r.infra.path else r.out, r.infra.oneline()))
+                for r in runs if r.infra]
+    for directory, infra in failures:
+        infrarecord.save(infra, directory)  # for `rtgate report`: a site even when all failed
+    outcomes += [infra for _, infra in failures]
     write_atomic(args.out / "junit.xml", junit.render(outcomes))
     write_atomic(args.out / "summary.md", markdown.render(outcomes))
     text = comparison([o.result for o in outcomes if o.result is not None])

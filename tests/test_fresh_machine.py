@@ -156,7 +156,7 @@ def test_make_demo_on_a_stock_debian_12(fresh: Container, kernels: list[BuildRes
 
     proc = fresh.run(f"cd {REPO} && scripts/deps.sh {TEST_GROUPS}", timeout=1800)
     assert proc.returncode == 0, tail(proc)
-    proc = fresh.run("set -e; for t in act actionlint shellcheck chromium dockerd qemu-system-aarch64"
-                     " cyclictest gnuplot; do command -v $t; done; docker buildx version",
+    tools = "act actionlint shellcheck chromium dockerd qemu-system-aarch64 cyclictest gnuplot"
+    proc = fresh.run(f"set -e; for t in {tools}; do command -v $t; done; docker buildx version",
                      timeout=120)
     assert proc.returncode == 0, tail(proc)

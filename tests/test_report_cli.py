@@ -89,3 +89,39 @@ def test_an_empty_history_is_an_empty_site(tmp_path: Path) -> None:
     proc = rtgate("report", "--history", tmp_path / "h", "--out", tmp_path / "site")
     assert proc.returncode == 0, proc.stderr
     assert "No runs yet." in (tmp_path / "site" / "index.html").read_text()
+
+
+def test_runs_that_all_failed_in_the_lab_still_make_a_site_and_exit_3(tmp_path: Path) -> None:
+    """A newcomer's demo whose every QEMU run failed must end with a page saying why."""
+    from rtgate.gate import infrarecord
+    from rtgate.gate.verdict import Infra
+
+    out = tmp_path / "demo"
+    for flavor in ("stock", "rt"):
+        infrarecord.save(Infra("qemu-arm64", flavor, "net", out / flavor / "net" / "console.log",
+                               'qemu: failed to find romfile "efi-virtio.rom" <b>x</b>'),
+                         out / flavor / "net")
+    (out / "junit.xml").write_text("<testsuites/>")
+    proc = rtgate("report", out, "--out", tmp_path / "site")
+    assert proc.returncode == 3, proc.stderr
+    index = Path(proc.stdout.strip())
+    html = index.read_text()
+    assert html.count('<tr class="infra-row">') == 2
+    assert "efi-virtio.rom" in html and "<b>x</b>" not in html  # escaped, not markup
+    assert "No runs yet" not in html
+
+
+@pytest.mark.parametrize("text, problem", [
+    ('{"schema": "rtgate/infra/v1", "board": "b"}', "not an rtgate infrastructure record"),
+    ("{not json", "not an rtgate infrastructure record"),
+])
+def test_a_malformed_infra_record_is_a_one_line_input_error(tmp_path: Path, text: str,
+                                                             problem: str) -> None:
+    bad = tmp_path / "run" / "infra.json"
+    bad.parent.mkdir()
+    bad.write_text(text)
+    proc = rtgate("report", tmp_path / "run", "--out", tmp_path / "site")
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(f"rtgate: {bad}: {problem}")
+    assert proc.stderr.count("\n") == 1
+    assert bad.read_text() == text

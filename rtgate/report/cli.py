@@ -9,7 +9,8 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
-from rtgate.errors import InputError
+from rtgate.errors import Exit, InputError
+from rtgate.gate import infrarecord
 from rtgate.report import compare, site
 from rtgate.report.history import CLOCK_SKEW, History, publication_order
 from rtgate.report.judge import Judge
@@ -32,9 +33,13 @@ A result whose start is more than {CLOCK_SKEW.total_seconds() / 60:g} minutes in
 (allowed clock skew) is refused:
 nothing is merged or written, exit 2.
 
+Runs that measured nothing because the lab failed (the pipeline's infra.json records below
+a directory given) are listed on the index page; they never enter the history.
+
 exit codes: 0 the site was written (whatever the verdicts: `rtgate check` is the gate),
   2 usage or input error (unreadable result or thresholds file, a start in the future, bad
-  provenance), 3 gnuplot failed.
+  provenance), 3 the site was written but shows runs that failed in the lab (infrastructure),
+  or gnuplot failed.
 """
 
 COMPARE_EPILOG = """\
@@ -101,9 +106,10 @@ def report_handler(args: argparse.Namespace) -> int:
         runs = list(_stored_runs(history))
     else:
         runs = publication_order(runs, datetime.now(UTC))
-    index = site.build(runs, args.out, judge)
+    failures = [infra for _, infra in infrarecord.find(args.inputs)]
+    index = site.build(runs, args.out, judge, failures)
     print(index)
-    return 0
+    return int(Exit.INCOMPLETE if failures else Exit.OK)
 
 
 def _stored_runs(history: History) -> Iterator[RunFiles]:

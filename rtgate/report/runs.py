@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rtgate.errors import InputError
+from rtgate.gate import infrarecord
 from rtgate.report.provenance import Publication
 from rtgate.report.summary import RunSummary
 from rtgate.result import Result, load_result
@@ -94,7 +95,9 @@ def collect(paths: list[str | Path]) -> list[RunFiles]:
         if given.is_dir():
             hits = sorted(p for p in given.rglob(f"*{RESULT_NAME}")
                           if p.name == RESULT_NAME or p.name.endswith(f".{RESULT_NAME}"))
-            if not hits:
+            # A directory of runs that all failed in the lab is not an empty input: its
+            # infra.json records are what the site shows then.
+            if not hits and not any(given.rglob(infrarecord.NAME)):
                 raise InputError(f"no {RESULT_NAME} below this directory", path=given)
             found += hits
         elif given.is_file():

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import math
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,7 +28,7 @@ from typing import Any
 import jinja2
 
 from rtgate import __version__, paths
-from rtgate.gate.verdict import fmt
+from rtgate.gate.verdict import Infra, fmt
 from rtgate.report import plots
 from rtgate.report.files import publish, write_if_changed
 from rtgate.report.judge import Judge, Judged
@@ -130,9 +130,9 @@ class Site:
         self.files: set[Path] = set()
         """Pages and downloads of this build, relative to ``out``."""
 
-    def build(self, runs: Iterable[RunFiles]) -> Path:
+    def build(self, runs: Iterable[RunFiles], failures: Sequence[Infra] = ()) -> Path:
         """The site of these runs, given oldest publication first: the last of a key is its
-        latest."""
+        latest; ``failures`` (runs the lab could not measure) are listed on the index."""
         pages = [Page(r, r.summary, self.judge(r)) for r in runs]
         self.out.mkdir(parents=True, exist_ok=True)
         by_key: dict[tuple[str, str, str], list[Page]] = defaultdict(list)
@@ -151,7 +151,7 @@ class Site:
         self._write(None, "history.html", page="history", groups=groups)
         generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
         return self._write(None, "index.html", page="index", rows=latest, overlays=overlays,
-                           total=len(pages), generated=generated)
+                           total=len(pages), generated=generated, failures=failures)
 
     def _prune(self) -> None:
         """Remove what an earlier build of this site left and this one does not publish (an
@@ -328,7 +328,8 @@ def _num(value: float | None) -> str:
     return "NaN" if value is None else fmt(value)
 
 
-def build(runs: Iterable[RunFiles], out: Path, judge: Judge) -> Path:
+def build(runs: Iterable[RunFiles], out: Path, judge: Judge,
+          failures: Sequence[Infra] = ()) -> Path:
     """Write the site for these runs into ``out``; returns the path of its index page."""
-    return Site(out, judge).build(runs)
+    return Site(out, judge).build(runs, failures)
 

@@ -1,0 +1,58 @@
+"""``infra.json``: what a run that gave no measurement leaves where its ``result.json`` would be.
+
+The pipeline writes it for every infrastructure failure (no boot, wrong release, timeout), so the
+site can say which run failed and why even when no run measured anything — a newcomer's first
+demo must end with a page, not with "no result.json". It only ever states a failure: read from
+an untrusted artifact it can make a report worse, never better, and it never enters a history.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from rtgate.errors import InputError
+from rtgate.gate.verdict import Infra
+from rtgate.result import write_atomic
+
+NAME = "infra.json"
+SCHEMA_ID = "rtgate/infra/v1"
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    schema_: str = Field(SCHEMA_ID, alias="schema", pattern=f"^{SCHEMA_ID}$")
+    board: str = Field(max_length=200)
+    flavor: str = Field(max_length=200)
+    scenario: str = Field(max_length=200)
+    log: str = Field(max_length=4096, description="the console or session log, as recorded")
+    message: str = Field(max_length=20000)
+
+
+def save(infra: Infra, directory: Path) -> Path:
+    record = _Record(board=infra.board, flavor=infra.flavor, scenario=infra.scenario,
+                     log=str(infra.source), message=infra.message)
+    return write_atomic(directory / NAME, record.model_dump_json(by_alias=True, indent=2) + "\n")
+
+
+def load(path: Path) -> Infra:
+    """The failure a record states; anything else is a one-line InputError naming the file."""
+    if path.is_symlink():
+        raise InputError("a symbolic link, not followed", path=path)
+    try:
+        record = _Record.model_validate(json.loads(path.read_text(encoding="utf-8")))
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", path=path) from exc
+    except ValueError as exc:  # JSON syntax, encoding, or the model (ValidationError)
+        first = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else exc
+        raise InputError(f"not an rtgate infrastructure record: {first}", path=path) from exc
+    return Infra(record.board, record.flavor, record.scenario, Path(record.log), record.message)
+
+
+def find(paths: list[Path]) -> list[tuple[Path, Infra]]:
+    """Every record below the given directories, in path order."""
+    found = sorted({p for given in paths if given.is_dir() for p in given.rglob(NAME)})
+    return [(p, load(p)) for p in found]
