@@ -76,6 +76,8 @@ def test_histogram_stdout_percentiles_by_hand() -> None:
     r = parse([CT / "hist-stdout.txt"])
     assert [(t.samples, t.min_us, t.avg_us, t.max_us) for t in r.threads] == [
         (2000, 5, 11, 733), (2000, 5, 12, 450)]
+    # Samples overflowed: only the footer's integer average, known to 1 µs.
+    assert all(t.avg_truncated for t in r.threads) and r.totals.avg_truncated
     # 4000 samples, 4 overflowed 400 us: rank 3996 (p99.9) is the last in range, 3997+ are not.
     hist = Counter[int]()
     for t in r.threads:
@@ -163,6 +165,22 @@ def test_live_screen_read_in_blocks_keeps_the_last_line_per_thread(
     r = parse([CT / "overflow.stdout"])  # 198 refreshed screens, then the histogram
     assert [(t.tid, t.interval_us, t.samples, t.max_us) for t in r.threads] == [
         (11305, 1000, 2000, 992), (11306, 1000, 1999, 1138)]
+
+
+@pytest.mark.parametrize("block", [300, 4096, 1 << 20])
+def test_a_message_line_anywhere_in_a_live_screen_is_a_note_with_its_line(
+        tmp_path: Path, block: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rtgate.cyclictest.formats import text
+
+    monkeypatch.setattr(text, "BLOCK_BYTES", block)
+    lines = (CT / "live.txt").read_bytes().splitlines(keepends=True)
+    moved = tmp_path / "live.txt"
+    moved.write_bytes(b"".join([*lines[1:400], lines[0], *lines[400:]]))
+    for path, line_no in ((CT / "live.txt", 1), (moved, 400)):
+        r = parse([path])
+        assert r.notes == [f"live.txt line {line_no}: cyclictest's message, skipped: "
+                           "'# /dev/cpu_dma_latency set to 0us'"]
+        assert [(t.samples, t.max_us) for t in r.threads] == [(1991, 4201), (1326, 4037)]
 
 
 def test_bad_line_inside_a_live_screen_is_named(tmp_path: Path) -> None:
@@ -322,4 +340,5 @@ def test_seed_003_summary_of_a_24h_run() -> None:
     (t,) = r.threads
     assert (t.tid, t.priority, t.interval_us, t.samples) == (3186, 99, 200, 435323964)
     assert (t.min_us, t.avg_us, t.max_us) == (15, 23, 190)
+    assert t.avg_truncated and r.totals.avg_truncated  # "Avg: 23": (long)(sum / cycles)
     assert r.totals.p50 is None and r.totals.stddev_us is None

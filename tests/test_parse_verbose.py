@@ -124,3 +124,19 @@ def test_no_sample_at_all_is_an_error(tmp_path: Path) -> None:
     f.write_text(HEADER)
     with pytest.raises(InputError, match="without any"):
         parse([f])
+
+
+def test_warn_lines_among_the_samples_are_notes(tmp_path: Path) -> None:
+    rows = samples(5000)
+    plain = parse([write(tmp_path / "plain.txt", rows, "{:8d}:{:8d}:{:8d}\n")])
+    lines = (tmp_path / "plain.txt").read_text().splitlines(keepends=True)
+    warned = tmp_path / "warned.txt"
+    warned.write_text("".join([*lines[:2000], "WARN: stat /dev/cpu_dma_latency failed\n",
+                               *lines[2000:]]))
+    r = parse([warned])
+    assert r.notes == [
+        "warned.txt line 3: cyclictest's message, skipped: '# /dev/cpu_dma_latency set to 0us'",
+        "warned.txt line 2001: cyclictest's message, skipped: "
+        "'WARN: stat /dev/cpu_dma_latency failed'"]
+    assert [t.histogram for t in r.threads] == [t.histogram for t in plain.threads]
+    assert [t.avg_truncated for t in r.threads] == [False, False]
