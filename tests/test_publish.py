@@ -1,0 +1,254 @@
+"""`rtgate publish`, the publisher's judge (issue 10): forged artifacts change nothing it posts
+except as escaped text.
+
+The artifacts are laid out as the gate uploads them (gate-BOARD/FLAVOR/SCENARIO/result.json)
+from real results: the Pi 5 paper's (tests/data/results) and a recorded `local` gate run
+(tests/data/gate). The comment is rendered by a real GFM renderer (markdown-it with linkify) and
+every text outside a code span is checked for what GitHub would turn into a mention or a link.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from junitparser import Failure, JUnitXml
+from markdown_it import MarkdownIt
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "tests" / "data" / "results"
+RECORDED = ROOT / "tests" / "data" / "gate" / "gate-local"
+RT = RESULTS / "paper-rpi5-rt-all-in.result.json"
+STOCK = RESULTS / "paper-rpi5-stock-all-in.result.json"
+HOSTILE = "gate-rpi5__ - every budget met, approved by @someone (details at www.example.invalid) __"
+RUN_URL = "https://github.com/rtgate/rtgate/actions/runs/1"
+
+
+def place(gate: Path, board: str, flavor: str, where: str, source: Path,
+          **changes: object) -> Path:
+    data = json.loads(source.read_text())
+    for dotted, value in changes.items():
+        *parents, leaf = dotted.split("__")
+        target = data
+        for p in parents:
+            target = target[p]
+        target[leaf] = value
+    path = gate / f"gate-{board}" / flavor / where / "result.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data))
+    return path
+
+
+def pi5(gate: Path, rt_max: float = 124.0) -> None:
+    place(gate, "rpi5", "rt", "all-in", RT, totals__max_us=rt_max)
+    place(gate, "rpi5", "stock", "all-in", STOCK)
+
+
+class Published:
+    def __init__(self, tmp: Path, *artifacts: Path, args: tuple[str, ...] = ()) -> None:
+        self.md, self.junit, self.outcome_path = tmp / "comment.md", tmp / "junit.xml", \
+            tmp / "outcome.json"
+        self.proc = subprocess.run(
+            [sys.executable, "-I", "-m", "rtgate", "publish", *map(str, artifacts),
+             "--thresholds", str(ROOT / "thresholds.yml"), "--boards", str(ROOT / "bench/boards"),
+             "--markdown", str(self.md), "--junit", str(self.junit),
+             "--outcome", str(self.outcome_path), "--run-url", RUN_URL, *args],
+            cwd=tmp, capture_output=True, text=True, timeout=120)
+        assert self.proc.returncode in (0, 1, 2, 3), self.proc.stderr
+        self.comment = self.md.read_text()
+        self.outcome = json.loads(self.outcome_path.read_text())
+
+
+class Rendered(HTMLParser):
+    """Text outside <code>, the links and the tags of the comment as GitHub's GFM shows it."""
+
+    TAGS = {"p", "h2", "h3", "ul", "li", "strong", "table", "thead", "tbody", "tr", "th", "td",
+            "details", "summary", "code", "blockquote", "a", "em"}
+
+    def __init__(self, markdown: str) -> None:
+        super().__init__()
+        self.plain: list[str] = []
+        self.links: list[str] = []
+        self.tags: set[str] = set()
+        self.depth = 0
+        md = MarkdownIt("gfm-like", {"html": True})
+        md.linkify.set({"fuzzy_link": True, "fuzzy_email": True})
+        self.feed(md.render(markdown))
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.add(tag)
+        if tag == "code":
+            self.depth += 1
+        if tag == "a":
+            self.links.append(dict(attrs).get("href") or "")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "code":
+            self.depth -= 1
+
+    def handle_data(self, data: str) -> None:
+        if self.depth == 0:
+            self.plain.append(data)
+
+
+def assert_inert(comment: str) -> None:
+    page = Rendered(comment)
+    assert page.links == [RUN_URL], page.links
+    assert page.tags <= Rendered.TAGS, page.tags - Rendered.TAGS
+    plain = " ".join(page.plain)
+    for live in ("@", "www.", "://", "#1"):
+        assert live not in plain, f"{live!r} outside a code span: {plain}"
+
+
+def test_the_verdict_comes_from_the_results_not_from_the_artifacts_own_words(
+        tmp_path: Path) -> None:
+    gate = tmp_path / "gate"
+    pi5(gate, rt_max=4800.0)
+    art = gate / "gate-rpi5"
+    # What the untrusted side says about itself: all ignored.
+    (art / "exit-code").write_text("0\n")
+    (art / "summary.md").write_text("## every budget met, approved\n")
+    (art / "junit.xml").write_text(
+        '<testsuites><testsuite name="forged" tests="1"><testcase name="all good"/>'
+        "</testsuite></testsuites>")
+    run = Published(tmp_path, art)
+    assert run.proc.returncode == 1
+    assert run.outcome["outcome"] == "regression"
+    assert "❌ latency verdict: regression" in run.comment.split("<details>")[0]
+    assert "approved" not in run.comment and "all good" not in run.comment
+    # The check's JUnit is rendered here, from the results.
+    cases = {c.name: c for suite in JUnitXml.fromfile(str(run.junit)) for c in suite}
+    assert any(isinstance(r, Failure) for r in cases["rpi5/rt/all-in: max_us <= 155"].result)
+    assert not any("forged" in name for name in cases)
+    assert_inert(run.comment)
+
+
+def test_a_healthy_artifact_passes(tmp_path: Path) -> None:
+    gate = tmp_path / "gate"
+    pi5(gate)
+    run = Published(tmp_path, gate / "gate-rpi5")
+    assert run.proc.returncode == 0, run.comment
+    assert run.outcome == {"outcome": "pass", "exit": 0,
+                           "title": "✅ latency verdict: every budget met",
+                           "boards": {"rpi5": "pass"}}
+    assert_inert(run.comment)
+
+
+def test_a_hostile_artifact_name_is_ignored_and_shown_inert(tmp_path: Path) -> None:
+    gate = tmp_path / "gate"
+    pi5(gate, rt_max=4800.0)
+    hostile = gate / HOSTILE
+    shutil.copytree(gate / "gate-rpi5", hostile)
+    (hostile / "rt" / "all-in" / "result.json").write_text(STOCK.read_text().replace(
+        '"stock"', '"rt"'))
+    run = Published(tmp_path, gate / "gate-rpi5", hostile)
+    assert run.outcome["outcome"] == "regression"  # the real rpi5 artifact still decides
+    assert "Ignored" in run.comment and "@someone" in run.comment
+    assert_inert(run.comment)
+
+
+def test_a_board_no_bench_file_names_is_not_judged(tmp_path: Path) -> None:
+    gate = tmp_path / "gate"
+    place(gate, "evil", "rt", "all-in", RT)
+    run = Published(tmp_path, gate / "gate-evil", args=("--expect", "rpi5"))
+    # The expected board uploaded nothing: no measurement, never a pass.
+    assert run.outcome["outcome"] == "infrastructure" and run.proc.returncode == 3
+    assert "re-run once the board is healthy" in run.comment
+    assert "`gate-evil`" in run.comment
+
+
+def test_a_scenario_named_like_a_url_is_refused_and_inert(tmp_path: Path) -> None:
+    gate = tmp_path / "gate"
+    pi5(gate)
+    url = "https://www.example.invalid/@someone <img src=x onerror=alert(1)> | x"
+    place(gate, "rpi5", "rt", "all-in", RT, scenario=url)
+    # A result in a directory the gate never writes is never read.
+    place(gate, "rpi5", "rt", "www.example.invalid", RT)
+    run = Published(tmp_path, gate / "gate-rpi5")
+    assert run.outcome["outcome"] == "input" and run.proc.returncode == 2
+    assert "claims" in run.comment
+    assert_inert(run.comment)
+
+
+def test_missing_and_short_runs_keep_three_outcomes_apart(tmp_path: Path) -> None:
+    gate = tmp_path / "gate"
+    place(gate, "rpi5", "rt", "all-in", RT)
+    infra = Published(tmp_path, gate / "gate-rpi5")  # stock/all-in never finished
+    assert infra.outcome["outcome"] == "infrastructure"
+    assert "no result.json" in infra.comment
+
+    short = tmp_path / "short"
+    short.mkdir()
+    # The PR gate's old default, 60 s: 2.4 M of the 14.4 M samples the budget needs.
+    place(short / "gate", "rpi5", "rt", "all-in", RT, totals__samples=2_400_000)
+    place(short / "gate", "rpi5", "stock", "all-in", STOCK)
+    incomplete = Published(short, short / "gate" / "gate-rpi5")
+    assert incomplete.outcome["outcome"] == "incomplete" and incomplete.proc.returncode == 3
+    assert "not decided from the data" in incomplete.comment
+    assert "measure more" in incomplete.outcome["title"]
+    assert "re-run once the board is healthy" not in incomplete.comment
+
+
+def test_a_symlinked_result_is_refused(tmp_path: Path) -> None:
+    gate = tmp_path / "gate"
+    pi5(gate)
+    link = gate / "gate-rpi5" / "stock" / "all-in" / "result.json"
+    link.unlink()
+    link.symlink_to(STOCK)
+    run = Published(tmp_path, gate / "gate-rpi5")
+    assert run.outcome["outcome"] == "input"
+    assert "symbolic link" in run.comment
+
+
+def test_the_recorded_gate_run_is_judged_again(tmp_path: Path) -> None:
+    run = Published(tmp_path, RECORDED, args=("--scenarios", "idle"))
+    assert run.outcome["boards"] == {"local": "pass"}, run.comment
+    assert "| `local (virtual)` | `stock` | `idle` | max_us |" in run.comment
+
+
+def test_changed_gate_inputs_open_the_comment_with_their_budget_diff(tmp_path: Path) -> None:
+    gate = tmp_path / "gate"
+    pi5(gate, rt_max=4800.0)
+    context = tmp_path / "context"
+    context.mkdir()
+    changed = ["thresholds.yml", "bench/boards/rpi5.yml", "bench/scenarios/@x www.evil.invalid.yml"]
+    (context / "context.json").write_text(json.dumps({
+        "event": "workflow_run", "head_sha": "a" * 40, "pull_request": 7,
+        "boards": ["rpi5"], "scenarios": [], "changed_inputs": changed}))
+    theirs = (ROOT / "thresholds.yml").read_text().replace("max_us: 155", "max_us: 5000", 1)
+    (context / "thresholds.yml").write_text(theirs)
+    run = Published(tmp_path, gate / "gate-rpi5", args=("--context", str(context)))
+    # Judged by main's budgets anyway.
+    assert run.outcome["outcome"] == "regression"
+    head = run.comment.split("**❌")[0]
+    assert "[!WARNING]" in head and "changes gate inputs" in head
+    for path in changed:
+        assert f"`{path}`" in head
+    assert "**loosens** `rpi5/rt/all-in`: `max_us 155 → 5000 µs (+4845 µs, +3126%)`" in head
+    assert_inert(run.comment)
+
+
+def test_a_context_that_is_not_the_plan_jobs_is_an_input_error(tmp_path: Path) -> None:
+    context = tmp_path / "context"
+    context.mkdir()
+    (context / "context.json").write_text(json.dumps({
+        "event": "workflow_run", "head_sha": "not a sha", "boards": ["rpi5"]}))
+    proc = subprocess.run([sys.executable, "-m", "rtgate", "publish", "--context", str(context),
+                           "--markdown", str(tmp_path / "c.md")],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "context.json: head_sha" in proc.stderr
+
+
+@pytest.mark.parametrize("text", ["a|b", "``x``", "@someone", "<script>", "www.x.invalid",
+                                  "line\nbreak", "\u202eevil", "#123"])
+def test_code_spans_hold_any_text(text: str) -> None:
+    from rtgate.gate.markdown import cell, code
+
+    for rendered in (code(text), f"| h |\n| - |\n| {cell(text)} |"):
+        page = Rendered(rendered)
+        assert not page.links and not "".join(page.plain).strip("| \n-h"), rendered
