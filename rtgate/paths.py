@@ -1,7 +1,12 @@
-"""Where rtgate finds its data files (scenarios, boards, budgets, configs, templates).
+"""Where rtgate finds its files.
 
-They live at the top of the repository, next to the package, so that maintainers review them as
-data. RTGATE_ROOT points elsewhere, e.g. inside a container that copied the tree.
+Two kinds. What ships with the code — report templates and styles, JSON Schemas, the guest's init
+script — is package data, found next to the modules whether rtgate runs from a checkout or from
+a plain ``pip install .``. The repository's data, which maintainers review as data — bench/
+(scenarios, boards), thresholds.yml, kernel/, docker/ — is not installed: it is read from
+``RTGATE_ROOT`` when that is set, else from the working directory when it holds it, else from the
+source checkout the package was loaded from (an editable install). An installed rtgate run
+outside a checkout finds none, and says so (``require``).
 """
 
 from __future__ import annotations
@@ -9,9 +14,40 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-ROOT = Path(os.environ.get("RTGATE_ROOT", Path(__file__).resolve().parent.parent))
+from rtgate.errors import InputError
+
+PACKAGE = Path(__file__).resolve().parent
+REPORTS = PACKAGE / "report" / "assets"
+
+_MARKERS = ("thresholds.yml", "bench")
+
+
+def _holds_data(directory: Path) -> bool:
+    return any((directory / marker).exists() for marker in _MARKERS)
+
+
+def _data_root() -> Path:
+    explicit = os.environ.get("RTGATE_ROOT")
+    if explicit:
+        return Path(explicit)
+    for candidate in (Path.cwd(), PACKAGE.parent):
+        if _holds_data(candidate):
+            return candidate
+    return Path.cwd()  # nothing there: the first read names the file and `require` says why
+
+
+ROOT = _data_root()
 SCENARIOS = ROOT / "bench" / "scenarios"
 BOARDS = ROOT / "bench" / "boards"
 THRESHOLDS = ROOT / "thresholds.yml"
 KERNEL = ROOT / "kernel"
-REPORTS = ROOT / "reports"
+
+
+def require(path: Path, option: str) -> Path:
+    """``path`` when it exists, else an InputError saying where rtgate looked and what to pass."""
+    if path.exists():
+        return path
+    where = ("RTGATE_ROOT" if os.environ.get("RTGATE_ROOT")
+             else "the working directory (no rtgate checkout found)")
+    raise InputError(f"not found: rtgate reads {path.name} from {where}; run it from a checkout "
+                     f"of the repository, set RTGATE_ROOT=DIR, or give {option}", path=path)

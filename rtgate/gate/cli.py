@@ -120,12 +120,12 @@ def diff_handler(args: argparse.Namespace) -> int:
 def publish_handler(args: argparse.Namespace) -> int:
     from rtgate.gate import publish
 
-    thresholds = load_thresholds(args.thresholds)
+    thresholds = load_thresholds(paths.require(args.thresholds, "--thresholds FILE"))
+    boards = paths.require(args.boards or paths.BOARDS, "--boards DIR")
     context, theirs = publish.load_context(args.context) if args.context else (None, None)
     expected = args.expect or (context.boards if context else None)
     scenarios = args.scenarios or (context.scenarios if context else None) or None
-    judged = publish.judge_artifacts(args.artifacts, thresholds, args.boards, expected,
-                                     scenarios)
+    judged = publish.judge_artifacts(args.artifacts, thresholds, boards, expected, scenarios)
     banner = publish.banner(context, thresholds, theirs) if context else []
     text = publish.render(judged, banner_lines=banner,
                           comparison=_comparison(args.baseline, judged.accepted, thresholds),
@@ -156,7 +156,7 @@ def _comparison(baseline: Path | None, accepted: list[Path], thresholds: object)
 
 def handler(args: argparse.Namespace) -> int:
     try:
-        thresholds = load_thresholds(args.thresholds)
+        thresholds = load_thresholds(paths.require(args.thresholds, "--thresholds FILE"))
     except InputError as exc:
         # Nothing can be judged, but CI still gets a report saying why.
         outcomes: list[Outcome] = [Unjudged(args.thresholds, exc.oneline())]

@@ -129,12 +129,12 @@ class Judgement:
         return kind_of(self.outcomes)
 
 
-def judge_artifacts(artifacts: list[Path], thresholds: Thresholds, boards_root: Path | None,
+def judge_artifacts(artifacts: list[Path], thresholds: Thresholds, boards_root: Path,
                     expected: list[str] | None, scenarios: list[str] | None) -> Judgement:
     """Judge each board's expected runs from the result files alone."""
     from rtgate.pipeline import _flavors, _scenarios  # the gate's own run plan, not a copy
 
-    known = {p.stem for p in (boards_root or _boards_dir()).glob("*.yml")}
+    known = {p.stem for p in boards_root.glob("*.yml")}
     found: dict[str, Path] = {}
     ignored: list[str] = []
     for directory in artifacts:
@@ -161,11 +161,6 @@ def judge_artifacts(artifacts: list[Path], thresholds: Thresholds, boards_root: 
         outcomes = [_run(found[name], spec, f, s, thresholds, accepted) for f, s in runs]
         result.append(Board(name, outcomes))
     return Judgement(result, ignored, accepted)
-
-
-def _boards_dir() -> Path:
-    from rtgate import paths
-    return paths.BOARDS
 
 
 def _run(directory: Path, spec: BoardSpec, flavor: str, scenario: str, thresholds: Thresholds,
