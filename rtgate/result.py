@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from rtgate import jsonfile
 from rtgate.errors import InputError
 from rtgate.schemafile import schema_of
 
@@ -202,17 +202,11 @@ def load_result(path: str | Path) -> Result:
     """Read and validate a result.json; any problem is a one-line InputError naming the file."""
     p = Path(path)
     try:
-        data = _unicode(json.loads(p.read_text(encoding="utf-8")))
+        data = _unicode(jsonfile.loads(p.read_text(encoding="utf-8"), p))
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", path=p) from exc
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InputError(f"not a JSON document: {exc}", path=p) from exc
-    except ValueError as exc:
-        # json's one other ValueError: Python refuses to convert integers this long.
-        raise InputError(f"holds an integer of more than {sys.get_int_max_str_digits()} digits, "
-                         "not a measurement", path=p) from exc
-    except RecursionError as exc:
-        raise InputError("nested too deeply to be a result", path=p) from exc
     got = data.get("schema") if isinstance(data, dict) else type(data).__name__
     upgrade = _UPGRADES.get(got) if isinstance(data, dict) and isinstance(got, str) else None
     if upgrade is None:

@@ -88,7 +88,24 @@ def test_result_nested_too_deeply_is_exit_2(tmp_path: Path) -> None:
                                                 '"sources": ' + "[" * 100_000 + "]" * 100_000))
     proc = check(result, tmp_path)
     assert proc.returncode == 2, proc.stderr
-    assert proc.stderr == f"rtgate: {result}: nested too deeply to be a result\n"
+    assert proc.stderr == f"rtgate: {result}: nested too deeply for a measurement\n"
+
+
+@pytest.mark.parametrize("hostile, problem", [
+    ('"max": ' + "9" * 5000, f"holds an integer of more than {sys.get_int_max_str_digits()} "
+                             "digits, not a measurement"),
+    ('"deep": ' + "[" * 100_000 + "]" * 100_000, "nested too deeply for a measurement"),
+])
+def test_cyclictest_json_with_hostile_numbers_or_nesting_is_exit_2(
+        tmp_path: Path, hostile: str, problem: str) -> None:
+    """`rtgate parse` reads files users hand it: a crafted --json is an input error, not a crash
+    reported as exit 3."""
+    given = tmp_path / "cyclictest.json"
+    real = (ROOT / "tests/data/cyclictest/quiet-json.json").read_text()
+    given.write_text(real.replace("{", "{" + hostile + ", ", 1))
+    proc = rtgate("parse", given, "-o", tmp_path / "result.json")
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr == f"rtgate: {given}: {problem}\n"
 
 
 @pytest.mark.parametrize(("name", "prop", "expected"), [

@@ -18,6 +18,7 @@ from typing import Annotated
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
+from rtgate import jsonfile
 from rtgate.cyclictest.formats.view import KernelView, RunView, ThreadView
 from rtgate.cyclictest.stats import Sparse
 from rtgate.errors import InputError
@@ -89,7 +90,7 @@ def _load(path: Path) -> tuple[_Document, str]:
         if path.stat().st_size > MAX_JSON_BYTES:
             raise InputError("far too large for a cyclictest JSON file", path=path)
         data = path.read_bytes()
-        raw = json.loads(data)
+        raw = jsonfile.loads(data, path)
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", path=path) from exc
     except json.JSONDecodeError as exc:
