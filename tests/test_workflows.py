@@ -465,3 +465,36 @@ def test_gate_inputs_have_code_owners() -> None:
     # The kernel under test is what pull requests are for: not a gate input.
     assert not any(p.startswith(("/kernel/patches", "/kernel/configs", "/kernel/")) and
                    p != "/kernel/boards/" for p in patterns)
+
+
+# Threads cyclictest runs (-t: one per CPU) on each board the gate measures: the Pi 5's BCM2712
+# has 4 cores (bench/boards/rpi5.yml); the virtual Pi has options.smp; `local` at least one.
+THREADS = {"rpi5": 4, "qemu-arm64": 2, "local": 1}
+
+
+def seconds(text: str) -> float:
+    return float(text[:-1]) * {"s": 1, "m": 60, "h": 3600}[text[-1]]
+
+
+def test_a_healthy_boards_pr_gate_runs_long_enough_for_a_verdict() -> None:
+    # A budget's min_samples not met is "incomplete", never a verdict: the default duration of
+    # a pull request's gate must give every budget of the board's own scenarios its samples.
+    import json
+
+    from rtgate.board.spec import load_board
+    from rtgate.gate.thresholds import load_thresholds
+
+    durations = json.loads(load(GATE)["env"]["GATE_DURATIONS"])
+    thresholds = load_thresholds(ROOT / "thresholds.yml")
+    assert set(durations) == {p.stem for p in (ROOT / "bench" / "boards").glob("*.yml")}
+    for board, duration in durations.items():
+        spec = load_board(board)
+        flavors = ["stock", "rt"] if spec.kernel_board else ["stock"]
+        for flavor, scenario in ((f, s) for f in flavors for s in spec.scenarios):
+            budget = thresholds.select(board, flavor, scenario)
+            assert budget is not None, f"{board}/{flavor}/{scenario} has no budget"
+            interval_us = 100  # -i100 in every scenario's cyclictest arguments
+            samples = seconds(duration) * THREADS[board] * 1e6 / interval_us
+            assert samples >= (budget.min_samples or 0) * 1.05, \
+                f"{board}/{flavor}/{scenario}: {duration} gives {samples:.3g} samples, " \
+                f"{budget.label} needs {budget.min_samples}"
