@@ -42,8 +42,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "matching budget in the thresholds file.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("results", nargs="+", type=Path, metavar="RESULT", help="result.json files")
-    p.add_argument("--thresholds", type=Path, default=paths.THRESHOLDS, metavar="FILE",
-                   help="budgets (default: %(default)s)")
+    p.add_argument("--thresholds", type=Path, metavar="FILE",
+                   help="budgets (default: thresholds.yml of RTGATE_ROOT or the checkout)")
     p.add_argument("--junit", type=Path, required=True, metavar="OUT.xml",
                    help="JUnit XML report: one testsuite per result")
     p.add_argument("--markdown", type=Path, metavar="OUT.md",
@@ -75,8 +75,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog=PUBLISH_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     pub.add_argument("artifacts", nargs="*", type=Path, metavar="gate-BOARD",
                      help="directories named gate-BOARD; other names are listed as ignored")
-    pub.add_argument("--thresholds", type=Path, default=paths.THRESHOLDS, metavar="FILE",
-                     help="budgets (default: %(default)s)")
+    pub.add_argument("--thresholds", type=Path, metavar="FILE",
+                     help="budgets (default: thresholds.yml of RTGATE_ROOT or the checkout)")
     pub.add_argument("--boards", type=Path, metavar="DIR",
                      help="board definitions, the allowlist (default: bench/boards)")
     pub.add_argument("--expect", type=_names, metavar="BOARDS",
@@ -105,6 +105,11 @@ exit codes: 0 every board passed, 1 a latency regression, 2 an input error (a re
 """
 
 
+def _thresholds(given: Path | None) -> Path:
+    """The file named, else the data root's, which must then exist (paths.require)."""
+    return given or paths.require(paths.THRESHOLDS, "--thresholds FILE")
+
+
 def _names(text: str) -> list[str]:
     return [n.strip() for n in text.split(",") if n.strip()]
 
@@ -120,8 +125,8 @@ def diff_handler(args: argparse.Namespace) -> int:
 def publish_handler(args: argparse.Namespace) -> int:
     from rtgate.gate import publish
 
-    thresholds = load_thresholds(paths.require(args.thresholds, "--thresholds FILE"))
-    boards = paths.require(args.boards or paths.BOARDS, "--boards DIR")
+    thresholds = load_thresholds(_thresholds(args.thresholds))
+    boards = args.boards or paths.require(paths.BOARDS, "--boards DIR")
     context, theirs = publish.load_context(args.context) if args.context else (None, None)
     expected = args.expect or (context.boards if context else None)
     scenarios = args.scenarios or (context.scenarios if context else None) or None
@@ -156,10 +161,11 @@ def _comparison(baseline: Path | None, accepted: list[Path], thresholds: object)
 
 def handler(args: argparse.Namespace) -> int:
     try:
-        thresholds = load_thresholds(paths.require(args.thresholds, "--thresholds FILE"))
+        thresholds = load_thresholds(_thresholds(args.thresholds))
     except InputError as exc:
         # Nothing can be judged, but CI still gets a report saying why.
-        outcomes: list[Outcome] = [Unjudged(args.thresholds, exc.oneline())]
+        outcomes: list[Outcome] = [Unjudged(args.thresholds or paths.THRESHOLDS,
+                                            exc.oneline())]
     else:
         outcomes = judge(args.results, thresholds, allow_unbudgeted=args.allow_unbudgeted)
     _write(args.junit, junit.render(outcomes))
