@@ -40,22 +40,31 @@ def _last_line(path: Path) -> str:
     return lines[-1].strip() if lines else ""
 
 
-def _parse_raw(plan: Plan, rawdir: Path, info: RunInfo) -> tuple[Result | None, str | None]:
+def _parse_raw(plan: Plan, rawdir: Path, info: RunInfo,
+               strict: bool) -> tuple[Result | None, str | None]:
     """Parse the richest readable raw output: the JSON with the histogram file (overflow cycle
     numbers), else either alone, else stdout (cyclictest 1.x). A file cut short by a kill makes
-    its candidate fail and the next one is tried."""
+    its candidate fail and the next one is tried — unless ``strict``: files from a machine that
+    may lie are read all together or not at all, so dropping the file that contradicts a forged
+    one cannot leave the forgery standing."""
     json_path, hist = plan.cyclictest.json_path, plan.cyclictest.histfile
     stdout = str(rawdir / "cyclictest.stdout")
     problem = "cyclictest wrote no output"
     for names in ([json_path, hist], [json_path], [hist], [stdout]):
         files = [Path(n) for n in names if n is not None]
-        if not files or not all(f.is_file() and f.stat().st_size > 0 for f in files):
+        if not files:
+            continue
+        if absent := [f for f in files if not (f.is_file() and f.stat().st_size > 0)]:
+            if strict:
+                return None, f"{absent[0]}: missing or empty"
             continue
         try:
             return parse(files, board=info.board, virtual=info.virtual, scenario=plan.scenario,
                          flavor=info.flavor, run_id=info.run_id), None
         except InputError as exc:
             problem = exc.oneline()
+            if strict:
+                break
     return None, problem
 
 
@@ -80,8 +89,8 @@ def _reasons(plan: Plan, outcome: Outcome, rawdir: Path) -> tuple[list[str], lis
 
 
 def assemble(plan: Plan, outcome: Outcome, env: dict[str, Any], rawdir: Path,
-             info: RunInfo) -> Result:
-    parsed, problem = _parse_raw(plan, rawdir, info)
+             info: RunInfo, *, strict: bool = False) -> Result:
+    parsed, problem = _parse_raw(plan, rawdir, info, strict)
     partial, degraded = _reasons(plan, outcome, rawdir)
     if parsed is None:
         partial.append(f"no result from cyclictest's output: {problem}")

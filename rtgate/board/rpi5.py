@@ -8,37 +8,76 @@ known-good ``config.txt`` plus ``os_prefix=slot/``. ``reboot '0 tryboot'`` makes
 reset comes back on ``config.txt``. rtgate runs on a controller host, because a job cannot
 survive its own machine rebooting; the board runs ``rtgate bench`` and the controller is the
 iperf3 peer.
+
+The board runs the kernel under test, so nothing it says is taken on trust: the controller
+computes the result from the raw cyclictest files it pulls, with the harness's own strict parser
+(the board's ``result.json`` lends only descriptions, and can only make a status worse), and checks
+the board's tools against the sha256s pinned in the board file before every deploy and every run
+(``tooldigest.sh``), so a kernel that changed them on disk is caught before anything is measured
+with them again.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 import shlex
+import shutil
 import subprocess
 import tarfile
 import tempfile
 import time
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import yaml
 from rich.console import Console
 
+from rtgate.bench.assemble import RunInfo, assemble
+from rtgate.bench.environment import preempt_rt
 from rtgate.bench.loads import LISTEN_TIMEOUT_S
-from rtgate.bench.plan import Params, timeout_for
+from rtgate.bench.plan import Params, Plan, timeout_for
+from rtgate.bench.runner import Outcome
 from rtgate.bench.scenario import load_scenario
 from rtgate.board import tarsafe
 from rtgate.board.base import Board, KernelArtifacts, Measurement, RawRun
 from rtgate.board.guestenv import LoadReport
 from rtgate.board.peer import PeerLoads, controller_cpus, split
-from rtgate.board.spec import BoardSpec, SshOptions
+from rtgate.board.spec import BoardSpec, SshOptions, board_path
 from rtgate.board.ssh import SshSession
+from rtgate.cyclictest.command import build
+from rtgate.cyclictest.version import Capabilities, parse_help
 from rtgate.errors import InfraError, InputError
-from rtgate.result import Board as ResultBoard
-from rtgate.result import load_result
+from rtgate.result import Result, Status, load_result
 
 SLOT_MARK = ".rtgate-slot"
 """Marks a modules directory rtgate wrote, so it never overwrites a kernel someone installed."""
+TOOL_DIGEST = Path(__file__).with_name("tooldigest.sh")
+TOOLS = ("rtgate", "cyclictest", "stress-ng", "iperf3")
+"""What a board measures with; each is checked when pinned, and named in a note when not."""
+CLAIMS = "bench-claims.json"
+"""The board's own result.json, kept as data beside the controller's result (never judged)."""
+_DIGEST_LINE = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._+-]*): ([0-9a-f]{64})\s+# (.*)$")
+_DIGEST_MISSING = re.compile(r"^\s*# ([A-Za-z0-9][A-Za-z0-9._+-]*): (.*)$")
+_WORSE: dict[Status, int] = {"complete": 0, "degraded": 1, "partial": 2}
+
+
+@dataclass(frozen=True)
+class Digest:
+    sha256: str | None
+    where: str
+    """The file or environment digested, or why there is no digest."""
+
+
+@dataclass(frozen=True)
+class RunningKernel:
+    """What the controller reads from the booted board before a run, for the result."""
+
+    release: str
+    version: str
+    machine: str
+    realtime: str | None
 
 
 class Rpi5Board(Board):
@@ -52,6 +91,7 @@ class Rpi5Board(Board):
         self.config_sha: str | None = None
         self.tried = False
         self.console = Console(stderr=True)
+        self.noted_unpinned = False
 
     def _fw(self, name: str = "") -> str:
         return f"{self.opts.firmware_dir.rstrip('/')}/{name}" if name else self.opts.firmware_dir
@@ -69,6 +109,9 @@ class Rpi5Board(Board):
             raise InputError(f"board {self.spec.name!r} needs a kernel build to deploy "
                              "(rtgate kernel build --board rpi5)")
         self.kernel = kernel
+        # Under the known-good kernel: a tool the last kernel under test changed is refused
+        # before another one boots.
+        self.verify_tools("before deploying")
         self.known_good = self.ssh.output("uname -r")
         config = self._read("config.txt")
         self.config_sha = hashlib.sha256(config).hexdigest()
@@ -163,7 +206,67 @@ class Rpi5Board(Board):
     def close(self) -> None:
         self.ssh.close()
 
+    # tools ------------------------------------------------------------------------------------
+
+    def tool_digests(self) -> dict[str, Digest]:
+        """tooldigest.sh's reading of the board's tools, in the shell bench_command runs in."""
+        try:
+            program = shlex.split(self.opts.bench_command)[0]
+        except (ValueError, IndexError) as exc:
+            raise InputError(f"options.bench_command: not a command line: {exc}",
+                             path=board_path(self.spec.name)) from exc
+        names = [n for n in dict.fromkeys([*TOOLS, *self.opts.tools]) if n != "rtgate"]
+        proc = self.ssh.run(f"sh -s -- {shlex.join([program, *names])}",
+                            stdin=TOOL_DIGEST.read_bytes(), timeout_s=600)
+        found: dict[str, Digest] = {}
+        for line in proc.stdout.decode("utf-8", "replace").splitlines():
+            if m := _DIGEST_LINE.match(line):
+                found[m.group(1)] = Digest(m.group(2), m.group(3).strip())
+            elif m := _DIGEST_MISSING.match(line):
+                found[m.group(1)] = Digest(None, m.group(2).strip())
+        return found
+
+    def verify_tools(self, when: str) -> dict[str, str]:
+        """Refuse a pinned tool whose digest differs (InfraError: the board needs a maintainer,
+        not a re-run), note once which are not pinned; the digests measured, for the result."""
+        digests = self.tool_digests()
+        source = board_path(self.spec.name)
+        for name, pinned in self.opts.tools.items():
+            got = digests.get(name, Digest(None, "tooldigest.sh did not report it"))
+            if got.sha256 is None:
+                raise InfraError(f"{self.spec.name} {when}: tool {name!r} is pinned in {source} "
+                                 f"but has no digest on the board ({got.where}): refusing to "
+                                 "measure", path=self.ssh.log)
+            if got.sha256 != pinned:
+                raise InfraError(f"{self.spec.name} {when}: tool {name!r} ({got.where}) has "
+                                 f"sha256 {got.sha256}, {source} pins {pinned}: refusing to "
+                                 "measure with a changed tool (reinstall it; pin a new digest "
+                                 "only once you know where it came from)", path=self.ssh.log)
+        unpinned = [n for n in TOOLS if n not in self.opts.tools]
+        if unpinned and not self.noted_unpinned:
+            self.noted_unpinned = True
+            self.console.print(f"rtgate: note: {self.spec.name}: tools not pinned, so not "
+                               f"checked: {', '.join(unpinned)} (options.tools in {source}; "
+                               "docs/rpi5.md shows how to pin them)", markup=False,
+                               highlight=False)
+        return {n: d.sha256 for n, d in digests.items() if d.sha256 is not None}
+
     # run / collect --------------------------------------------------------------------------
+
+    def _running(self) -> tuple[Capabilities, RunningKernel]:
+        """The booted board's cyclictest and kernel, as the controller reads them: the
+        cyclictest's options decide which raw files a run must leave."""
+        proc = self.ssh.run("cyclictest --help", check=False)
+        if proc.returncode in (127, 255):
+            raise InfraError(f"{self.spec.name}: `cyclictest --help` failed with exit "
+                             f"{proc.returncode} (not installed, or the board was lost)",
+                             path=self.ssh.log)
+        caps = parse_help((proc.stdout + proc.stderr).decode("utf-8", "replace"))
+        lines = self.ssh.output("uname -r; uname -v; uname -m; "
+                                "cat /sys/kernel/realtime 2>/dev/null || true").splitlines()
+        if len(lines) < 3:
+            raise InfraError(f"{self.spec.name}: uname answered {lines!r}", path=self.ssh.log)
+        return caps, RunningKernel(*lines[:3], lines[3].strip() if len(lines) > 3 else None)
 
     def _wait_listening(self, port: int) -> None:
         pattern = f"^ *[0-9]+: [0-9A-F]+:{port:04X} [0-9A-F]+:[0-9A-F]+ 0A"
@@ -178,8 +281,22 @@ class Rpi5Board(Board):
 
     def run(self, scenario: str, duration_s: int, out: Path, *, flavor: str | None = None,
             scale: float | None = None) -> RawRun:
-        spec, _ = load_scenario(scenario)
+        spec, source = load_scenario(scenario)
         on_board, on_peer = split(spec, self.opts.peer, self.opts.peer.board_port)
+        # Under the kernel under test, right before it measures.
+        tools = self.verify_tools("before measuring")
+        caps, running = self._running()
+        out.mkdir(parents=True, exist_ok=True)
+        rawdir = (out / "raw").resolve()
+        # A previous run's files in the same OUT must not pass for this run's.
+        shutil.rmtree(rawdir, ignore_errors=True)
+        rawdir.mkdir()
+        (out / CLAIMS).unlink(missing_ok=True)
+        # The board's cyclictest writes where the plan says; the controller reads the same
+        # files here, so it, not the board, decides which raw files the run must leave.
+        plan = Plan(spec.name, source, build(on_board.cyclictest, caps, duration_s=duration_s,
+                                             outdir=str(rawdir), source=source),
+                    [], spec.warmup_s, duration_s, scale or spec.scale)
         remote = self.opts.remote_out.rstrip("/")
         self.ssh.run(f"rm -rf {shlex.quote(remote)} && mkdir -p {shlex.quote(remote)}")
         scenario_yml = yaml.safe_dump(on_board.model_dump(exclude_none=True), sort_keys=False)
@@ -191,10 +308,8 @@ class Rpi5Board(Board):
             command += f" --scale {scale:g}"
         if flavor is not None:
             command += f" --flavor {shlex.quote(flavor)}"
-        out.mkdir(parents=True, exist_ok=True)
-        rawdir = (out / "raw").resolve()
-        rawdir.mkdir(exist_ok=True)
         budget = spec.warmup_s + duration_s + self.opts.run_margin_s
+        outcome = Outcome(start=datetime.now(UTC))
         with tempfile.TemporaryDirectory(prefix="rtgate-peer-") as scratch, \
                 open(out / "bench.log", "wb") as log:
             params = Params(cpus=controller_cpus(), port=self.opts.peer.board_port, tmpdir=scratch,
@@ -223,26 +338,84 @@ class Rpi5Board(Board):
                 peer.stop()
                 if bench.poll() is None:
                     bench.kill()
+        outcome.end = datetime.now(UTC)
         self.ssh.note(f"  bench exit {rc}")
         if rc == 255:
             raise InfraError(f"lost {self.spec.name} during the run", path=out / "bench.log")
-        self.ssh.get_tree(f"{remote}/out", out)
-        return RawRun(out=out, scenario=spec.name, flavor=flavor, run_id="",
-                      files={"peer": peer, "bench_rc": rc})
+        self._fetch(f"{remote}/out", out)
+        return RawRun(out=out, scenario=spec.name, flavor=flavor,
+                      run_id=f"{self.spec.name}-{spec.name}-{outcome.start:%Y%m%dT%H%M%SZ}",
+                      files={"peer": peer, "bench_rc": rc, "plan": plan, "caps": caps,
+                             "running": running, "tools": tools, "outcome": outcome})
 
-    def collect(self, raw: RawRun) -> Measurement:
-        path = raw.out / "result.json"
+    def _fetch(self, remote_dir: str, out: Path) -> None:
+        """The board's output into OUT: its result.json as CLAIMS, and the regular files of its
+        raw/ — never over the controller's own files there (the peer's outputs)."""
+        with tempfile.TemporaryDirectory(prefix="rtgate-board-out-") as tmp:
+            staging = Path(tmp)
+            self.ssh.get_tree(remote_dir, staging)
+            claims = staging / "result.json"
+            if claims.is_file() and not claims.is_symlink():
+                shutil.move(claims, out / CLAIMS)
+            raw = staging / "raw"
+            for f in sorted(raw.iterdir()) if raw.is_dir() and not raw.is_symlink() else []:
+                if f.is_symlink() or not f.is_file() or (out / "raw" / f.name).exists():
+                    self.ssh.note(f"  not taken from the board: raw/{f.name}")
+                    continue
+                shutil.move(f, out / "raw" / f.name)
+
+    def _claims(self, raw: RawRun) -> Result:
+        path = raw.out / CLAIMS
         if not path.is_file():
             raise InfraError(f"`rtgate bench` on {self.spec.name} wrote no result (exit "
                              f"{raw.files.get('bench_rc')}); see bench.log", path=raw.out)
-        result = load_result(path)
+        try:
+            return load_result(path)
+        except InputError as exc:
+            raise InfraError(f"`rtgate bench` on {self.spec.name} wrote an unreadable result: "
+                             f"{exc.oneline()}", path=path) from exc
+
+    def collect(self, raw: RawRun) -> Measurement:
+        """The result the controller computes from the raw files it pulled (read strictly, all
+        together); the board's own result lends descriptions only (see ``_described``)."""
+        claims = self._claims(raw)
+        plan: Plan = raw.files["plan"]
+        caps: Capabilities = raw.files["caps"]
+        running: RunningKernel = raw.files["running"]
         peer: PeerLoads = raw.files["peer"]
-        kernel = result.kernel.model_copy(update={
-            "flavor": raw.flavor or (self.kernel.flavor if self.kernel else None)
-            or result.kernel.flavor})
-        result = result.model_copy(update={
-            "board": ResultBoard(name=self.spec.name, virtual=self.virtual), "kernel": kernel})
-        end = datetime.fromisoformat(result.end) if result.end else None
+        rt = preempt_rt(running.version, running.realtime)
+        info = RunInfo(run_id=raw.run_id, board=self.spec.name, virtual=self.virtual,
+                       flavor=raw.flavor or (self.kernel.flavor if self.kernel else None)
+                       or ("rt" if rt else "stock"), cyclictest_version=caps.version)
+        env = {**claims.environment, "kernel_release": running.release,
+               "kernel_version": running.version, "machine": running.machine,
+               "sys_kernel_realtime": running.realtime, "preempt_rt": rt,
+               "tool_sha256": raw.files["tools"]}
+        tools = env.get("tools")
+        env["tools"] = tools if isinstance(tools, dict) else {}
+        outcome: Outcome = raw.files["outcome"]
+        outcome.loadavg_before, outcome.loadavg_after = (env.get("loadavg_before"),
+                                                         env.get("loadavg_after"))
+        outcome.max_temp_c, outcome.max_temp_zone = env.get("max_temp_c"), env.get("max_temp_zone")
+        rawdir = (raw.out / "raw").resolve()
+        result = _described(assemble(plan, outcome, env, rawdir, info, strict=True), claims)
+        try:
+            end = datetime.fromisoformat(result.end) if result.end else None
+        except ValueError:
+            end = None  # every early exit of the peer's loads then counts: degraded, not a pass
         result = LoadReport(peer.records(end)).apply(result)
-        result.write(path)
-        return Measurement(result=result, result_path=path, raw_dir=raw.out / "raw")
+        path = result.write(raw.out / "result.json")
+        return Measurement(result=result, result_path=path, raw_dir=rawdir)
+
+
+def _described(result: Result, claims: Result) -> Result:
+    """``result`` with the board's load records and its own account of what went wrong: a claim
+    can make the status worse, never better, and brings no number."""
+    worse = _WORSE[claims.status] > _WORSE[result.status]
+    updated = result.model_copy(update={
+        "loads": [*result.loads, *claims.loads],
+        "status": claims.status if worse else result.status,
+        "reasons": list(dict.fromkeys(
+            [*result.reasons, *(claims.reasons if claims.status != "complete" else [])])),
+    })
+    return Result.model_validate(updated.model_dump(by_alias=True))

@@ -7,9 +7,16 @@ lab's board file is a one-line input error naming the file, not a crash in the m
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationInfo,
+    field_validator,
+)
 
 from rtgate import paths
 from rtgate.yamlsource import load_named
@@ -17,6 +24,8 @@ from rtgate.yamlsource import load_named
 Driver = Literal["local", "qemu", "ssh"]
 LOOPBACK = "127.0.0.1"
 _NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
+ToolName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")]
+Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 
 
 class _Options(BaseModel):
@@ -102,6 +111,12 @@ class SshOptions(_Options):
     remote_out: str = "/var/tmp/rtgate-run"
     peer: PeerOptions = Field(default_factory=PeerOptions)
     run_margin_s: float = Field(120, gt=0)
+    tools: dict[ToolName, Sha256] = Field(
+        default_factory=dict,
+        description="Pinned sha256 of the board's tools, checked before every deploy and run: a "
+                    "command name as the board's PATH resolves it (cyclictest, stress-ng, "
+                    "iperf3 …), and `rtgate`, the Python environment bench_command runs from. "
+                    "rtgate/board/tooldigest.sh prints them (docs/rpi5.md).")
 
 
 _OPTIONS: dict[str, type[_Options]] = {
