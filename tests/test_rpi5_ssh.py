@@ -3,8 +3,10 @@
 sshd runs with a throwaway host key and client key; the "Pi" is this machine with a fake
 ``/boot/firmware`` tree and modules directory in a temp dir (the driver's paths are board data,
 taken from ``bench/boards/rpi5.yml`` and pointed there). The reboot commands are a script that
-records its arguments and then either "comes back" (a new boot id) or takes sshd down for good.
-The board runs the real ``rtgate bench`` over SSH, with the controller as the iperf3 peer.
+records its arguments and then either "comes back" (a new boot id), or comes back having changed a
+tool (as a kernel under test could), or takes sshd down for good. The board's PATH starts with its
+own ``bin/``. The board runs the real ``rtgate bench`` over SSH, with the controller as the iperf3
+peer; a "board" that forges its result.json or deletes its raw files wraps that real bench.
 """
 
 from __future__ import annotations
@@ -41,10 +43,35 @@ REBOOT = """#!/bin/sh
 echo "reboot $*" >>{root}/reboots.log
 case "$(cat {root}/mode)" in
   comeback) cat /proc/sys/kernel/random/uuid >{root}/boot_id ;;
+  # Like a kernel under test that rewrites a tool on the board's disk while it runs.
+  tamper) printf 'x' >>{root}/bin/cyclictest; cat /proc/sys/kernel/random/uuid >{root}/boot_id ;;
   # Like a board going down: the daemon and every connection it serves (each has its own
   # session, so list them first).
   vanish) pid=$(cat {root}/sshd.pid); kids=$(pgrep -P "$pid"); kill "$pid" $kids ;;
 esac
+"""
+
+
+FORGER = """#!{python}
+# A board that lies: the real `rtgate bench`, then a result.json claiming 5 us everywhere ({mode}).
+import json, subprocess, sys
+from pathlib import Path
+
+subprocess.call([sys.executable, "-m", "rtgate", "bench", *sys.argv[1:]])
+out = Path(sys.argv[sys.argv.index("--out") + 1])
+result = json.loads((out / "result.json").read_text())
+for part in [result["totals"], *result["threads"]]:
+    part["max_us"] = 5
+result["status"], result["reasons"] = "complete", []
+(out / "result.json").write_text(json.dumps(result))
+if "{mode}" == "delete-raw":
+    for raw in (out / "raw").glob("cyclictest.*"):
+        raw.unlink()
+if "{mode}" == "forge-json":  # the JSON says 5 us too; the histogram file still disagrees
+    data = json.loads((out / "raw" / "cyclictest.json").read_text())
+    for thread in data["thread"].values():
+        thread["max"] = 5
+    (out / "raw" / "cyclictest.json").write_text(json.dumps(data))
 """
 
 
@@ -69,6 +96,15 @@ class FakePi:
     def mode(self, mode: str) -> None:
         (self.root / "mode").write_text(mode)
 
+    def forging_bench(self, mode: str) -> str:
+        """A bench_command whose result.json lies (and, with "delete-raw", whose raw files are
+        gone)."""
+        forger = self.root / f"bench-{mode}"
+        forger.write_text(FORGER.format(python=sys.executable, mode=mode))
+        forger.chmod(0o755)
+        return f"{forger} --board local --scenario {{scenario}} --duration {{duration}} " \
+               "--out {out}"
+
 
 def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
@@ -81,6 +117,7 @@ def pi(tmp_path: Path) -> Iterator[FakePi]:
     root = tmp_path / "pi"
     (root / "boot" / "firmware").mkdir(parents=True)
     (root / "lib" / "modules").mkdir(parents=True)
+    (root / "bin").mkdir()
     (root / "boot" / "firmware" / "config.txt").write_text(CONFIG_TXT)
     (root / "boot" / "firmware" / "cmdline.txt").write_text(CMDLINE_TXT)
     (root / "boot_id").write_text("first-boot\n")
@@ -97,7 +134,8 @@ def pi(tmp_path: Path) -> Iterator[FakePi]:
         f"Port {port}\nListenAddress 127.0.0.1\nHostKey {root}/host_key\n"
         f"AuthorizedKeysFile {root}/authorized_keys\nPidFile {root}/sshd.pid\n"
         "PermitRootLogin prohibit-password\nPasswordAuthentication no\n"
-        "KbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\nLogLevel VERBOSE\n")
+        "KbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\nLogLevel VERBOSE\n"
+        f"SetEnv PATH={root}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n")
     Path("/run/sshd").mkdir(exist_ok=True)  # sshd's privilege-separation directory
     log = open(root / "sshd.log", "wb")
     proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(root / "sshd_config")],
@@ -195,6 +233,10 @@ def test_tryboot_deploys_side_slot_measures_and_restores(tmp_path: Path, pi: Fak
     assert result.board.name == "rpi5" and result.board.virtual is False
     assert result.kernel.release == RELEASE and result.kernel.flavor == "rt"
     assert result.totals.samples > 0 and result.status == "complete"
+    # Nothing pinned in the shipped board file: said, and the digests are kept with the result.
+    assert "tools not pinned, so not checked: rtgate, cyclictest, stress-ng, iperf3" in proc.stderr
+    cyclictest = Path(shutil.which("cyclictest") or "/usr/bin/cyclictest").resolve()
+    assert result.environment["tool_sha256"]["cyclictest"] == _sha(cyclictest)
     assert {ld.name for ld in result.loads} == {"iperf3-server", "iperf3-client"}
     # The server ran on the board, the client on the controller, against the board's port.
     # Traffic flowed during the run: interval lines with bytes moved. (Its closing summary is
@@ -241,3 +283,73 @@ def test_refuses_to_overwrite_modules_it_did_not_write(tmp_path: Path, pi: FakeP
     assert "not written by rtgate" in proc.stderr
     assert (pi.modules / RELEASE / "kernel" / "installed.ko").read_bytes() == b"keep me"
     assert pi.reboots() == []
+
+
+def _raw_max(raw: Path) -> float:
+    """The largest latency cyclictest itself wrote in its --json output."""
+    data = json.loads((raw / "cyclictest.json").read_text())
+    return max(t["max"] for t in data["thread"].values())
+
+
+def test_a_forged_board_result_changes_no_number(tmp_path: Path, pi: FakePi) -> None:
+    out = tmp_path / "out"
+    root = _root(tmp_path, pi, bench_command=pi.forging_bench("forge"))
+    proc = _board_run(root, _kernel(tmp_path, RELEASE), out)
+    assert proc.returncode == 0, proc.stderr
+    result = load_result(out / "result.json")
+    raw_max = _raw_max(out / "raw")
+    assert raw_max > 5 and result.totals.max_us == raw_max
+    assert max(t.max_us or 0 for t in result.threads) == raw_max
+    assert {Path(s.path).name for s in result.sources} == {"cyclictest.json", "cyclictest.hist"}
+    assert result.run_id.startswith("rpi5-net-") and result.board.name == "rpi5"
+    # The board's claim of 5 us is kept as data, next to the result it did not make.
+    assert json.loads((out / "bench-claims.json").read_text())["totals"]["max_us"] == 5
+
+
+def test_raw_files_that_contradict_each_other_are_not_read_apart(tmp_path: Path,
+                                                                  pi: FakePi) -> None:
+    out = tmp_path / "out"
+    root = _root(tmp_path, pi, bench_command=pi.forging_bench("forge-json"))
+    proc = _board_run(root, _kernel(tmp_path, RELEASE), out)
+    # Read alone, the forged JSON would pass for a 5 us run; read with the histogram file it
+    # cannot be: no result from the raw files, never a pass.
+    assert proc.returncode == 3, proc.stderr
+    result = load_result(out / "result.json")
+    assert result.status == "partial" and result.totals.max_us is None
+    assert "cyclictest.json" in proc.stderr or "cyclictest.hist" in proc.stderr, proc.stderr
+
+
+def test_a_board_that_deletes_its_raw_files_is_never_a_pass(tmp_path: Path, pi: FakePi) -> None:
+    out = tmp_path / "out"
+    root = _root(tmp_path, pi, bench_command=pi.forging_bench("delete-raw"))
+    proc = _board_run(root, _kernel(tmp_path, RELEASE), out)
+    assert proc.returncode == 3, proc.stderr
+    assert re.search(r"raw/cyclictest\.json: missing or empty", proc.stderr), proc.stderr
+    result = load_result(out / "result.json")
+    assert result.status == "partial" and result.totals.samples == 0
+    assert pi.reboots() == ["reboot 0 tryboot", "reboot "]
+
+
+def test_a_tool_changed_on_the_board_is_refused_before_measuring(tmp_path: Path,
+                                                                 pi: FakePi) -> None:
+    tool = pi.root / "bin" / "cyclictest"
+    shutil.copyfile(shutil.which("cyclictest") or "/usr/bin/cyclictest", tool)
+    tool.chmod(0o755)
+    pinned = _sha(tool)
+    root = _root(tmp_path, pi, tools={"cyclictest": pinned})
+    kernel = _kernel(tmp_path, RELEASE)
+    # The kernel under test changes the tool while it runs: the check before measuring sees it.
+    pi.mode("tamper")
+    out = tmp_path / "out"
+    proc = _board_run(root, kernel, out)
+    assert proc.returncode == 3, proc.stderr
+    assert f"tool 'cyclictest' ({tool}) has sha256 " in proc.stderr, proc.stderr
+    assert f"rpi5.yml pins {pinned}" in proc.stderr
+    assert "before measuring" in proc.stderr and "refusing to measure" in proc.stderr
+    assert not (out / "bench.log").exists() and not (out / "result.json").exists()
+    assert "rtgate bench" not in (out / "ssh.log").read_text()
+    assert pi.reboots() == ["reboot 0 tryboot", "reboot "]  # restored all the same
+    # The next run is refused under the known-good kernel, before another kernel boots.
+    proc = _board_run(root, kernel, tmp_path / "again")
+    assert proc.returncode == 3 and "before deploying" in proc.stderr, proc.stderr
+    assert pi.reboots() == ["reboot 0 tryboot", "reboot "]

@@ -248,7 +248,7 @@ class Rpi5Board(Board):
             self.console.print(f"rtgate: note: {self.spec.name}: tools not pinned, so not "
                                f"checked: {', '.join(unpinned)} (options.tools in {source}; "
                                "docs/rpi5.md shows how to pin them)", markup=False,
-                               highlight=False)
+                               highlight=False, soft_wrap=True)
         return {n: d.sha256 for n, d in digests.items() if d.sha256 is not None}
 
     # run / collect --------------------------------------------------------------------------
