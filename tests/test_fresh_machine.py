@@ -12,6 +12,11 @@ key holds it). The kernel plan inside the container must then give the host's ke
 test checks before `make demo`, so a mismatch fails in seconds with both plans, not after a
 cold build. `RTGATE_FRESH_REF` names another commit to try (to show that an old one fails).
 
+The network is the lab's, not the machine's: where the host reaches the registries through a
+TLS-inspecting egress proxy, its CA certificates (/usr/local/share/ca-certificates) and the
+bundle and variables that name them (SSL_CERT_FILE, PIP_CERT ...) go into the container too, as
+they would be set on any machine of that lab.
+
 Afterwards every dependency group `make test` uses is installed in the same container, so docker,
 act, actionlint, buildx and chromium are proven installable on a stock Debian 12 too.
 """
@@ -39,6 +44,11 @@ REPO = f"{HOME}/rtgate"
 # What `make test` installs (Makefile: deps, then `deps.sh ci report kernel qemu docker`).
 TEST_GROUPS = "core ci report kernel qemu docker"
 
+# The lab's egress CAs and the variables pointing tools at them (see the module docstring).
+LAB_CAS = Path("/usr/local/share/ca-certificates")
+CA_VARIABLES = ("SSL_CERT_FILE", "PIP_CERT", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
+                "GIT_SSL_CAINFO")
+
 pytestmark = [pytest.mark.integration, pytest.mark.kernel]
 
 
@@ -56,8 +66,16 @@ class Container:
         assert proc.returncode == 0, proc.stderr
 
     def run(self, script: str, timeout: float) -> subprocess.CompletedProcess[str]:
-        return sh(["docker", "exec", "-e", "DEBIAN_FRONTEND=noninteractive", self.name,
+        env = [f"--env={name}" for name in CA_VARIABLES if name in os.environ]
+        return sh(["docker", "exec", "-e", "DEBIAN_FRONTEND=noninteractive", *env, self.name,
                    "bash", "-c", script], timeout=timeout)
+
+    def trust_the_lab_network(self) -> None:
+        for cert in sorted(LAB_CAS.glob("*.crt")):
+            self.put(cert, f"{LAB_CAS}/{cert.name}")
+        bundles = {Path(os.environ[name]) for name in CA_VARIABLES if name in os.environ}
+        for bundle in sorted(b for b in bundles if b.is_file()):
+            self.put(bundle, str(bundle))
 
     def put(self, src: Path, dest: str) -> None:
         self.run(f"mkdir -p {shlex.quote(str(Path(dest).parent))}", 60)
@@ -89,6 +107,7 @@ def fresh(tmp_path: Path) -> Iterator[Container]:
     image = proc.stdout.strip().splitlines()[-1]
     container = Container(image)
     try:
+        container.trust_the_lab_network()
         yield container
     finally:
         container.remove()
