@@ -27,7 +27,9 @@ def boot_banner(image: Path, timeout: float = 300.0) -> str:
     can go wrong in userland: it is the earliest proof of what kernel is running.
     """
     argv = ["qemu-system-aarch64", "-M", "virt", "-cpu", "cortex-a76", "-smp", "2", "-m", "1G",
-            "-nographic", "-no-reboot", "-kernel", str(image), "-append",
+            # No NIC: virt's default one wants an option ROM from ipxe-qemu, which
+            # qemu-system-arm only recommends (a fresh install lacks it).
+            "-nographic", "-no-reboot", "-nic", "none", "-kernel", str(image), "-append",
             "console=ttyAMA0 panic=-1"]
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, errors="replace")
