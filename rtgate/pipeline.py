@@ -128,14 +128,15 @@ def comparison(results: list[Result]) -> str:
         rt = next((r for r in rows if flavor_of(r) == "rt"), None)
         board = rows[0].board
         virtual = " — virtual board, not a real-time claim" if board.virtual else ""
-        lines += [f"### {board.name} / {scenario}{virtual}", "",
+        lines += [f"### {markdown.code(board.name)} / {markdown.code(scenario)}{virtual}", "",
                   "| flavor | samples | avg µs | max µs | p99.99 µs | avg vs RT | max vs RT |",
                   "| --- | --- | --- | --- | --- | --- | --- |"]
         for r in rows:
             t = r.totals
             ref = rt.totals if rt else None
             lines.append(
-                f"| {flavor_of(r)} | {t.samples} | {_num(t.avg_us)} | {_num(t.max_us)} | "
+                f"| {markdown.cell(flavor_of(r))} | {t.samples} | {_num(t.avg_us)} | "
+                f"{_num(t.max_us)} | "
                 f"{t.p99_99 if t.p99_99 else '—'} | "
                 f"{_ratio(t.avg_us, ref.avg_us) if ref else '—'} | "
                 f"{_ratio(t.max_us, ref.max_us) if ref else '—'} |")

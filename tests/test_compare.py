@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 from pathlib import Path
+
+from gfm import Rendered
 
 from rtgate.gate.verdict import fmt
 from rtgate.report.compare import change
@@ -23,6 +24,8 @@ def rtgate(*args: str | Path) -> subprocess.CompletedProcess[str]:
 def rows(markdown: str) -> dict[tuple[str, str, str], list[str]]:
     table = [line for line in markdown.splitlines() if line.startswith("| ")][2:]
     cells = [[c.strip() for c in line.strip("|").split(" | ")] for line in table]
+    # Names are code spans (literal, never markup): the key is their text.
+    cells = [[c.strip("`") for c in row[:3]] + row[3:] for row in cells]
     return {tuple(c[:3]): c[3:] for c in cells}
 
 
@@ -45,7 +48,7 @@ def test_before_after_delta_and_verdict_per_flavor_and_scenario(tmp_path: Path) 
     assert p9999.startswith("≥400 → ") and p9999.endswith("(Δ n/a: lower bound)")
     assert verdict == "❌ fail"  # candidate max 3209 µs > budget 1000 µs
     assert table[("local", "stock", "idle")][3] == "⚠️ incomplete"  # min_samples not met
-    assert "local is a virtual board — not a real-time claim" in out.read_text()
+    assert "`local` is a virtual board — not a real-time claim" in out.read_text()
 
 
 def test_runs_on_one_side_only_are_named(tmp_path: Path) -> None:
@@ -67,9 +70,12 @@ def test_names_from_results_cannot_break_the_table_or_inject_markup(tmp_path: Pa
     out = tmp_path / "cmp.md"
     assert rtgate("compare", tmp_path / "a", tmp_path / "b", "--markdown", out).returncode == 0
     text = out.read_text()
-    # Every markup character is backslash-escaped: GitHub shows it, never interprets it.
-    assert not re.search(r"(?<!\\)[<>@|]", text.split("\n")[2].split(" | ")[2])
-    assert r"idle \| \<img src=x onerror=alert(1)\> \@team" in text
+    # As GitHub renders it: the name is literal text in a code span, no tag, link or mention.
+    page = Rendered(text)
+    assert page.tags <= {"table", "thead", "tbody", "tr", "th", "td", "code", "p",
+                         "blockquote"}, page.tags
+    assert page.links == []
+    assert "@" not in " ".join(page.plain)
     (row,) = rows(text).values()
     assert len(row) == 4
 

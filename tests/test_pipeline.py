@@ -64,7 +64,7 @@ def test_local_pipeline_measures_the_boards_own_scenarios_and_gates(tmp_path: Pa
     cases = cases_of(tmp_path / "junit.xml")
     assert any(name.startswith("local/") and ": max_us <= " in name for name in cases)
     assert not any(cases.values()), "no failure or error expected on the smoke budgets"
-    assert "### local / cpu" in (tmp_path / "comparison.md").read_text()
+    assert "### `local` / `cpu`" in (tmp_path / "comparison.md").read_text()
 
 
 @pytest.fixture(scope="module")
@@ -101,7 +101,7 @@ def test_qemu_pipeline_stock_and_rt(qemu_kernels: Path, tmp_path: Path) -> None:
                                          for r in rs)
     comparison = (tmp_path / "comparison.md").read_text()
     assert "virtual board, not a real-time claim" in comparison
-    assert "| rt |" in comparison and "| stock |" in comparison
+    assert "| `rt` |" in comparison and "| `stock` |" in comparison
     assert "shorter than stock's" in proc.stdout
 
 

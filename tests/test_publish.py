@@ -13,12 +13,11 @@ import json
 import shutil
 import subprocess
 import sys
-from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from gfm import Rendered
 from junitparser import Failure, JUnitXml
-from markdown_it import MarkdownIt
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "tests" / "data" / "results"
@@ -62,38 +61,6 @@ class Published:
         assert self.proc.returncode in (0, 1, 2, 3), self.proc.stderr
         self.comment = self.md.read_text()
         self.outcome = json.loads(self.outcome_path.read_text())
-
-
-class Rendered(HTMLParser):
-    """Text outside <code>, the links and the tags of the comment as GitHub's GFM shows it."""
-
-    TAGS = {"p", "h2", "h3", "ul", "li", "strong", "table", "thead", "tbody", "tr", "th", "td",
-            "details", "summary", "code", "blockquote", "a", "em"}
-
-    def __init__(self, markdown: str) -> None:
-        super().__init__()
-        self.plain: list[str] = []
-        self.links: list[str] = []
-        self.tags: set[str] = set()
-        self.depth = 0
-        md = MarkdownIt("gfm-like", {"html": True})
-        md.linkify.set({"fuzzy_link": True, "fuzzy_email": True})
-        self.feed(md.render(markdown))
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.tags.add(tag)
-        if tag == "code":
-            self.depth += 1
-        if tag == "a":
-            self.links.append(dict(attrs).get("href") or "")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "code":
-            self.depth -= 1
-
-    def handle_data(self, data: str) -> None:
-        if self.depth == 0:
-            self.plain.append(data)
 
 
 def assert_inert(comment: str) -> None:

@@ -6,8 +6,8 @@ candidate's budget verdict, so the comment and `rtgate check` never disagree.
 
 from __future__ import annotations
 
-import re
-
+# Names come from results anyone writes: code spans keep markup, links and mentions inert.
+from rtgate.gate.markdown import cell
 from rtgate.gate.verdict import fmt
 from rtgate.report.judge import Judge
 from rtgate.report.runs import RunFiles
@@ -16,12 +16,6 @@ from rtgate.result import Percentile
 
 _MARK = {"pass": "✅ pass", "fail": "❌ fail", "incomplete": "⚠️ incomplete",
          "no budget": "➖ no budget"}
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|@#!~])")
-
-
-def _cell(text: str) -> str:
-    """Names come from results anyone writes: no table breaking, markup, links or mentions."""
-    return _MD_SPECIAL.sub(r"\\\1", " ".join(text.split()))
 
 
 def _value(v: float | Percentile | None) -> str:
@@ -72,11 +66,11 @@ def markdown(baseline: list[RunFiles], candidate: list[RunFiles], judge: Judge) 
         else:
             verdict = _MARK[judge(after[key]).verdict] + ("" if b else " (new: no baseline)")
         lines.append("| " + " | ".join([
-            *(_cell(k) for k in key),
+            *(cell(k) for k in key),
             _metric(b, a, "avg_us"), _metric(b, a, "max_us"), _metric(b, a, "p99_99"),
             verdict]) + " |")
     lines.append("")
-    lines += [f"> ⚠️ {_cell(board)} is a virtual board — not a real-time claim: its numbers "
+    lines += [f"> ⚠️ {cell(board)} is a virtual board — not a real-time claim: its numbers "
               "say nothing about real hardware." for board in virtual]
     return "\n".join(lines).rstrip("\n") + "\n"
 
