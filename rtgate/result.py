@@ -29,7 +29,7 @@ SCHEMA_ID = "rtgate/result/v2"
 SCHEMA_FILE = Path(__file__).parent / "schemas" / "result-v2.schema.json"
 
 Status = Literal["complete", "partial", "degraded"]
-Format = Literal["json", "histogram", "verbose", "summary"]
+Format = Literal["json", "histogram", "verbose", "summary", "blocks"]
 Micros = Annotated[float, Field(ge=0)]
 AvgTruncated = Annotated[bool, Field(description=(
     "avg_us is cyclictest's integer average (histogram footer, 'T:' line), cut toward zero: "
@@ -66,6 +66,18 @@ class Histogram(_Model):
         description="Cycle numbers of (the first reported) overflowing samples.")
 
 
+class BlockMaxima(_Model):
+    """The maximum latency of each block of ``block_cycles`` consecutive cycles of one thread, in
+    order: the time-resolved tail that extreme-value fits and A/B tests need, where one run's
+    maximum is a single draw. The last block may be shorter. ``cycles`` is how many cycles the
+    blocks account for: a complete run's equals the thread's samples, and its largest maximum
+    equals the thread's max_us (else samples were lost on the way and the run is partial)."""
+
+    block_cycles: int = Field(ge=1)
+    cycles: int = Field(ge=0)
+    maxima_us: list[Annotated[int, Field(ge=0)]] = Field(default_factory=list)
+
+
 class Thread(_Model):
     thread: int = Field(ge=0, description="cyclictest thread number")
     cpu: int | None = Field(None, description="CPU the thread ran on, when known")
@@ -78,6 +90,7 @@ class Thread(_Model):
     avg_truncated: AvgTruncated = False
     max_us: Micros | None = None
     histogram: Histogram | None = None
+    blocks: BlockMaxima | None = None
 
 
 class Totals(_Model):
