@@ -28,6 +28,8 @@ def test_shipped_boards_and_their_driver_options() -> None:
     assert isinstance(pi.options, SshOptions) and pi.virtual is False
     assert pi.options.kernel_image == "kernel_2712.img"
     assert pi.options.reboot_tryboot == "reboot '0 tryboot'"
+    # Nothing pinned for a lab we have not seen: the driver says so on every run.
+    assert pi.options.tools == {}
     assert qemu.kernel_board == "qemu-arm64" and pi.kernel_board == "rpi5"
 
 
@@ -50,6 +52,12 @@ def test_board_list_prints_name_driver_virtual_description() -> None:
      "lab.yml:5: options.host: Field required"),
     ("name: lab\ndescription: d\ndriver: ssh\nvirtual: false\noptions:\n  host: pi\n"
      "  slot: ../..\n", "lab.yml:7: options.slot: String should match pattern"),
+    ("name: lab\ndescription: d\ndriver: ssh\nvirtual: false\noptions:\n  host: pi\n"
+     "  tools:\n    cyclictest: 8b5bf41f\n",
+     "lab.yml:8: options.tools.cyclictest: String should match pattern '^[0-9a-f]{64}$'"),
+    ("name: lab\ndescription: d\ndriver: ssh\nvirtual: false\noptions:\n  host: pi\n"
+     "  tools:\n    ../cyclictest: " + "0" * 64 + "\n",
+     "lab.yml:8: options.tools.../cyclictest.[key]: String should match pattern"),
     ("name: lab\ndescription: d\ndriver: serial\nvirtual: false\n",
      "lab.yml:3: driver: Input should be 'local', 'qemu' or 'ssh'"),
     ("name: other\ndescription: d\ndriver: local\nvirtual: auto\n",

@@ -29,6 +29,7 @@ import yaml
 
 from rtgate import paths
 from rtgate.bench.loads import free_port, listening
+from rtgate.board.rpi5 import TOOL_DIGEST
 from rtgate.result import load_result
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
@@ -188,7 +189,8 @@ def _root(tmp_path: Path, pi: FakePi, **overrides: object) -> Path:
         "reboot_normal": f"{pi.root}/fake-reboot",
         "boot_id_command": f"cat {pi.root}/boot_id",
         "boot_timeout_s": 20, "poll_interval_s": 0.2,
-        "bench_command": f"{sys.executable} -m rtgate bench --board local "
+        # As on a lab Pi (docs/rpi5.md): the data root named, then the venv's interpreter.
+        "bench_command": f"RTGATE_ROOT={paths.ROOT} {sys.executable} -m rtgate bench --board local "
                          "--scenario {scenario} --duration {duration} --out {out}",
         "remote_out": str(pi.root / "var" / "rtgate-run"),
         "peer": {**board["options"]["peer"], "board_address": "127.0.0.1",
@@ -237,6 +239,7 @@ def test_tryboot_deploys_side_slot_measures_and_restores(tmp_path: Path, pi: Fak
     assert "tools not pinned, so not checked: rtgate, cyclictest, stress-ng, iperf3" in proc.stderr
     cyclictest = Path(shutil.which("cyclictest") or "/usr/bin/cyclictest").resolve()
     assert result.environment["tool_sha256"]["cyclictest"] == _sha(cyclictest)
+    assert re.fullmatch("[0-9a-f]{64}", result.environment["tool_sha256"]["rtgate"])
     assert {ld.name for ld in result.loads} == {"iperf3-server", "iperf3-client"}
     # The server ran on the board, the client on the controller, against the board's port.
     # Traffic flowed during the run: interval lines with bytes moved. (Its closing summary is
@@ -353,3 +356,27 @@ def test_a_tool_changed_on_the_board_is_refused_before_measuring(tmp_path: Path,
     proc = _board_run(root, kernel, tmp_path / "again")
     assert proc.returncode == 3 and "before deploying" in proc.stderr, proc.stderr
     assert pi.reboots() == ["reboot 0 tryboot", "reboot "]
+
+
+def _digests(program: Path | str) -> str:
+    return subprocess.run(["sh", str(TOOL_DIGEST), str(program)], capture_output=True, text=True,
+                          check=True, timeout=60).stdout
+
+
+def test_the_rtgate_digest_covers_its_whole_environment(tmp_path: Path) -> None:
+    """Not the console script alone: a .pth planted in site-packages changes what rtgate runs."""
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "lib" / "site-packages").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (venv / "bin" / "python").symlink_to(Path(sys.executable).resolve())
+    script = venv / "bin" / "rtgate"
+    script.write_text(f"#!{venv}/bin/python\nfrom rtgate.cli import main\nmain()\n")
+    script.chmod(0o755)
+    found = re.search(r"^  rtgate: ([0-9a-f]{64})  # " + re.escape(str(venv)), _digests(script),
+                      re.M)
+    assert found, _digests(script)
+    (venv / "lib" / "site-packages" / "zz.pth").write_text("import os\n")
+    assert found.group(1) not in _digests(script)
+    # A program outside any virtual environment cannot be pinned, and the reason is printed.
+    assert "  # rtgate: /bin/sh is not in a virtual environment" in _digests("/bin/sh")

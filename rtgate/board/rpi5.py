@@ -60,6 +60,7 @@ CLAIMS = "bench-claims.json"
 """The board's own result.json, kept as data beside the controller's result (never judged)."""
 _DIGEST_LINE = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._+-]*): ([0-9a-f]{64})\s+# (.*)$")
 _DIGEST_MISSING = re.compile(r"^\s*# ([A-Za-z0-9][A-Za-z0-9._+-]*): (.*)$")
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _WORSE: dict[Status, int] = {"complete": 0, "degraded": 1, "partial": 2}
 
 
@@ -211,10 +212,13 @@ class Rpi5Board(Board):
     def tool_digests(self) -> dict[str, Digest]:
         """tooldigest.sh's reading of the board's tools, in the shell bench_command runs in."""
         try:
-            program = shlex.split(self.opts.bench_command)[0]
-        except (ValueError, IndexError) as exc:
-            raise InputError(f"options.bench_command: not a command line: {exc}",
-                             path=board_path(self.spec.name)) from exc
+            # The program is the first word that is not a variable assignment (RTGATE_ROOT=…).
+            program = next(w for w in shlex.split(self.opts.bench_command)
+                           if not _ASSIGNMENT.match(w))
+        except (ValueError, StopIteration) as exc:
+            raise InputError(f"options.bench_command: no program to run in "
+                             f"{self.opts.bench_command!r}", path=board_path(self.spec.name)) \
+                from exc
         names = [n for n in dict.fromkeys([*TOOLS, *self.opts.tools]) if n != "rtgate"]
         proc = self.ssh.run(f"sh -s -- {shlex.join([program, *names])}",
                             stdin=TOOL_DIGEST.read_bytes(), timeout_s=600)
