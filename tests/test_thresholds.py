@@ -85,6 +85,16 @@ BAD = [
     ("nested 10000 deep", VALID.replace("reason: Table I + 25 %", "reason: " + "[" * 10000),
      8, "nested more than 64 levels deep"),
     ("no budgets", "schema: rtgate/thresholds/v1\nbudgets: []\n", 2, "budgets"),
+    ("pwcet per_hour written 1e-9 (a string to YAML 1.1)",
+     VALID + "    pwcet_us: {per_hour: 1e-9, max: 150}\n", 9, "budgets.0.pwcet_us.per_hour"),
+    ("pwcet per_hour a certainty", VALID + "    pwcet_us: {per_hour: 1, max: 150}\n", 9,
+     "budgets.0.pwcet_us.per_hour"),
+    ("pwcet without max", VALID + "    pwcet_us: {per_hour: 1.0e-9}\n", 9,
+     "budgets.0.pwcet_us.max: Field required"),
+    ("ab typo'd key", VALID + "    ab: {min_effect_us: 5, alhpa: 0.05}\n", 9,
+     "budgets.0.ab.alhpa: unknown key"),
+    ("ab alpha above one half", VALID + "    ab: {min_effect_us: 5, alpha: 0.9}\n", 9,
+     "budgets.0.ab.alpha"),
 ]
 
 
@@ -148,6 +158,18 @@ def test_most_specific_budget_wins(tmp_path: Path, board: str, flavor: str, scen
     thresholds = load_thresholds(write(tmp_path, PRECEDENCE))
     budget = thresholds.select(board, flavor, scenario)
     assert budget is not None and budget.reason == winner
+
+
+def test_tail_and_ab_blocks_are_optional_and_read(tmp_path: Path) -> None:
+    """v1 files without them keep loading; with them, per_hour, max and the A/B margin are read
+    and alpha defaults to the documented 1 %."""
+    plain = load_thresholds(write(tmp_path, VALID)).budgets[0]
+    assert plain.pwcet_us is None and plain.ab is None
+    tail = load_thresholds(write(tmp_path, VALID + "    pwcet_us: {per_hour: 1.0e-9, max: 150}\n"
+                                 "    ab: {min_effect_us: 5}\n")).budgets[0]
+    assert tail.pwcet_us is not None and tail.ab is not None
+    assert (tail.pwcet_us.per_hour, tail.pwcet_us.max) == (1e-9, 150)
+    assert (tail.ab.min_effect_us, tail.ab.alpha) == (5, 0.01)
 
 
 def test_no_match_is_none_and_sources_name_lines(tmp_path: Path) -> None:

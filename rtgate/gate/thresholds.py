@@ -5,6 +5,10 @@ matching budget with the most specific key wins; specificity weighs the board ab
 above the scenario (an exact board beats any flavor/scenario, then an exact flavor beats an exact
 scenario). Two budgets with the same key are refused when the file is loaded, so the choice is
 never ambiguous. The winning budget applies whole: fields are not inherited from wider budgets.
+
+The tail budget (``pwcet_us``) and the A/B test's parameters (``ab``) are optional blocks added to
+v1 without a version bump: every v1 file stays valid and means what it meant. An older rtgate
+refuses a file using them with "unknown key" (``extra="forbid"``), never by ignoring a budget.
 """
 
 from __future__ import annotations
@@ -26,9 +30,35 @@ WILDCARD = "*"
 Name = Annotated[str, StringConstraints(pattern=r"^(\*|[a-z0-9][a-z0-9._-]*)$")]
 Flavor = Literal["stock", "rt", "none", "voluntary", "preempt", "*"]
 Micros = Annotated[float, Field(gt=0)]
+Probability = Annotated[float, Field(gt=0, lt=1)]
 
 # Specificity weights: powers of two, so a more important exact field outweighs all lesser ones.
 _WEIGHTS = (4, 2, 1)
+
+
+class PwcetBudget(BaseModel):
+    """A budget on the tail: the latency exceeded with probability ``per_hour`` per hour of run."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    per_hour: Probability = Field(description=(
+        "Exceedance probability per hour of operation the pWCET is estimated at, e.g. 1.0e-9. "
+        "YAML 1.1 reads 1e-9 (no dot) as a string: write 1.0e-9."))
+    max: Micros = Field(description=(
+        "The pWCET's upper confidence bound must be <= this to pass; its lower bound above it "
+        "fails; in between the result is incomplete (measure more)."))
+
+
+class AbBudget(BaseModel):
+    """Parameters of the A/B test of a candidate kernel against the base kernel on the board."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    min_effect_us: Micros = Field(description=(
+        "Smallest change worth reporting, in µs; also the equivalence margin: 'same' means the "
+        "effect's interval lies within ± this."))
+    alpha: Annotated[float, Field(gt=0, le=0.5)] = Field(0.01, description=(
+        "False-alarm rate per pull-request check, across all its comparisons."))
 
 
 class Budget(BaseModel):
@@ -45,6 +75,10 @@ class Budget(BaseModel):
     p9999_us: Micros | None = Field(None, description="99.99th percentile must be <= this.")
     min_samples: int | None = Field(
         None, ge=1, description="Fewer samples than this make the result incomplete (exit 3).")
+    pwcet_us: PwcetBudget | None = Field(
+        None, description="Budget on the estimated tail (pWCET at an exceedance rate per hour).")
+    ab: AbBudget | None = Field(
+        None, description="A/B test of the candidate kernel against the base kernel.")
     reason: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)] = Field(
         description="Where the numbers come from and the margin chosen.")
 
