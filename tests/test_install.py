@@ -72,8 +72,13 @@ def test_the_pages_job_builds_the_site_then_the_publisher_posts_real_verdicts(
         workspace: tuple[Path, dict[str, str]]) -> None:
     ws, env = workspace
     pages = run(WORKFLOWS / "pages.yml", "Merge into the history and render the site",
-                cwd=ws, env=env | {"HAVE_HISTORY": "false"})
+                cwd=ws, env=env | {"HAVE_HISTORY": "false", "RUN_ID": "41",
+                                   "HEAD_SHA": "c" * 40})  # the job's env: the gate run's
     assert pages.returncode == 0, pages.stdout + pages.stderr
+    # The history records the run that measured, not the publishing job.
+    (entry,) = [json.loads(line) for line in
+                (ws / "history" / "index.jsonl").read_text().splitlines()]
+    assert "actions/runs/41" in json.dumps(entry) and "c" * 40 in json.dumps(entry)
     index = (ws / "site" / "index.html").read_text()
     assert "local" in index and "no budget" not in index
     assert list((ws / "site").rglob("*.svg")), "no plot was drawn"
