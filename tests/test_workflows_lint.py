@@ -8,8 +8,10 @@ run must not look like a lint that passed.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,7 +20,10 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def tool(name: str) -> str:
-    path = shutil.which(name)
+    # zizmor is a test extra: it sits beside the interpreter in the project's venv, which
+    # `make test` runs without putting on PATH.
+    path = shutil.which(name, path=os.pathsep.join([str(Path(sys.executable).parent),
+                                                    os.environ.get("PATH", "")]))
     if path is None:
         pytest.fail(f"{name} is not installed: run scripts/deps.sh ci (make test does)")
     return path
