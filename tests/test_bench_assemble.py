@@ -51,10 +51,15 @@ def _outcome(plan, **kw) -> Outcome:
 
 
 def test_complete_run(tmp_path: Path) -> None:
-    shutil.copy(DATA / "bench" / "cpu.cyclictest.json", tmp_path / "cyclictest.json")
+    shutil.copy(DATA / "bench" / "cpu-blocks.cyclictest.json", tmp_path / "cyclictest.json")
+    shutil.copy(DATA / "bench" / "cpu-blocks.blocks.txt", tmp_path / "blocks.txt")
     plan = _plan(tmp_path, "cpu", 3)
     result = assemble(plan, _outcome(plan), ENV, tmp_path, INFO)
     assert result.status == "complete" and result.reasons == []
+    for t in result.threads:
+        assert t.blocks is not None and t.blocks.cycles == t.samples
+        assert max(t.blocks.maxima_us) == t.max_us and t.blocks.block_cycles == 10_000
+    assert [s.format for s in result.sources] == ["json", "blocks"]
     assert result.board.virtual and result.kernel.flavor == "stock"
     assert result.tool.version == "2.40" and "--duration=3" in result.tool.cmdline
     assert result.totals.samples > 50_000 and result.totals.p99 is not None
@@ -65,6 +70,29 @@ def test_complete_run(tmp_path: Path) -> None:
         [("stress-cpu", None, False)]
 
 
+def test_a_run_without_block_maxima_is_partial(tmp_path: Path) -> None:
+    shutil.copy(DATA / "bench" / "cpu.cyclictest.json", tmp_path / "cyclictest.json")
+    plan = _plan(tmp_path, "cpu", 3)
+    result = assemble(plan, _outcome(plan), ENV, tmp_path, INFO)
+    assert result.status == "partial" and result.totals.samples > 50_000
+    assert result.reasons == [f"no block maxima: {tmp_path}/blocks.txt: missing or empty"]
+    (tmp_path / "blocks.txt").write_text("rtgate-blocks 1 block_cycles 10000\nb 0 3\n")
+    result = assemble(plan, _outcome(plan), ENV, tmp_path, INFO)
+    assert result.reasons == [f"no block maxima: {tmp_path}/blocks.txt: line 3: no 'end' line: "
+                              "the reducer was stopped before it finished"]
+    assert all(t.blocks is None for t in result.threads)
+
+
+def test_a_failed_reducer_makes_the_run_partial(tmp_path: Path) -> None:
+    shutil.copy(DATA / "bench" / "cpu-blocks.cyclictest.json", tmp_path / "cyclictest.json")
+    shutil.copy(DATA / "bench" / "cpu-blocks.blocks.txt", tmp_path / "blocks.txt")
+    (tmp_path / "reducer.stderr").write_text("awk: write failure\n")
+    plan = _plan(tmp_path, "cpu", 3)
+    result = assemble(plan, _outcome(plan, reducer_rc=2), ENV, tmp_path, INFO)
+    assert result.status == "partial"
+    assert result.reasons == ["the block-maxima reducer exited with status 2: awk: write failure"]
+
+
 def test_interrupted_run_with_a_killed_load(tmp_path: Path) -> None:
     shutil.copy(DATA / "bench" / "net-sigint.cyclictest.json", tmp_path / "cyclictest.json")
     plan = _plan(tmp_path)
@@ -73,7 +101,7 @@ def test_interrupted_run_with_a_killed_load(tmp_path: Path) -> None:
     outcome.loads[1].early_exit, outcome.loads[1].early_after_s = -9, 0.5
     result = assemble(plan, outcome, ENV, tmp_path, INFO)
     assert result.status == "partial"  # partial outranks degraded; both reasons are kept
-    assert result.reasons[0] == "interrupted by SIGTERM after 1.0 s of 20 s of measurement"
+    assert "interrupted by SIGTERM after 1.0 s of 20 s of measurement" in result.reasons
     assert "load 'iperf3-client' exited early (killed by SIGKILL) after 0.5 s " \
            "(see raw/iperf3-client.stderr)" in result.reasons
     assert result.totals.samples > 0

@@ -54,18 +54,33 @@ def test_help_without_version_is_an_infrastructure_error() -> None:
 
 
 def test_paper_defaults_on_2_40(v2: Capabilities) -> None:
-    assert _build(v2) == ["cyclictest", *PAPER_ARGS, "-q", "-h20000",
+    assert _build(v2) == ["cyclictest", *PAPER_ARGS, "-v", "-q", "-h20000",
                           "--histfile=/o/raw/cyclictest.hist", "--json=/o/raw/cyclictest.json",
                           "--duration=7"]
 
 
-def test_paper_vmn_drops_n_and_v_with_notes_on_2_40(v2: Capabilities) -> None:
+def test_paper_vmn_drops_n_with_a_note_and_keeps_one_v_on_2_40(v2: Capabilities) -> None:
     cmd = build(CyclictestSpec(args=["-vmn", "-i100", "-p99", "-t"]), v2, duration_s=3600,
                 outdir="r", source=SOURCE)
-    assert cmd.argv[:5] == ["cyclictest", "-m", "-i100", "-p99", "-t"]
-    assert "-n" not in cmd.argv and "-v" not in cmd.argv
+    assert cmd.argv[:6] == ["cyclictest", "-m", "-i100", "-p99", "-t", "-v"]
+    assert "-n" not in cmd.argv and cmd.argv.count("-v") == 1
     assert any(n.startswith("-n dropped: clock_nanosleep") for n in cmd.notes)
-    assert any(n.startswith("-v dropped") for n in cmd.notes)
+    # -i100: one second is 10^4 cycles; the reducer writes next to the other raw files.
+    assert (cmd.blocks, cmd.block_cycles) == ("r/blocks.txt", 10_000)
+    assert cmd.reducer("/g/blockmaxima.awk", awk="busybox awk") == [
+        "busybox awk", "-v", "block=10000", "-v", "out=r/blocks.txt", "-f", "/g/blockmaxima.awk"]
+
+
+@pytest.mark.parametrize("args, block_cycles, expected", [
+    ([], None, 1000),                        # cyclictest's default interval, 1000 us
+    (["--interval=250"], None, 4000),
+    (["-i", "3000000"], None, 1),            # intervals beyond a second: one cycle per block
+    (["-i100"], 500, 500),                   # configured
+])
+def test_block_cycles(v2: Capabilities, args: list[str], block_cycles: int | None,
+                      expected: int) -> None:
+    spec = CyclictestSpec(args=args, block_cycles=block_cycles)
+    assert build(spec, v2, duration_s=1, outdir="r", source=SOURCE).block_cycles == expected
 
 
 def test_n_is_kept_where_it_exists_and_json_is_noted_missing(v1: Capabilities) -> None:
@@ -80,8 +95,8 @@ def test_n_is_kept_where_it_exists_and_json_is_noted_missing(v1: Capabilities) -
 def test_long_options_and_separate_values(v2: Capabilities) -> None:
     argv = _build(v2, ["--mlockall", "--priority", "90", "--interval=200", "-a", "-t2",
                        "--policy=fifo", "-q"], histogram_us=500)
-    assert argv[1:8] == ["--mlockall", "--priority=90", "--interval=200", "-a", "-t2",
-                         "--policy=fifo", "-q"]
+    assert argv[1:9] == ["--mlockall", "--priority=90", "--interval=200", "-a", "-t2",
+                         "--policy=fifo", "-v", "-q"]
     assert "-h500" in argv and argv.count("-q") == 1
 
 
@@ -98,6 +113,8 @@ def test_bundle_value_stops_the_bundle(v2: Capabilities) -> None:
     (["--duration=1h"], "--duration is set by rtgate"),
     (["-h400"], "set cyclictest.histogram_us"),
     (["--json=x.json"], "rtgate chooses the output files"),
+    (["-o10"], "rtgate reduces the -v output to block maxima itself"),
+    (["-i0"], "-i needs a whole number of microseconds >= 1, got '0'"),
     (["-p"], "-p needs a value"),
     (["--mlockall=yes"], "--mlockall takes no value"),
     (["-m", "99"], "unexpected argument '99'"),

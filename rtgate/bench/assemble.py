@@ -43,28 +43,44 @@ def _last_line(path: Path) -> str:
 def _parse_raw(plan: Plan, rawdir: Path, info: RunInfo,
                strict: bool) -> tuple[Result | None, str | None]:
     """Parse the richest readable raw output: the JSON with the histogram file (overflow cycle
-    numbers), else either alone, else stdout (cyclictest 1.x). A file cut short by a kill makes
-    its candidate fail and the next one is tried — unless ``strict``: files from a machine that
-    may lie are read all together or not at all, so dropping the file that contradicts a forged
-    one cannot leave the forgery standing."""
+    numbers), else either alone, else stdout (cyclictest 1.x), each with the block maxima and
+    only then without them (the result is then partial). A file cut short by a kill makes its
+    candidate fail and the next one is tried — unless ``strict``: files from a machine that may
+    lie are read all together or not at all, so dropping the file that contradicts a forged one
+    cannot leave the forgery standing."""
     json_path, hist = plan.cyclictest.json_path, plan.cyclictest.histfile
+    blocks = plan.cyclictest.blocks
     stdout = str(rawdir / "cyclictest.stdout")
+    bases: list[list[str | None]] = [[json_path, hist], [json_path], [hist], [stdout]]
+    with_blocks = [[*b, blocks] for b in bases if any(b)] if blocks is not None else []
     problem = "cyclictest wrote no output"
-    for names in ([json_path, hist], [json_path], [hist], [stdout]):
+    # Why each set of files could not be read together with the blocks file.
+    without: dict[tuple[str | None, ...], str] = {}
+    for names in [*with_blocks, *bases]:
+        key = tuple(names[:-1]) if names in with_blocks else None
         files = [Path(n) for n in names if n is not None]
         if not files:
             continue
         if absent := [f for f in files if not (f.is_file() and f.stat().st_size > 0)]:
             if strict:
                 return None, f"{absent[0]}: missing or empty"
+            if key is not None:
+                without[key] = f"{absent[-1]}: missing or empty"
             continue
         try:
-            return parse(files, board=info.board, virtual=info.virtual, scenario=plan.scenario,
-                         flavor=info.flavor, run_id=info.run_id), None
+            result = parse(files, board=info.board, virtual=info.virtual,
+                           scenario=plan.scenario, flavor=info.flavor, run_id=info.run_id)
         except InputError as exc:
             problem = exc.oneline()
             if strict:
                 break
+            if key is not None:
+                without[key] = problem
+            continue
+        if blocks is not None and key is None:
+            result.status = "partial"
+            result.reasons.append(f"no block maxima: {without[tuple(names)]}")
+        return result, None
     return None, problem
 
 
@@ -82,6 +98,10 @@ def _reasons(plan: Plan, outcome: Outcome, rawdir: Path) -> tuple[list[str], lis
         detail = _last_line(rawdir / "cyclictest.stderr")
         partial.append(f"cyclictest exited {exit_text(rc)}" + (f": {detail}" if detail
                                                                      else ""))
+    if outcome.reducer_rc not in (None, 0):
+        detail = _last_line(rawdir / "reducer.stderr")
+        partial.append(f"the block-maxima reducer exited {exit_text(outcome.reducer_rc)}"
+                       + (f": {detail}" if detail else ""))
     degraded = [f"load {ld.spec.name!r} exited early {exit_text(ld.early_exit)} after "
                 f"{ld.early_after_s:.1f} s (see raw/{ld.spec.name}.stderr)"
                 for ld in outcome.loads if ld.early_exit is not None]

@@ -3,7 +3,9 @@
 The order matters: loads start first and must still be running when cyclictest ends, otherwise
 the numbers describe a lighter load than the scenario claims (the result is then `degraded`).
 SIGINT/SIGTERM is forwarded to cyclictest as SIGINT, on which it still writes its JSON, so an
-interrupted run keeps its raw data and yields a `partial` result.
+interrupted run keeps its raw data and yields a `partial` result. cyclictest's stdout (-v, one
+line per sample) goes straight into the block-maxima reducer (awk), so the samples are reduced
+as they are printed and never stored.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ TICK_S = 0.1
 HANG_MARGIN_S = 30.0
 """cyclictest still running this long after its --duration is hung: stop it, result partial."""
 SIGINT_GRACE_S = 10.0
+REDUCER_GRACE_S = 10.0
+"""The reducer ends at cyclictest's end of output; one still running this long after is hung."""
 
 
 class Interrupts:
@@ -61,6 +65,7 @@ class Outcome:
     end: datetime | None = None
     measured_s: float = 0.0
     cyclictest_rc: int | None = None
+    reducer_rc: int | None = None
     interrupted: str | None = None
     hung: bool = False
     loadavg_before: list[float] | None = None
@@ -110,14 +115,24 @@ class _Run:
             time.sleep(TICK_S)
 
     def _measure(self) -> None:
-        argv = self.plan.cyclictest.argv
+        argv, reducer = self.plan.cyclictest.argv, self.plan.cyclictest.reducer()
         with open(self.rawdir / "cyclictest.stdout", "wb") as out, \
-                open(self.rawdir / "cyclictest.stderr", "wb") as err:
+                open(self.rawdir / "cyclictest.stderr", "wb") as err, \
+                open(self.rawdir / "reducer.stderr", "wb") as red_err:
             try:
-                proc = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
-                                        start_new_session=True)
+                red = subprocess.Popen(reducer, stdin=subprocess.PIPE, stdout=out,
+                                       stderr=red_err, start_new_session=True)
             except OSError as exc:
+                raise InfraError(f"cannot start {reducer[0]}: {exc.strerror}") from exc
+            assert red.stdin is not None
+            try:
+                proc = subprocess.Popen(argv, stdout=red.stdin, stderr=err,
+                                        stdin=subprocess.DEVNULL, start_new_session=True)
+            except OSError as exc:
+                red.kill()
                 raise InfraError(f"cannot start {argv[0]}: {exc.strerror}") from exc
+            finally:
+                red.stdin.close()  # cyclictest holds the pipe now: its exit is the reducer's EOF
             started = time.monotonic()
             self.outcome.start = datetime.now(UTC)
             sent_at: float | None = None
@@ -135,6 +150,11 @@ class _Run:
             self.outcome.end = datetime.now(UTC)
             self.outcome.measured_s = time.monotonic() - started
             self.outcome.cyclictest_rc = proc.returncode
+            try:
+                self.outcome.reducer_rc = red.wait(timeout=REDUCER_GRACE_S)
+            except subprocess.TimeoutExpired:
+                red.kill()
+                self.outcome.reducer_rc = red.wait()
         self._tick(f"{self.plan.scenario}: stopping loads")
 
     def execute(self) -> Outcome:

@@ -15,7 +15,11 @@ from rtgate.cyclictest.version import Capabilities, Option
 from rtgate.errors import InfraError, InputError
 
 PAPER_ARGS = ["-m", "-p99", "-i100", "-t"]
-"""The Pi 5 paper's `-vmn -i100 -p99 -t` without -v (replaced by the histogram) and -n (gone)."""
+"""The Pi 5 paper's `-vmn -i100 -p99 -t` without -n (gone); rtgate adds -v itself."""
+
+REDUCER = Path(__file__).parent / "blockmaxima.awk"
+"""The awk program that reduces the -v stream to block maxima as cyclictest prints it."""
+DEFAULT_INTERVAL_US = 1000  # cyclictest's own default for -i
 
 # Options rt-tests dropped, with why dropping them keeps the scenario's meaning.
 RETIRED: dict[str, tuple[Option, str]] = {
@@ -23,9 +27,8 @@ RETIRED: dict[str, tuple[Option, str]] = {
            "-n dropped: clock_nanosleep is the default since rt-tests 2.0, which removed -n")
     for name in ("-n", "--nanosleep")
 }
-REPLACED_BY_HISTOGRAM = {"-v", "--verbose"}
-VERBOSE_NOTE = ("-v dropped: one line per sample (10^8 lines per hour at -i100 on 4 CPUs); the "
-                "1 us histogram replaces it")
+VERBOSE = {"-v", "--verbose"}  # rtgate adds it, feeding the reducer: never twice
+INTERVAL = {"-i", "--interval"}
 # rtgate owns these: a scenario setting them would contradict `rtgate bench` flags or outputs.
 OWNED = {
     "-D": "the duration comes from `rtgate bench --duration`",
@@ -36,6 +39,8 @@ OWNED = {
     "--histofall": "set cyclictest.histogram_us instead",
     "--histfile": "rtgate chooses the output files",
     "--json": "rtgate chooses the output files",
+    "-o": "rtgate reduces the -v output to block maxima itself (cyclictest.block_cycles)",
+    "--oscope": "rtgate reduces the -v output to block maxima itself (cyclictest.block_cycles)",
 }
 QUIET = {"-q", "--quiet"}
 
@@ -52,6 +57,10 @@ class CyclictestSpec(BaseModel):
         20000, ge=1, le=1_000_000,
         description="Histogram limit: latencies at or above it count as overflows. The default "
                     "covers a stock kernel under load (the paper saw 36.8 ms on one).")
+    block_cycles: int | None = Field(
+        None, ge=1,
+        description="Cycles per block of the per-thread block maxima; default one second's "
+                    "worth (10^6 / the interval in us).")
 
 
 @dataclass(frozen=True)
@@ -74,6 +83,17 @@ class Command:
     json_path: str | None
     histfile: str | None
     notes: list[str] = field(default_factory=list)
+    blocks: str | None = None
+    """Where the reducer writes the block maxima of cyclictest's -v stream (its stdout)."""
+    block_cycles: int = 1
+
+    def reducer(self, program: str = str(REDUCER), awk: str = "awk") -> list[str]:
+        """The awk command that reads this command's stdout: samples become block maxima in
+        ``blocks``, every other line goes to its own stdout. ``program``: the path of
+        blockmaxima.awk where it runs (a guest gets a copy)."""
+        assert self.blocks is not None
+        return [awk, "-v", f"block={self.block_cycles}", "-v", f"out={self.blocks}",
+                "-f", program]
 
 
 def _lookup(name: str, caps: Capabilities, source: Path) -> Option:
@@ -133,23 +153,28 @@ def build(spec: CyclictestSpec, caps: Capabilities, *, duration_s: int, outdir: 
           source: Path, executable: str = "cyclictest") -> Command:
     """The argv for ``spec`` on ``caps``, writing its outputs under ``outdir``.
 
-    rtgate adds a histogram (percentiles need it), ``-q`` (no per-cycle screen updates, which
-    cost CPU during the measurement), the duration and, where supported, ``--json`` and
-    ``--histfile`` so the raw data survives in files.
+    rtgate adds a histogram (percentiles need it), ``-v`` (one line per sample on stdout, which
+    the reducer turns into block maxima as it runs: see :meth:`Command.reducer`), ``-q``, the
+    duration and, where supported, ``--json`` and ``--histfile`` so the raw data survives in
+    files (and stdout holds only the samples and cyclictest's messages).
     """
     notes: list[str] = []
     argv = [executable]
+    interval_us = DEFAULT_INTERVAL_US
     for flag in split_args(spec.args, caps, source):
         names = flag.option.names
         if names & set(OWNED):
             raise InputError(f"cyclictest.args: {flag.spelling} is set by rtgate: "
                              f"{OWNED[flag.spelling]}", path=source)
-        if names & REPLACED_BY_HISTOGRAM:
-            notes.append(VERBOSE_NOTE)
-        elif names & set(RETIRED) and not caps.supports(flag.spelling):
+        if names & INTERVAL:
+            interval_us = _interval(flag, source)
+        if names & VERBOSE:
+            continue
+        if names & set(RETIRED) and not caps.supports(flag.spelling):
             notes.append(RETIRED[flag.spelling][1])
         elif not names & QUIET:
             argv += flag.argv()
+    argv.append(_spelling(caps, "-v", "--verbose"))
     argv.append(_spelling(caps, "-q", "--quiet"))
     argv.append(f"{_spelling(caps, '-h', '--histogram')}{spec.histogram_us}")
     histfile = json_path = None
@@ -164,4 +189,17 @@ def build(spec: CyclictestSpec, caps: Capabilities, *, duration_s: int, outdir: 
                      "histogram")
     duration = _spelling(caps, "--duration", "-D")
     argv.append(f"{duration}={duration_s}" if duration.startswith("--") else f"-D{duration_s}")
-    return Command(argv, json_path, histfile, list(dict.fromkeys(notes)))
+    block_cycles = spec.block_cycles or max(1, 1_000_000 // interval_us)
+    return Command(argv, json_path, histfile, list(dict.fromkeys(notes)),
+                   blocks=f"{outdir}/blocks.txt", block_cycles=block_cycles)
+
+
+def _interval(flag: Flag, source: Path) -> int:
+    try:
+        value = int(flag.value or "")
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise InputError(f"cyclictest.args: {flag.spelling} needs a whole number of "
+                         f"microseconds >= 1, got {flag.value!r}", path=source)
+    return value

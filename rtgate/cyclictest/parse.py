@@ -95,7 +95,7 @@ def _thread(t: ThreadView) -> Thread:
     return Thread(thread=t.thread, cpu=t.cpu, tid=t.tid, priority=t.priority,
                   interval_us=t.interval_us, samples=t.samples or 0, min_us=t.min_us,
                   avg_us=t.avg_us, avg_truncated=t.avg_truncated and t.avg_us is not None,
-                  max_us=t.max_us, histogram=hist)
+                  max_us=t.max_us, histogram=hist, blocks=t.blocks)
 
 
 def _exact_limit(hist: Sparse) -> int:

@@ -25,11 +25,12 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from rtgate.cyclictest import blockcheck
 from rtgate.cyclictest.formats.view import KernelView, RunView, ThreadView
 from rtgate.cyclictest.stats import Sparse, mean
 from rtgate.errors import InputError
 
-_FINAL_PREFERENCE = {"json": 0, "histogram": 1, "summary": 2, "verbose": 3}
+_FINAL_PREFERENCE = {"json": 0, "histogram": 1, "summary": 2, "verbose": 3, "blocks": 4}
 
 
 @dataclass
@@ -65,6 +66,15 @@ def merge(views: list[RunView]) -> Merged:
     for v in views:
         merged.partial_reasons.extend(v.partial_reasons)
         merged.notes.extend(v.notes)
+    blocks = [v for v in views if v.format == "blocks"]
+    if len(blocks) > 1:
+        raise _contradiction(blocks[1].path, blocks[0].path,
+                             "two block-maxima files for one run")
+    for t in merged.threads if blocks else []:
+        stream = blocks[0].threads[t.thread].stream
+        assert stream is not None
+        t.blocks, reasons = blockcheck.reconcile(t, stream)
+        merged.partial_reasons.extend(reasons)
     return merged
 
 

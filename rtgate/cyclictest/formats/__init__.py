@@ -6,6 +6,7 @@ from pathlib import Path
 
 from rtgate.cyclictest.formats.blocks import Progress, no_progress
 from rtgate.cyclictest.formats.json_v2 import read_json
+from rtgate.cyclictest.formats.maxima import looks_like_blocks, read_blocks
 from rtgate.cyclictest.formats.text import read_text
 from rtgate.cyclictest.formats.verbose import looks_verbose, read_verbose
 from rtgate.cyclictest.formats.view import RunView
@@ -28,6 +29,10 @@ def read_views(path: Path, progress: Progress = no_progress, *,
         raise InputError("empty file: no cyclictest output in it", path=path)
     if b"\0" in head:
         raise InputError("binary data, not cyclictest output", path=path)
+    if looks_like_blocks(head):
+        views = [read_blocks(path)]
+        progress(path.stat().st_size)
+        return views
     if head.lstrip()[:1] in (b"{", b"["):
         views = [read_json(path)]
         progress(path.stat().st_size)

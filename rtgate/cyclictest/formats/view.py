@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Literal
 
 from rtgate.cyclictest.stats import Sparse
-from rtgate.result import Format
+from rtgate.result import BlockMaxima, Format
 
 # cyclictest's own messages besides its measurements, on stdout or (captured with 2>&1) stderr:
 # skipped wherever they appear, and kept as notes.
@@ -29,6 +29,19 @@ def note(path: Path, line_no: int, what: str, line: str) -> str:
 Finality = Literal["final", "snapshot"]
 """``final``: statistics written at the end of the run. ``snapshot``: a view taken while it ran
 (a refreshed summary line, a verbose log missing the samples still buffered at exit)."""
+
+
+@dataclass
+class ReducedStream:
+    """What the block-maxima reducer saw of one thread's -v stream (``formats.maxima``)."""
+
+    block_cycles: int
+    maxima: list[int]
+    """Of each block of ``block_cycles`` samples in the order printed; the last may be short."""
+    seen: Sparse
+    """Histogram of the samples seen: their count is the cycles the blocks account for."""
+    gap: tuple[int, int] | None = None
+    """The first cycle number that skipped: (expected, printed)."""
 
 
 @dataclass
@@ -50,6 +63,10 @@ class ThreadView:
     """Histogram limit: latencies >= limit are overflows. None: exact, unlimited (verbose)."""
     overflows: int = 0
     overflow_cycles: list[int] = field(default_factory=list)
+    stream: ReducedStream | None = None
+    """A blocks file's view: what the reducer saw."""
+    blocks: BlockMaxima | None = None
+    """The merged run's: the reducer's blocks checked against the histogram (``blockcheck``)."""
 
 
 @dataclass

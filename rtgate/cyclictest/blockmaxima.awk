@@ -1,0 +1,64 @@
+# Block maxima from cyclictest's verbose stream (-v), reduced while it is read: the per-sample
+# text (10^8 lines an hour at -i100 on 4 CPUs) is never stored. rtgate's one reducer for every
+# board: POSIX awk, run by mawk/gawk on hosts and by busybox awk in the guest, which has no
+# Python. Read by rtgate/cyclictest/formats/maxima.py.
+#
+#   cyclictest -v ... | awk -v block=N -v out=FILE -f blockmaxima.awk >REST
+#
+# Each sample line "thread: cycle: latency" counts toward its thread's current block of N
+# cycles; every other line (cyclictest's header and messages) passes through to REST. FILE gets
+# one "b THREAD MAX" line per finished block as it finishes (a short last block at the end),
+# then per thread the histogram of the samples seen ("h THREAD LATENCY COUNT"), how many were
+# seen ("n THREAD COUNT") and the first skipped cycle number if any ("g THREAD EXPECTED GOT"),
+# and "end": a file without it was cut. The histogram is what lets the controller check the
+# stream against cyclictest's own -h histogram (lost samples) and place the samples cyclictest
+# measured but never printed before it exited.
+BEGIN {
+    if (block !~ /^[1-9][0-9]*$/ || out == "") {
+        print "blockmaxima.awk: usage: awk -v block=N -v out=FILE -f blockmaxima.awk" \
+            > "/dev/stderr"
+        failed = 1
+        exit 2
+    }
+    block += 0
+    FS = ":"
+    print "rtgate-blocks 1 block_cycles " block > out
+}
+/^ *[0-9]+: *[0-9]+: *[0-9]+$/ {
+    t = $1 + 0
+    v = $3 + 0
+    if (!(t in n)) {
+        n[t] = 0
+        k[t] = 0
+        m[t] = 0
+    }
+    if ($2 + 0 != n[t] && !(t in gap))
+        gap[t] = n[t] " " ($2 + 0)
+    n[t]++
+    h[t, v]++
+    if (v > m[t] || k[t] == 0)
+        m[t] = v
+    if (++k[t] == block) {
+        print "b " t " " m[t] > out
+        k[t] = 0
+    }
+    next
+}
+{ print }
+END {
+    if (failed)
+        exit 2
+    for (t in n)
+        if (k[t] > 0)
+            print "b " t " " m[t] > out
+    for (key in h) {
+        split(key, p, SUBSEP)
+        print "h " p[1] " " p[2] " " h[key] > out
+    }
+    for (t in n) {
+        print "n " t " " n[t] > out
+        if (t in gap)
+            print "g " t " " gap[t] > out
+    }
+    print "end" > out
+}
