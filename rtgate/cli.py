@@ -18,6 +18,8 @@ EXIT_CODES = """exit codes:
   3  measurement incomplete or infrastructure failure (partial/degraded result, too few
      samples, board did not boot), or rtgate itself crashed: never a pass, never a
      latency verdict
+  4  an A/B comparison is undecided (too few rounds to tell same from worse or better):
+     measure more; not an infrastructure failure
 """
 
 # Each module defines register(subparsers); order is the order of `rtgate --help`. The command

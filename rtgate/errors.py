@@ -18,6 +18,9 @@ class Exit(IntEnum):
     """Usage or input error: unreadable or malformed file, no matching budget, bad flag."""
     INCOMPLETE = 3
     """The measurement is not trustworthy (partial, degraded, too few samples, infra failure)."""
+    UNDECIDED = 4
+    """An A/B comparison could not tell same from worse or better with the rounds it had: measure
+    more. A statement about the data, never a lab failure (that is INCOMPLETE)."""
 
 
 class RtgateError(Exception):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from collections.abc import Iterator
@@ -43,11 +44,22 @@ exit codes: 0 the site was written (whatever the verdicts: `rtgate check` is the
 """
 
 COMPARE_EPILOG = """\
-BASELINE and CANDIDATE are result.json files or directories of them. Runs are paired by board,
-flavor and scenario (the newest run of each); the verdict is the candidate's budget verdict.
+BASELINE and CANDIDATE are result.json files or directories of them, each result one ROUND (one
+boot and run). The table pairs runs by board, flavor and scenario (the newest run of each); its
+verdict is the candidate's budget verdict. The A/B column and section decide, per board × flavor
+× scenario, from every complete round of each side: same (every metric's interval within
+± the minimum effect), worse, better, or unknown (measure more). The effect reported is
+Δ p99.9: the mean over the candidate's rounds of each round's p99.9 minus the same over the
+baseline's, in µs, with its simultaneous interval. The false-alarm rate holds for the whole
+comparison (Holm over every key, metric, thread and test).
 
-exit codes: 0 the table was written (whatever the verdicts: `rtgate check` is the gate),
-  2 usage or input error.
+The minimum effect and the rate come from the matching budget's `ab: {min_effect_us, alpha}` in
+thresholds.yml (the smallest alpha of the budgets involved), or from the options; a key with
+neither is not compared. A budget's min_samples applies to each side's rounds together.
+
+exit codes: 0 every key is same or better, 1 some key is worse (a regression),
+  2 usage or input error, 4 undecided: no key worse but some unknown or not compared (measure
+  more rounds; never an infrastructure failure). The outputs are written in every case but 2.
 """
 
 
@@ -75,12 +87,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=report_handler)
 
     c = subparsers.add_parser(
-        "compare", help="compare two sets of results as a Markdown table (PR comment)",
-        description="Before/after table of avg, max and p99.99 per board × flavor × scenario.",
+        "compare", help="A/B test two sets of rounds; before/after Markdown table (PR comment)",
+        description="Before/after table of avg, max and p99.99 per board × flavor × scenario, "
+                    "and the A/B decision: same, worse, better or unknown.",
         epilog=COMPARE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     c.add_argument("baseline", type=Path, metavar="BASELINE")
     c.add_argument("candidate", type=Path, metavar="CANDIDATE")
-    c.add_argument("--markdown", type=Path, required=True, metavar="OUT.md")
+    c.add_argument("--markdown", type=Path, metavar="OUT.md", help="the table and decisions")
+    c.add_argument("--json", type=Path, metavar="OUT.json",
+                   help="the decisions, effects and tests as JSON (schema rtgate/compare/v1)")
+    c.add_argument("--min-effect-us", type=_positive, metavar="US",
+                   help="minimum effect worth reporting, every key (overrides ab.min_effect_us)")
+    c.add_argument("--alpha", type=_rate, metavar="RATE",
+                   help="false-alarm rate of the whole comparison (overrides ab.alpha)")
     c.add_argument("--thresholds", type=Path, metavar="FILE",
                    help="budgets (default: thresholds.yml of the repository when present)")
     c.set_defaults(func=compare_handler)
@@ -128,11 +147,39 @@ def _stored_runs(history: History) -> Iterator[RunFiles]:
         yield run
 
 
+def _positive(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be > 0: {text}")
+    return value
+
+
+def _rate(text: str) -> float:
+    value = float(text)
+    if not 0 < value <= 0.5:
+        raise argparse.ArgumentTypeError(f"must be in (0, 0.5]: {text}")
+    return value
+
+
 def compare_handler(args: argparse.Namespace) -> int:
+    if args.markdown is None and args.json is None:
+        raise InputError("rtgate compare: give --markdown OUT.md, --json OUT.json or both")
     judge = Judge.from_file(args.thresholds)
-    text = compare.markdown(collect([args.baseline]), collect([args.candidate]), judge)
-    try:
-        write_atomic(args.markdown, text)
-    except OSError as exc:
-        raise InputError(f"cannot write: {exc.strerror}", path=args.markdown) from exc
-    return 0
+    baseline, candidate = collect([args.baseline]), collect([args.candidate])
+    test = compare.ABTest(baseline, candidate, judge, args.min_effect_us, args.alpha)
+    outputs = {args.markdown: lambda: compare.markdown(baseline, candidate, judge, test),
+               args.json: lambda: json.dumps(test.to_json(), indent=2) + "\n"}
+    for path, render in outputs.items():
+        if path is None:
+            continue
+        try:
+            write_atomic(path, render())
+        except OSError as exc:
+            raise InputError(f"cannot write: {exc.strerror}", path=path) from exc
+    outcome = test.exit
+    print(f"rtgate compare: {_SAID[outcome]} (exit {int(outcome)})", file=sys.stderr)
+    return int(outcome)
+
+
+_SAID = {Exit.OK: "every key same or better", Exit.BUDGET: "worse: a regression",
+         Exit.UNDECIDED: "undecided: measure more rounds"}

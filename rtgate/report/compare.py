@@ -1,18 +1,27 @@
-"""``rtgate compare``: a before/after Markdown table for a pull-request comment.
+"""``rtgate compare``: a before/after Markdown table for a pull-request comment, and the A/B
+decision of the candidate's rounds against the baseline's.
 
-Runs are paired by board × flavor × scenario, the newest of each side; the verdict is the
-candidate's budget verdict, so the comment and `rtgate check` never disagree.
+In the table runs are paired by board × flavor × scenario, the newest of each side; the verdict
+is the candidate's budget verdict, so the comment and `rtgate check` never disagree. The A/B
+decision (rtgate.stats.ab) takes every complete round of each side for the key: a round is one
+result.json, the unit of replication.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
+from typing import Any
+
+from rtgate.errors import Exit
+
 # Names come from results anyone writes: code spans keep markup, links and mentions inert.
-from rtgate.gate.markdown import cell
+from rtgate.gate.markdown import cell, code
 from rtgate.gate.verdict import fmt
 from rtgate.report.judge import Judge
 from rtgate.report.runs import RunFiles
 from rtgate.report.summary import RunSummary
 from rtgate.result import Percentile
+from rtgate.stats import ab
 
 _MARK = {"pass": "✅ pass", "fail": "❌ fail", "incomplete": "⚠️ incomplete",
          "no budget": "➖ no budget"}
@@ -50,10 +59,12 @@ def _newest(runs: list[RunFiles]) -> dict[tuple[str, str, str], RunFiles]:
     return newest
 
 
-def markdown(baseline: list[RunFiles], candidate: list[RunFiles], judge: Judge) -> str:
+def markdown(baseline: list[RunFiles], candidate: list[RunFiles], judge: Judge,
+             ab_test: ABTest) -> str:
     before, after = _newest(baseline), _newest(candidate)
-    lines = ["| board | flavor | scenario | avg µs | max µs | p99.99 µs | verdict |",
-             "| --- | --- | --- | --- | --- | --- | --- |"]
+    decided = {d.key: d for d in ab_test.decisions}
+    lines = ["| board | flavor | scenario | avg µs | max µs | p99.99 µs | verdict | A/B |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     virtual: dict[str, None] = {}
     for key in sorted(before.keys() | after.keys()):
         b = before[key].summary if key in before else None
@@ -68,13 +79,127 @@ def markdown(baseline: list[RunFiles], candidate: list[RunFiles], judge: Judge) 
         lines.append("| " + " | ".join([
             *(cell(k) for k in key),
             _metric(b, a, "avg_us"), _metric(b, a, "max_us"), _metric(b, a, "p99_99"),
-            verdict]) + " |")
+            verdict, _decision_cell(decided.get(key))]) + " |")
     lines.append("")
     lines += [f"> ⚠️ {cell(board)} is a virtual board — not a real-time claim: its numbers "
               "say nothing about real hardware." for board in virtual]
+    lines += ["", *ab_test.section()]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
 def _metric(before: RunSummary | None, after: RunSummary | None, field: str) -> str:
     return change(getattr(before, field) if before else None,
                   getattr(after, field) if after else None)
+
+
+_OUTCOME = {ab.Outcome.SAME: "🟰 same", ab.Outcome.WORSE: "❌ worse",
+            ab.Outcome.BETTER: "✅ better", ab.Outcome.UNKNOWN: "❔ unknown"}
+EFFECT_REPORTED = (
+    "Δ p99.9: the mean over the candidate's rounds of each round's p99.9 (from its exact "
+    "histogram) minus the same over the baseline's rounds, in µs, with its simultaneous "
+    "(Bonferroni) Welch interval over rounds")
+
+
+def _interval(e: ab.Effect) -> str:
+    return (f"{e.metric} {e.estimate_us:+.1f} µs [{e.low_us:+.1f}, {e.high_us:+.1f}] "
+            f"({e.rounds[0]} vs {e.rounds[1]} rounds)")
+
+
+def _decision_cell(d: ab.Decision | None) -> str:
+    if d is None:
+        return "—"
+    effect = f": Δ {_interval(d.headline)}" if d.headline else f" ({d.rounds[0]} vs " \
+        f"{d.rounds[1]} rounds)"
+    return _OUTCOME[d.outcome] + effect
+
+
+class ABTest:
+    """Every key's A/B decision, one family: ``alpha`` holds across all of them together."""
+
+    def __init__(self, baseline: list[RunFiles], candidate: list[RunFiles], judge: Judge,
+                 min_effect_us: float | None = None, alpha: float | None = None) -> None:
+        sides: dict[ab.Key, tuple[list[RunFiles], list[RunFiles]]] = defaultdict(
+            lambda: ([], []))
+        for i, runs in enumerate((baseline, candidate)):
+            for run in runs:
+                sides[run.summary.key][i].append(run)
+        self.notes: list[str] = []
+        comparisons = []
+        budgets = []
+        for key in sorted(sides):
+            a, b = (self._rounds(key, name, runs)
+                    for name, runs in zip(("baseline", "candidate"), sides[key], strict=True))
+            any_run = (sides[key][1] or sides[key][0])[0]
+            budget = judge(any_run).budget
+            stated = budget.ab if budget is not None else None
+            margin = min_effect_us if min_effect_us is not None else (
+                stated.min_effect_us if stated else None)
+            if margin is None:
+                self.notes.append(f"{code('/'.join(key))}: no minimum effect (`ab.min_effect_us` "
+                                  "in thresholds.yml, or --min-effect-us): not compared")
+                continue
+            budgets.append(stated)
+            comparisons.append(ab.Comparison(key, a, b, margin, budget.min_samples
+                                             if budget else None))
+        # The strictest rate any budget asks for holds for the whole check.
+        self.alpha = alpha if alpha is not None else min(
+            (s.alpha for s in budgets if s is not None), default=0.01)
+        self.decisions = ab.decide(comparisons, self.alpha)
+        self.uncompared = len(sides) - len(comparisons)
+
+    def _rounds(self, key: ab.Key, side: str, runs: list[RunFiles]) -> list[ab.Round]:
+        complete = [r for r in runs if r.result.status == "complete"]
+        if len(complete) < len(runs):
+            self.notes.append(f"{code('/'.join(key))}: {len(runs) - len(complete)} {side} "
+                              "round(s) not complete, left out of the A/B test")
+        return [ab.Round.of(r.result) for r in complete]
+
+    @property
+    def exit(self) -> Exit:
+        """1 when any key is worse, else 4 when any is unknown or not compared, else 0."""
+        outcomes = {d.outcome for d in self.decisions}
+        if ab.Outcome.WORSE in outcomes:
+            return Exit.BUDGET
+        if ab.Outcome.UNKNOWN in outcomes or self.uncompared:
+            return Exit.UNDECIDED
+        return Exit.OK
+
+    def section(self) -> list[str]:
+        lines = [f"### A/B: candidate against baseline (false-alarm rate {self.alpha:g} for "
+                 "the whole comparison)", "",
+                 f"Effect reported: {EFFECT_REPORTED}. *Same*: every metric's interval lies "
+                 "within ± the minimum effect; *worse*: a one-sided test (Holm-corrected over "
+                 "every key, metric, thread and test) finds the candidate higher.", ""]
+        for d in self.decisions:
+            where = code("/".join(d.key))
+            lines.append(f"- {where}: **{_OUTCOME[d.outcome]}** (margin ± "
+                         f"{fmt(d.min_effect_us)} µs)")
+            lines += [f"  - {_interval(e)}" for e in d.effects]
+            lines += [f"  - rejected: {t.name}, p = {t.p:.3g} (Holm {t.p_adjusted:.3g})"
+                      for t in d.tests if t.rejected]
+            lines += [f"  - {code(r)}" for r in d.reasons]
+        lines += [f"- {n}" for n in self.notes]
+        return lines
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": "rtgate/compare/v1", "alpha": self.alpha, "exit": int(self.exit),
+            "effect_reported": EFFECT_REPORTED, "notes": self.notes,
+            "decisions": [{
+                "board": d.key[0], "flavor": d.key[1], "scenario": d.key[2],
+                "outcome": d.outcome.value, "rounds": {"baseline": d.rounds[0],
+                                                        "candidate": d.rounds[1]},
+                "min_effect_us": d.min_effect_us,
+                "headline": _effect_json(d.headline) if d.headline else None,
+                "effects": [_effect_json(e) for e in d.effects],
+                "tests": [{"name": t.name, "statistic": t.statistic, "p": t.p,
+                           "p_holm": t.p_adjusted, "rejected": t.rejected} for t in d.tests],
+                "reasons": d.reasons,
+            } for d in self.decisions],
+        }
+
+
+def _effect_json(e: ab.Effect) -> dict[str, Any]:
+    return {"metric": e.metric, "delta_us": e.estimate_us, "low_us": e.low_us,
+            "high_us": e.high_us, "confidence": e.confidence, "baseline_mean_us": e.a_mean_us,
+            "candidate_mean_us": e.b_mean_us}

@@ -1,0 +1,348 @@
+"""A/B decisions: is the candidate's latency tail the same as the base's, worse, better, or unknown?
+
+The unit of replication is the ROUND: one boot and run, one result.json. Blocks and samples of
+one run share that boot's state (caches, IRQ placement, the host's mood) and are not independent
+replicates of a kernel, so nothing here treats them as such:
+
+- each round is summarised by numbers of its own (its p99 and p99.9 from the exact histogram, the
+  90th percentile of its block maxima), and intervals and tests are over those per-round numbers;
+- the block-maxima distributions are compared with a rank test (Mann-Whitney U), a one-sided
+  Kolmogorov-Smirnov test and a k-sample Anderson-Darling test (the rank test misses a change of
+  spread, KS is weak on 1 µs-discrete data, AD weighs the tails), each statistic computed on the
+  blocks pooled per side but its p-value taken by permuting whole ROUNDS between the sides
+  (scipy.stats.permutation_test on round labels): exact under "A and B are the same kernel"
+  whatever the distribution and however dependent a round's blocks are.
+
+A per-round histogram quantile counts only when its exact binomial order-statistic interval exists
+(enough samples for that quantile) and lies below the histogram limit; its between-round spread
+carries its within-round sampling error, so the interval over rounds needs nothing more.
+
+Decisions, per board × flavor × scenario (a "key"), all holding together at the family-wise rate
+``alpha`` over every key, metric, thread and test of one check:
+
+- *worse*: some one-sided test "B is higher" rejects after Holm's correction over all tests of the
+  family (statsmodels ``multipletests``), unless the key is *same*;
+- *same*: every metric's interval lies within ± ``min_effect_us`` (equivalence, TOST at the
+  Bonferroni share of alpha: a change certified smaller than the minimum worth reporting is no
+  regression, whatever a test says);
+- *better*: no test rejects, some interval lies wholly below zero;
+- *unknown*: anything else, including too few rounds: measure more.
+
+The effect reported (``headline``) is Δ p99.9: the mean over B's rounds of each round's p99.9
+minus the same over A's rounds, in µs, with its simultaneous (Bonferroni over every interval of
+the family) two-sided Welch interval at confidence 1 - 2·alpha/m.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+import numpy as np
+from scipy import stats
+from statsmodels.stats.multitest import multipletests
+
+from rtgate.result import Result
+
+Key = tuple[str, str, str]
+
+# Per-round summaries: name -> quantile of the round's histogram (all threads together).
+HIST_QUANTILES = {"p99": 0.99, "p99.9": 0.999}
+BLOCK_METRIC = "block max p90"
+BLOCK_QUANTILE = 0.9
+HEADLINE = "p99.9"
+# Welch's interval needs two rounds a side; three is the least that says anything of the spread.
+MIN_ROUNDS = 3
+# Round-label permutations are enumerated when there are at most this many, else sampled (the
+# p-value (k+1)/(R+1) of a sampled test stays valid, only coarser).
+EXACT_PERMUTATIONS = 20_000
+SAMPLED_PERMUTATIONS = 9_999
+# The sampled permutations are seeded: the same inputs give the same decision.
+SEED = 20260101
+
+
+class Outcome(StrEnum):
+    SAME = "same"
+    WORSE = "worse"
+    BETTER = "better"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class Round:
+    """One round's data: its merged 1 µs histogram and per-thread block maxima."""
+
+    run_id: str
+    samples: int
+    values_us: np.ndarray
+    """Ascending latencies (µs) of the histogram's non-empty bins, all threads together."""
+    counts: np.ndarray
+    overflows: int
+    limit_us: int | None
+    """Histogram limit; None when the round has no histogram."""
+    blocks: dict[int, np.ndarray] = field(default_factory=dict)
+    """Block maxima (µs) per thread number, for threads that recorded them."""
+
+    @classmethod
+    def of(cls, result: Result) -> Round:
+        merged: dict[int, int] = {}
+        overflows, limits = 0, set()
+        has_histogram = bool(result.threads) and all(t.histogram for t in result.threads)
+        for thread in result.threads if has_histogram else []:
+            assert thread.histogram is not None
+            limits.add(thread.histogram.limit_us)
+            overflows += thread.histogram.overflows
+            for value, count in thread.histogram.buckets:
+                merged[value] = merged.get(value, 0) + count
+        values = np.array(sorted(merged), dtype=float)
+        return cls(
+            run_id=result.run_id, samples=result.totals.samples, values_us=values,
+            counts=np.array([merged[int(v)] for v in values], dtype=np.int64),
+            overflows=overflows, limit_us=min(limits) if limits else None,
+            blocks={t.thread: np.asarray(t.blocks.maxima_us, dtype=float)
+                    for t in result.threads if t.blocks and t.blocks.maxima_us})
+
+
+@dataclass(frozen=True)
+class RoundQuantile:
+    value_us: float
+    low_us: float
+    high_us: float
+    """The exact binomial order-statistic interval of the quantile within the round."""
+
+
+def round_quantile(r: Round, q: float, confidence: float) -> RoundQuantile | None:
+    """The round's q-quantile (the ⌈q·n⌉-th smallest sample) with its distribution-free interval
+    [x_(l), x_(u)], l and u from the binomial(n, q) distribution; None when the histogram is
+    missing, too few samples make l < 1 or u > n, or x_(u) overflowed the histogram."""
+    n = int(r.counts.sum()) + r.overflows
+    if r.limit_us is None or n == 0:
+        return None
+    tail = (1 - confidence) / 2
+    low = int(stats.binom.ppf(tail, n, q))
+    high = int(stats.binom.ppf(1 - tail, n, q)) + 1
+    point = max(1, math.ceil(q * n))
+    if low < 1 or high > n:
+        return None
+    cumulative = np.cumsum(r.counts)
+    at = np.searchsorted(cumulative, [low, point, high])  # first bin holding each order statistic
+    if at[-1] >= len(r.values_us):
+        return None
+    lo, value, hi = r.values_us[at]
+    return RoundQuantile(float(value), float(lo), float(hi))
+
+
+def block_p90(r: Round) -> float | None:
+    """The round's 90th percentile of block maxima, all threads together (an observed value)."""
+    if not r.blocks:
+        return None
+    pooled = np.concatenate(list(r.blocks.values()))
+    return float(np.quantile(pooled, BLOCK_QUANTILE, method="inverted_cdf"))
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One key's rounds: A (base) and B (candidate), and the budget's A/B parameters."""
+
+    key: Key
+    a: Sequence[Round]
+    b: Sequence[Round]
+    min_effect_us: float
+    min_samples: int | None = None
+
+
+@dataclass(frozen=True)
+class Effect:
+    metric: str
+    estimate_us: float
+    low_us: float
+    high_us: float
+    confidence: float
+    a_mean_us: float
+    b_mean_us: float
+    rounds: tuple[int, int]
+
+
+@dataclass(frozen=True)
+class TestResult:
+    name: str
+    statistic: float
+    p: float
+    p_adjusted: float = math.nan
+    rejected: bool = False
+
+
+@dataclass(frozen=True)
+class Decision:
+    key: Key
+    outcome: Outcome
+    headline: Effect | None
+    effects: list[Effect]
+    tests: list[TestResult]
+    rounds: tuple[int, int]
+    min_effect_us: float
+    alpha: float
+    reasons: list[str]
+
+
+@dataclass
+class _Plan:
+    """One key's per-round numbers and tests before the family-wide correction."""
+
+    comparison: Comparison
+    metrics: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    tests: list[TestResult] = field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)
+
+
+def _permutations(n_a: int, n_b: int) -> float:
+    return np.inf if math.comb(n_a + n_b, n_a) <= EXACT_PERMUTATIONS else SAMPLED_PERMUTATIONS
+
+
+def _round_test(name: str, b: np.ndarray, a: np.ndarray) -> TestResult:
+    """One-sided permutation test of the mean per-round value: is B higher?"""
+    res = stats.permutation_test(
+        (b, a), lambda x, y, axis: np.mean(x, axis=axis) - np.mean(y, axis=axis),
+        vectorized=True, n_resamples=_permutations(len(a), len(b)), alternative="greater",
+        rng=np.random.default_rng(SEED))
+    return TestResult(f"{name}: mean of rounds (permutation of rounds)",
+                      float(res.statistic), float(res.pvalue))
+
+
+def _signed_ad(x: np.ndarray, y: np.ndarray) -> float:
+    """Anderson-Darling's k-sample statistic, signed by which side's upper tail is higher: AD sees
+    any change (spread too); the sign keeps the test one-sided for the gate."""
+    with warnings.catch_warnings():  # its own p-value's range warning: only the statistic is used
+        warnings.simplefilter("ignore")
+        ad = stats.anderson_ksamp([x, y], variant="midrank").statistic
+    shift = np.quantile(x, BLOCK_QUANTILE) - np.quantile(y, BLOCK_QUANTILE)
+    return float(np.sign(shift) * ad)
+
+
+# Statistics on blocks pooled per side: B's blocks first, so "greater" means B is worse.
+_BLOCK_TESTS: dict[str, Callable[[np.ndarray, np.ndarray], float]] = {
+    "rank (Mann-Whitney U / nA·nB)": lambda x, y: float(
+        stats.mannwhitneyu(x, y, alternative="greater", method="asymptotic").statistic
+        / (len(x) * len(y))),
+    "Kolmogorov-Smirnov (one-sided)": lambda x, y: float(
+        stats.ks_2samp(x, y, alternative="less").statistic),
+    "Anderson-Darling (signed by the p90 shift)": _signed_ad,
+}
+
+
+def _block_tests(thread: int, b: list[np.ndarray], a: list[np.ndarray]) -> list[TestResult]:
+    """The block-maxima distributions of one thread, pooled per side; p-values by permuting
+    whole rounds between the sides, never single blocks."""
+    rounds = b + a
+
+    def pooled(index: np.ndarray) -> np.ndarray:
+        return np.concatenate([rounds[i] for i in index.astype(int)])
+
+    out = []
+    for name, statistic in _BLOCK_TESTS.items():
+        res = stats.permutation_test(
+            (np.arange(len(b)), np.arange(len(b), len(rounds))),
+            lambda x, y, s=statistic: s(pooled(x), pooled(y)), vectorized=False,
+            n_resamples=_permutations(len(a), len(b)), alternative="greater",
+            rng=np.random.default_rng(SEED))
+        out.append(TestResult(f"thread {thread} block maxima: {name} (permutation of rounds)",
+                              float(res.statistic), float(res.pvalue)))
+    return out
+
+
+def _plan(c: Comparison, confidence: float) -> _Plan:
+    plan = _Plan(c)
+    for side, rounds in (("A", c.a), ("B", c.b)):
+        if len(rounds) < MIN_ROUNDS:
+            plan.reasons.append(f"{side} has {len(rounds)} round(s), fewer than {MIN_ROUNDS}")
+        pooled = sum(r.samples for r in rounds)
+        if c.min_samples is not None and pooled < c.min_samples:
+            plan.reasons.append(f"{side}'s rounds hold {pooled} samples, fewer than min_samples "
+                                f"{c.min_samples}")
+    if plan.reasons:
+        return plan
+    summaries: dict[str, Callable[[Round], float | None]] = {
+        name: lambda r, q=q: (x.value_us if (x := round_quantile(r, q, confidence)) else None)
+        for name, q in HIST_QUANTILES.items()}
+    summaries[BLOCK_METRIC] = block_p90
+    for name, summary in summaries.items():
+        a, b = ([summary(r) for r in side] for side in (c.a, c.b))
+        missing = sum(v is None for v in a + b)
+        if missing:
+            # A metric known for some rounds only is left out, never computed on a subset.
+            if missing < len(a) + len(b) or name in HIST_QUANTILES:
+                plan.reasons.append(f"{name}: not known in {missing} of {len(a) + len(b)} "
+                                    "rounds (no histogram, too few samples, or beyond its limit)")
+            continue
+        plan.metrics[name] = (np.array(a, dtype=float), np.array(b, dtype=float))
+        plan.tests.append(_round_test(name, plan.metrics[name][1], plan.metrics[name][0]))
+    threads = sorted(set.intersection(*(set(r.blocks) for r in [*c.a, *c.b])))
+    for thread in threads:
+        plan.tests += _block_tests(thread, [r.blocks[thread] for r in c.b],
+                                   [r.blocks[thread] for r in c.a])
+    return plan
+
+
+def _effect(metric: str, a: np.ndarray, b: np.ndarray, confidence: float) -> Effect:
+    """B − A of the mean per-round value, with Welch's two-sided interval over rounds."""
+    delta = float(b.mean() - a.mean())
+    if np.ptp(a) == 0 and np.ptp(b) == 0:
+        # Every round of each side agrees to the µs: the data show no spread to widen the interval.
+        low = high = delta
+    else:
+        ci = stats.ttest_ind(b, a, equal_var=False).confidence_interval(confidence)
+        low, high = float(ci.low), float(ci.high)
+    return Effect(metric, delta, low, high, confidence, float(a.mean()), float(b.mean()),
+                  (len(a), len(b)))
+
+
+def _outcome(effects: list[Effect], tests: list[TestResult], margin: float,
+             reasons: list[str]) -> Outcome:
+    if not effects:
+        return Outcome.UNKNOWN
+    if all(-margin <= e.low_us and e.high_us <= margin for e in effects):
+        return Outcome.SAME
+    if any(t.rejected for t in tests):
+        return Outcome.WORSE
+    if any(e.high_us < 0 for e in effects) and not any(e.low_us > 0 for e in effects):
+        return Outcome.BETTER
+    reasons.append("the intervals are wider than the margin and no test rejects: measure more")
+    return Outcome.UNKNOWN
+
+
+def decide(comparisons: Sequence[Comparison], alpha: float = 0.01) -> list[Decision]:
+    """Decide every key at once: ``alpha`` is the family-wise false-alarm rate of the whole set."""
+    plans = [_plan(c, 1 - alpha) for c in comparisons]
+    tests = [t for p in plans for t in p.tests]
+    if tests:
+        rejected, adjusted, _, _ = multipletests([t.p for t in tests], alpha=alpha, method="holm")
+        corrected = iter([TestResult(t.name, t.statistic, t.p, float(adj), bool(rej))
+                          for t, rej, adj in zip(tests, rejected, adjusted, strict=True)])
+        for p in plans:
+            p.tests = [next(corrected) for _ in p.tests]
+    intervals = sum(len(p.metrics) for p in plans)
+    confidence = 1 - 2 * alpha / max(intervals, 1)
+    decisions = []
+    for p in plans:
+        c = p.comparison
+        effects = [_effect(name, a, b, confidence) for name, (a, b) in p.metrics.items()]
+        reasons = list(p.reasons)
+        outcome = _outcome(effects, p.tests, c.min_effect_us, reasons)
+        headline = next((e for e in effects if e.metric == HEADLINE),
+                        effects[0] if effects else None)
+        decisions.append(Decision(c.key, outcome, headline, effects, p.tests,
+                                  (len(c.a), len(c.b)), c.min_effect_us, alpha, reasons))
+    return decisions
+
+
+def spent(alpha: float, fraction: float) -> float:
+    """The share of ``alpha`` spent by information fraction ``fraction`` (rounds done / rounds at
+    the cap): Lan-DeMets' Pocock-type function alpha·ln(1 + (e − 1)·t). Spending it look by look,
+    each look deciding at its increment, keeps the false-alarm rate of the whole sequence at
+    ``alpha`` whatever the looks' dependence (Bonferroni over looks), and Pocock's shape spends
+    enough early for a clear case to stop early."""
+    t = min(max(fraction, 0.0), 1.0)
+    return alpha * math.log1p((math.e - 1) * t)

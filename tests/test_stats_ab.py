@@ -1,0 +1,146 @@
+"""rtgate.stats.ab on synthetic rounds with known truth (seeded): identical inputs are same, a
+planted shift is worse, too few rounds are unknown, and the family-wise false-alarm rate holds."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from rtgate.stats import ab
+
+KEY = ("synthetic", "rt", "idle")
+
+
+def synthetic_round(rng: np.random.Generator, name: str, *, shift: float = 0.0,
+                    tail_scale: float = 4.0, samples: int = 20_000, threads: int = 2,
+                    block: int = 500) -> ab.Round:
+    """A round of a kernel whose latency is 5 µs + gamma body + a GPD tail, with a boot-to-boot
+    offset of its own (what makes rounds, not samples, the replicates), on a 1 µs grid."""
+    offset = rng.normal(0, 0.7)
+    body = 5 + offset + shift + rng.gamma(2.0, 1.5, samples)
+    tail = rng.random(samples) < 0.01
+    body[tail] += stats.genpareto.rvs(0.1, scale=tail_scale, size=tail.sum(), random_state=rng)
+    us = np.floor(np.maximum(body, 0)).astype(int)
+    values, counts = np.unique(us, return_counts=True)
+    per_thread = np.array_split(us, threads)
+    blocks = {t: np.array([c.max() for c in np.array_split(x, len(x) // block)], dtype=float)
+              for t, x in enumerate(per_thread)}
+    return ab.Round(name, samples, values.astype(float), counts, 0, 20_000, blocks)
+
+
+def rounds(seed: int, n: int, **kw: float) -> list[ab.Round]:
+    rng = np.random.default_rng(seed)
+    return [synthetic_round(rng, f"{seed}-{i}", **kw) for i in range(n)]
+
+
+def without_blocks(rs: list[ab.Round]) -> list[ab.Round]:
+    return [ab.Round(r.run_id, r.samples, r.values_us, r.counts, r.overflows, r.limit_us)
+            for r in rs]
+
+
+def test_identical_inputs_are_same() -> None:
+    a = rounds(1, 6)
+    (d,) = ab.decide([ab.Comparison(KEY, a, a, min_effect_us=8)])
+    assert d.outcome is ab.Outcome.SAME, d
+    assert d.headline is not None and d.headline.metric == "p99.9"
+    assert d.headline.estimate_us == 0 and -8 <= d.headline.low_us < 0 < d.headline.high_us <= 8
+    assert {e.metric for e in d.effects} == {"p99", "p99.9", "block max p90"}
+    # Two threads × three block-maxima tests, plus one round test per metric.
+    assert len(d.tests) == 9 and not any(t.rejected for t in d.tests)
+
+
+def test_a_planted_shift_is_worse_with_its_size_inside_the_interval() -> None:
+    a, b = rounds(2, 6), rounds(3, 6, shift=12.0)
+    (d,) = ab.decide([ab.Comparison(KEY, a, b, min_effect_us=3)])
+    assert d.outcome is ab.Outcome.WORSE, d
+    assert d.headline is not None and d.headline.low_us <= 12 <= d.headline.high_us
+    assert d.headline.low_us > 3
+    # The other way round the candidate is better, and nothing rejects.
+    (back,) = ab.decide([ab.Comparison(KEY, b, a, min_effect_us=3)])
+    assert back.outcome is ab.Outcome.BETTER, back
+    assert not any(t.rejected for t in back.tests)
+
+
+def test_a_heavier_tail_alone_is_worse() -> None:
+    """Same body and centre, only the tail grows: the tail tests see it."""
+    a, b = rounds(4, 6), rounds(5, 6, tail_scale=40.0)
+    (d,) = ab.decide([ab.Comparison(KEY, a, b, min_effect_us=3)])
+    assert d.outcome is ab.Outcome.WORSE, d
+    p99 = next(e for e in d.effects if e.metric == "p99")
+    assert abs(p99.estimate_us) < 3  # the 99th percentile barely moves
+    assert any(t.rejected and "block maxima" in t.name for t in d.tests)
+
+
+def test_too_little_data_is_unknown() -> None:
+    a, b = rounds(6, 2), rounds(7, 2, shift=50.0)
+    (d,) = ab.decide([ab.Comparison(KEY, a, b, min_effect_us=3)])
+    assert d.outcome is ab.Outcome.UNKNOWN
+    assert d.reasons == ["A has 2 round(s), fewer than 3", "B has 2 round(s), fewer than 3"]
+    assert d.headline is None and d.tests == []
+
+
+def test_min_samples_apply_to_a_sides_rounds_together() -> None:
+    a = rounds(8, 4)
+    (d,) = ab.decide([ab.Comparison(KEY, a, a, min_effect_us=50, min_samples=80_001)])
+    assert d.outcome is ab.Outcome.UNKNOWN
+    assert "A's rounds hold 80000 samples, fewer than min_samples 80001" in d.reasons
+    (ok,) = ab.decide([ab.Comparison(KEY, a, a, min_effect_us=50, min_samples=80_000)])
+    assert ok.outcome is ab.Outcome.SAME
+
+
+def test_a_quantile_beyond_the_histogram_or_the_sample_count_is_not_used() -> None:
+    r = rounds(9, 1, samples=2000, block=100)[0]
+    # 2000 samples: no exact interval for p99.9 exists (its upper order statistic would be > n).
+    assert ab.round_quantile(r, 0.999, 0.99) is None
+    assert ab.round_quantile(r, 0.99, 0.99) is not None
+    full = rounds(10, 1)[0]
+    p999 = ab.round_quantile(full, 0.999, 0.99)
+    assert p999 is not None
+    # A histogram whose limit falls inside that interval: the quantile is not known.
+    keep = full.values_us < p999.high_us
+    cut = ab.Round(full.run_id, full.samples, full.values_us[keep], full.counts[keep],
+                   int(full.counts[~keep].sum()), int(p999.high_us))
+    assert ab.round_quantile(cut, 0.999, 0.99) is None
+    assert ab.round_quantile(cut, 0.99, 0.99) == ab.round_quantile(full, 0.99, 0.99)
+
+
+@pytest.mark.parametrize("q", [0.5, 0.99])
+def test_the_round_quantile_interval_is_scipys_exact_binomial_interval(q: float) -> None:
+    rng = np.random.default_rng(11)
+    x = rng.integers(0, 400, 3000)
+    values, counts = np.unique(x, return_counts=True)
+    r = ab.Round("r", len(x), values.astype(float), counts, 0, 1000)
+    got = ab.round_quantile(r, q, 0.95)
+    ci = stats.quantile_test(x, q=np.quantile(x, q), p=q).confidence_interval(0.95)
+    assert got is not None and (got.low_us, got.high_us) == (ci.low, ci.high)
+    assert got.value_us == np.quantile(x, q, method="inverted_cdf")
+
+
+def test_the_family_wise_false_alarm_rate_holds_across_keys_and_metrics() -> None:
+    """Many A/A checks, each of four keys × two metrics: 'worse' anywhere in a check is a false
+    alarm. Holm keeps the rate at alpha; without it the same checks alarm far more often (so
+    this test would catch a missing correction)."""
+    alpha, trials, keys = 0.05, 200, 4
+    rng = np.random.default_rng(12)
+    alarms = uncorrected = 0
+
+    def side() -> list[ab.Round]:
+        return without_blocks([synthetic_round(rng, "r", samples=10_000) for _ in range(5)])
+
+    for _ in range(trials):
+        family = [ab.Comparison((f"b{k}", "rt", "idle"), side(), side(), min_effect_us=1)
+                  for k in range(keys)]
+        decisions = ab.decide(family, alpha)
+        alarms += any(d.outcome is ab.Outcome.WORSE for d in decisions)
+        uncorrected += any(t.p <= alpha for d in decisions for t in d.tests)
+    rate = stats.binomtest(alarms, trials).proportion_ci(0.95)
+    assert rate.low <= alpha, (alarms, trials)
+    assert stats.binomtest(uncorrected, trials).proportion_ci(0.95).low > alpha, uncorrected
+
+
+def test_alpha_spending_adds_up_to_alpha_at_the_cap() -> None:
+    looks = [ab.spent(0.01, t / 8) for t in range(9)]
+    assert looks[0] == 0 and looks[-1] == pytest.approx(0.01)
+    assert all(x < y for x, y in zip(looks, looks[1:], strict=False))
+    assert ab.spent(0.01, 2.0) == pytest.approx(0.01)
