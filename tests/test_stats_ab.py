@@ -138,9 +138,3 @@ def test_the_family_wise_false_alarm_rate_holds_across_keys_and_metrics() -> Non
     assert rate.low <= alpha, (alarms, trials)
     assert stats.binomtest(uncorrected, trials).proportion_ci(0.95).low > alpha, uncorrected
 
-
-def test_alpha_spending_adds_up_to_alpha_at_the_cap() -> None:
-    looks = [ab.spent(0.01, t / 8) for t in range(9)]
-    assert looks[0] == 0 and looks[-1] == pytest.approx(0.01)
-    assert all(x < y for x, y in zip(looks, looks[1:], strict=False))
-    assert ab.spent(0.01, 2.0) == pytest.approx(0.01)

@@ -337,12 +337,3 @@ def decide(comparisons: Sequence[Comparison], alpha: float = 0.01) -> list[Decis
                                   (len(c.a), len(c.b)), c.min_effect_us, alpha, reasons))
     return decisions
 
-
-def spent(alpha: float, fraction: float) -> float:
-    """The share of ``alpha`` spent by information fraction ``fraction`` (rounds done / rounds at
-    the cap): Lan-DeMets' Pocock-type function alpha·ln(1 + (e − 1)·t). Spending it look by look,
-    each look deciding at its increment, keeps the false-alarm rate of the whole sequence at
-    ``alpha`` whatever the looks' dependence (Bonferroni over looks), and Pocock's shape spends
-    enough early for a clear case to stop early."""
-    t = min(max(fraction, 0.0), 1.0)
-    return alpha * math.log1p((math.e - 1) * t)
