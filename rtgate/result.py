@@ -69,9 +69,12 @@ class Histogram(_Model):
 class BlockMaxima(_Model):
     """The maximum latency of each block of ``block_cycles`` consecutive cycles of one thread, in
     order: the time-resolved tail that extreme-value fits and A/B tests need, where one run's
-    maximum is a single draw. The last block may be shorter. ``cycles`` is how many cycles the
-    blocks account for: a complete run's equals the thread's samples, and its largest maximum
-    equals the thread's max_us (else samples were lost on the way and the run is partial)."""
+    maximum is a single draw. The last block holds the rest, ``cycles - (len(maxima_us) - 1) *
+    block_cycles``: fewer than block_cycles or, rarely, more (by less than one block, when the
+    samples cyclictest never printed at exit cross a block boundary). ``cycles`` is how many
+    cycles the blocks account for: a complete run's equals the thread's samples, and its largest
+    maximum equals the thread's max_us (else samples were lost on the way and the run is
+    partial)."""
 
     block_cycles: int = Field(ge=1)
     cycles: int = Field(ge=0)

@@ -5,12 +5,15 @@ main thread empties every 10 ms. Two things keep the stream from being the whole
 
 * At exit it never prints what is still in the ring: the last few milliseconds of samples are
   in the -h histogram and the JSON but not in the stream. They are the histogram minus what the
-  reducer saw, and they are the run's last cycles: when they all fall into the last block, they
-  complete it exactly (its maximum becomes the larger of the two).
+  reducer saw, and they are the run's last cycles, known as a group only: they join the last
+  block (its maximum becomes the larger of the two). When they cross a block boundary, that
+  last block is longer than ``block_cycles`` (by less than one block): splitting them would
+  need their order. More than a block's worth is not an exit but a stream cut short: partial.
 * A main thread starved for longer than the ring holds prints overwritten slots, later samples
   in place of the lost ones, with consecutive cycle numbers: silent in the stream itself. It
   shows as latencies the reducer saw more often than the histogram counted them, or as a
-  largest block maximum below the histogram's maximum.
+  largest block maximum below the histogram's maximum. A lost sample whose bin the unprinted
+  last samples also fill cannot be told from them: it joins the last block.
 
 Blocks that do not account for every cycle, or whose largest maximum is not the histogram's
 maximum, make the run partial, with the thread and the numbers in the reason.
@@ -48,7 +51,7 @@ def reconcile(t: ThreadView, stream: ReducedStream) -> tuple[BlockMaxima, list[s
     tail, tail_overflows = total - seen, t.overflows - above
     cycles = seen
     room = -seen % block  # left in the last block; a full last block leaves none
-    if 0 < tail <= (room or block) and not tail_overflows:
+    if 0 < tail <= block and not tail_overflows:
         # The samples cyclictest measured but never printed: the run's last cycles.
         if room:
             maxima[-1] = max(maxima[-1], int(unprinted.values[-1]))
@@ -57,8 +60,7 @@ def reconcile(t: ThreadView, stream: ReducedStream) -> tuple[BlockMaxima, list[s
         cycles = total
     elif tail > 0:
         where = (f"{tail_overflows} of them at or above the histogram's {t.limit} us limit"
-                 if tail_overflows and tail <= (room or block)
-                 else f"more than the {room or block} cycles left in the last block")
+                 if tail <= block else f"more than a block ({block} cycles)")
         reasons.append(f"{name}: the block maxima account for {seen} of {total} cycles: the "
                        f"other {tail} never reached the -v stream, {where}")
     top = max(maxima) if maxima else None

@@ -1,0 +1,185 @@
+"""Block maxima: the awk reducer on real cyclictest -v streams, its file read strictly, and the
+blocks checked against the same run's histogram (every cycle accounted for, the same maximum).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rtgate.cyclictest.command import REDUCER, CyclictestSpec, build
+from rtgate.cyclictest.parse import parse
+from rtgate.cyclictest.version import detect
+from rtgate.errors import InputError
+
+DATA = Path(__file__).parent / "data" / "cyclictest"
+JSON, BLOCKS = DATA / "blocks-idle.json", DATA / "blocks-idle.blocks.txt"
+needs_cyclictest = pytest.mark.skipif(shutil.which("cyclictest") is None,
+                                      reason="cyclictest not installed")
+
+
+def _check_consistent(result) -> None:
+    for t in result.threads:
+        assert t.blocks is not None, t.thread
+        assert t.blocks.cycles == t.samples > 0
+        assert max(t.blocks.maxima_us) == t.max_us
+        assert len(t.blocks.maxima_us) == -(-t.samples // t.blocks.block_cycles)
+        # Every block maximum is a latency the histogram counted.
+        assert t.histogram is not None
+        counted = {value for value, _ in t.histogram.buckets}
+        assert set(t.blocks.maxima_us) <= counted
+
+
+def test_captured_run_is_complete_and_consistent() -> None:
+    result = parse([JSON, BLOCKS], board="local", scenario="idle")
+    assert result.status == "complete" and result.reasons == []
+    _check_consistent(result)
+    assert [s.format for s in result.sources] == ["json", "blocks"]
+    # The stream missed cyclictest's last samples (never printed at exit): the histogram
+    # supplies them, into the last block.
+    seen = {int(w[1]): int(w[2]) for w in map(str.split, BLOCKS.read_text().splitlines())
+            if w[0] == "n"}
+    assert all(seen[t.thread] < t.samples for t in result.threads)
+
+
+def _edited(tmp_path: Path, edit) -> Path:
+    lines = BLOCKS.read_text().splitlines()
+    out = tmp_path / "blocks.txt"
+    out.write_text("\n".join(edit(lines)) + "\n")
+    return out
+
+
+def _move_one_sample(lines: list[str]) -> list[str]:
+    """What a ring overrun looks like: a later sample printed in place of a lost one (same
+    count), here into a bin the histogram counts no more often than the stream printed it."""
+    full = {int(v): c for v, c in json.loads(JSON.read_text())["thread"]["0"]["histogram"]
+            .items()}
+    hist = {int(ln.split()[2]): i for i, ln in enumerate(lines) if ln.startswith("h 0 ")}
+    maxima = {int(ln.split()[2]) for ln in lines if ln.startswith("b 0 ")}
+    printed = {v: int(lines[i].split()[3]) for v, i in hist.items()}
+    dup = next(v for v in sorted(hist) if printed[v] == full[v] and v not in maxima)
+    lost = next(v for v in sorted(hist) if printed[v] == 1 and v not in maxima and v != dup)
+    out = list(lines)
+    out[hist[dup]] = f"h 0 {dup} {printed[dup] + 1}"
+    del out[hist[lost]]
+    return out
+
+
+def test_overrun_ring_makes_the_run_partial(tmp_path: Path) -> None:
+    result = parse([JSON, _edited(tmp_path, _move_one_sample)], board="local")
+    assert result.status == "partial"
+    assert len(result.reasons) == 1
+    assert result.reasons[0].startswith("thread 0: the -v stream holds latencies that "
+                                        "cyclictest's histogram does not count (")
+    assert "its ring of 16384 samples overran" in result.reasons[0]
+
+
+def test_blocks_without_a_histogram_are_partial() -> None:
+    result = parse([BLOCKS], board="local")
+    assert result.status == "partial"
+    assert result.reasons[0].startswith("thread 0: no histogram of the run to check")
+
+
+def test_blocks_of_another_run_are_refused(tmp_path: Path) -> None:
+    bench = Path(__file__).parent / "data" / "bench"
+    with pytest.raises(InputError, match="not one run"):
+        parse([JSON, bench / "cpu-blocks.blocks.txt"])
+
+
+@pytest.mark.parametrize("edit, needle", [
+    (lambda ls: ls[:-1], "line 271: no 'end' line: the reducer was stopped"),
+    (lambda ls: ["rtgate-blocks 2 block_cycles 10000", *ls[1:]],
+     "line 1: expected 'rtgate-blocks 1 block_cycles N'"),
+    (lambda ls: [*ls[:3], "b 0 -4", *ls[3:]], "line 4: expected a 'b', 'h', 'n' or 'g'"),
+    (lambda ls: [*ls, "b 0 4"], "line 272: 'b 0 4' after the 'end' line"),
+    (lambda ls: [ls[0], "b 0 99999", *ls[1:]], "thread 0: 29358 samples, but 4 blocks of "
+                                               "10000; the largest block maximum is 99999"),
+    (lambda ls: [ln for ln in ls if ln != "b 1 211"], "thread 1: 29301 samples, but 2 blocks"),
+    (lambda ls: [ln.replace("h 0 597 1", "h 0 597 2") for ln in ls],
+     "thread 0: 29358 samples, but its histogram holds 29359 samples"),
+    (lambda ls: [*ls[:2], "b 5000 3", *ls[2:]], "line 3: thread 5000: cyclictest runs at most"),
+])
+def test_malformed_blocks_file_names_the_line(tmp_path: Path, edit, needle: str) -> None:
+    path = _edited(tmp_path, edit)
+    with pytest.raises(InputError) as err:
+        parse([JSON, path])
+    assert needle in err.value.oneline()
+    assert err.value.oneline().startswith(f"{path}: line ")
+    assert "\n" not in err.value.oneline()
+
+
+def test_cut_without_newline(tmp_path: Path) -> None:
+    path = tmp_path / "blocks.txt"
+    path.write_bytes(BLOCKS.read_bytes()[:-1])
+    with pytest.raises(InputError, match="cut off"):
+        parse([JSON, path])
+
+
+def _real_run(tmp_path: Path, keep_lines: int | None,
+              block_cycles: int | None = None) -> tuple[Path, ...]:
+    """A real cyclictest with rtgate's command line, its -v stream through the reducer, cut
+    after ``keep_lines`` lines when given (cyclictest itself keeps running to its end)."""
+    spec = CyclictestSpec(args=["-m", "-p99", "-i200", "-t"], histogram_us=2000,
+                          block_cycles=block_cycles)
+    cmd = build(spec, detect(), duration_s=2, outdir=str(tmp_path), source=Path("x.yml"))
+    cut = f" | sed -n 1,{keep_lines}p" if keep_lines else ""
+    script = (f"{shlex.join(cmd.argv)}{cut} | {shlex.join(cmd.reducer())}"
+              f" >{tmp_path}/stdout")
+    subprocess.run(["sh", "-c", script], check=True, timeout=60)
+    assert cmd.json_path and cmd.histfile and cmd.blocks
+    return Path(cmd.json_path), Path(cmd.histfile), Path(cmd.blocks)
+
+
+@needs_cyclictest
+def test_real_run_with_v_keeps_json_and_histogram(tmp_path: Path) -> None:
+    files = _real_run(tmp_path, None)
+    # -v together with -h/--histfile and --json: both still written, and they agree.
+    doc = json.loads(files[0].read_text())
+    assert doc["thread"]["0"]["histogram"] and "# Histogram" in files[1].read_text()
+    result = parse(list(files), board="local")
+    assert result.status == "complete", result.reasons
+    _check_consistent(result)
+    assert [t.blocks.block_cycles for t in result.threads] == [5000] * len(result.threads)
+    # The -v text is not kept: stdout holds cyclictest's header lines only.
+    assert len((tmp_path / "stdout").read_text().splitlines()) < 10
+
+
+@needs_cyclictest
+def test_real_run_with_lost_samples_is_partial(tmp_path: Path) -> None:
+    # 2 s at -i200 is ~10^4 cycles a thread; 3000 lines of all threads, in blocks of 200.
+    files = _real_run(tmp_path, 3000, block_cycles=200)
+    result = parse(list(files), board="local")
+    assert result.status == "partial"
+    for t in result.threads:
+        assert t.blocks is not None and t.blocks.cycles < t.samples - 200
+        assert (f"thread {t.thread}: the block maxima account for {t.blocks.cycles} of "
+                f"{t.samples} cycles: the other {t.samples - t.blocks.cycles} never reached the "
+                "-v stream, more than a block (200 cycles)") in result.reasons
+    # The maximum may also be among the lost samples: then that is said too, with the numbers.
+    assert all(r.startswith("thread ") for r in result.reasons)
+
+
+@needs_cyclictest
+def test_bench_cli_local_idle_blocks_match_the_histogram(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    subprocess.run([sys.executable, "-m", "rtgate", "bench", "--board", "local", "--scenario",
+                    "idle", "--duration", "3s", "--out", str(out)], check=True, timeout=120)
+    from rtgate.result import load_result
+    result = load_result(out / "result.json")
+    assert result.status == "complete", result.reasons
+    _check_consistent(result)
+    assert {t.blocks.block_cycles for t in result.threads} == {10_000}  # -i100: 1 s
+    assert "blocks" in [s.format for s in result.sources]
+    assert (out / "raw" / "blocks.txt").is_file()
+    stdout = (out / "raw" / "cyclictest.stdout").read_text()
+    assert len(stdout.splitlines()) < 10  # header lines only, no sample kept
+
+
+def test_reducer_is_package_data() -> None:
+    assert REDUCER.is_file() and REDUCER.suffix == ".awk"
