@@ -73,6 +73,14 @@ def test_rt_kernel_measured_in_the_guest_with_the_host_as_iperf3_peer(
         == "aarch64"
     console = (out / "console.log").read_text(errors="replace")
     assert f"RTGATE-READY release={rt_kernel.kernel_release}" in console
+    # Block maxima, reduced in the guest by busybox awk, agree with the histogram.
+    for t in result.threads:
+        assert t.blocks is not None and t.blocks.cycles == t.samples > 0
+        assert max(t.blocks.maxima_us) == t.max_us
+        assert t.blocks.block_cycles == 10_000  # the net scenario's -i100: one second
+    assert "blocks" in [s.format for s in result.sources]
+    assert (out / "raw" / "blocks.txt").is_file()
+    assert len((out / "raw" / "cyclictest.stdout").read_text().splitlines()) < 10
 
 
 def test_wrong_console_never_prints_the_marker_infra_with_log(

@@ -192,6 +192,7 @@ class QemuBoard(Board):
             raise InfraError(f"in the guest: {infra.read_text().strip()}", path=infra)
         loads = LoadReport([*board_records(plan, state), *peer.records(outcome.end)])
         outcome.cyclictest_rc = _int(state / "cyclictest-rc")
+        outcome.reducer_rc = _int(state / "reducer-rc")
         outcome.measured_s = float(_int(state / "measured-s") or 0)
         outcome.hung = (state / "hung").is_file()
         outcome.loadavg_before = _loadavg(state / "loadavg-before")
@@ -199,7 +200,8 @@ class QemuBoard(Board):
         # The parser reads the raw files where they are now, on the controller.
         host_cmd = replace(plan.cyclictest,
                            json_path=_moved(plan.cyclictest.json_path, rawdir),
-                           histfile=_moved(plan.cyclictest.histfile, rawdir))
+                           histfile=_moved(plan.cyclictest.histfile, rawdir),
+                           blocks=_moved(plan.cyclictest.blocks, rawdir))
         host_plan = replace(plan, cyclictest=host_cmd)
         info = RunInfo(run_id=raw.run_id, board=self.spec.name, virtual=True,
                        flavor=raw.flavor or (self.kernel.flavor if self.kernel else None)

@@ -15,8 +15,9 @@
 # measured but never printed before it exited.
 BEGIN {
     if (block !~ /^[1-9][0-9]*$/ || out == "") {
+        # Not "/dev/stderr": a guest's devtmpfs has no such link, busybox awk would create a file.
         print "blockmaxima.awk: usage: awk -v block=N -v out=FILE -f blockmaxima.awk" \
-            > "/dev/stderr"
+            | "cat 1>&2"
         failed = 1
         exit 2
     }
