@@ -303,7 +303,11 @@ def test_a_forged_board_result_changes_no_number(tmp_path: Path, pi: FakePi) -> 
     raw_max = _raw_max(out / "raw")
     assert raw_max > 5 and result.totals.max_us == raw_max
     assert max(t.max_us or 0 for t in result.threads) == raw_max
-    assert {Path(s.path).name for s in result.sources} == {"cyclictest.json", "cyclictest.hist"}
+    assert {Path(s.path).name for s in result.sources} == {"cyclictest.json", "cyclictest.hist",
+                                                           "blocks.txt"}
+    # The block maxima the board's reducer wrote, re-read here against the histogram.
+    assert all(t.blocks is not None and t.blocks.cycles == t.samples
+               and max(t.blocks.maxima_us) == t.max_us for t in result.threads)
     assert result.run_id.startswith("rpi5-net-") and result.board.name == "rpi5"
     # The board's claim of 5 us is kept as data, next to the result it did not make.
     assert json.loads((out / "bench-claims.json").read_text())["totals"]["max_us"] == 5
