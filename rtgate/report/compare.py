@@ -60,11 +60,14 @@ def _newest(runs: list[RunFiles]) -> dict[tuple[str, str, str], RunFiles]:
 
 
 def markdown(baseline: list[RunFiles], candidate: list[RunFiles], judge: Judge,
-             ab_test: ABTest) -> str:
+             ab_test: ABTest | None = None) -> str:
+    """The before/after table; with ``ab_test``, its decision per key in a column and a section
+    (the publisher's one-round baseline comparison has no rounds to decide from)."""
     before, after = _newest(baseline), _newest(candidate)
-    decided = {d.key: d for d in ab_test.decisions}
-    lines = ["| board | flavor | scenario | avg µs | max µs | p99.99 µs | verdict | A/B |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    decided = {d.key: d for d in ab_test.decisions} if ab_test else {}
+    extra = " A/B |" if ab_test else ""
+    lines = ["| board | flavor | scenario | avg µs | max µs | p99.99 µs | verdict |" + extra,
+             "| --- | --- | --- | --- | --- | --- | --- |" + (" --- |" if ab_test else "")]
     virtual: dict[str, None] = {}
     for key in sorted(before.keys() | after.keys()):
         b = before[key].summary if key in before else None
@@ -76,14 +79,17 @@ def markdown(baseline: list[RunFiles], candidate: list[RunFiles], judge: Judge,
             verdict = "➖ not measured by the candidate"
         else:
             verdict = _MARK[judge(after[key]).verdict] + ("" if b else " (new: no baseline)")
-        lines.append("| " + " | ".join([
-            *(cell(k) for k in key),
-            _metric(b, a, "avg_us"), _metric(b, a, "max_us"), _metric(b, a, "p99_99"),
-            verdict, _decision_cell(decided.get(key))]) + " |")
+        cells = [*(cell(k) for k in key),
+                 _metric(b, a, "avg_us"), _metric(b, a, "max_us"), _metric(b, a, "p99_99"),
+                 verdict]
+        if ab_test:
+            cells.append(_decision_cell(decided.get(key)))
+        lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
     lines += [f"> ⚠️ {cell(board)} is a virtual board — not a real-time claim: its numbers "
               "say nothing about real hardware." for board in virtual]
-    lines += ["", *ab_test.section()]
+    if ab_test:
+        lines += ["", *ab_test.section()]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
