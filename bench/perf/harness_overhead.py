@@ -1,43 +1,73 @@
 """Benchmark (b): does the harness disturb what it measures?
 
-Runs the same cyclictest command line twice for the same duration: bare (straight from the
-shell's point of view) and inside `rtgate bench --scenario idle` (progress bar, thermal sampler,
-load polling). Both results go through the same parser, and the ratios harness / bare of the
-average and p99 latency are printed: about 1.0 means the harness costs nothing measurable.
+Three arms with the same cyclictest command line (scenario idle) and duration, interleaved in
+rounds so that drifting background load falls on all of them alike:
 
-    python bench/perf/harness_overhead.py [--seconds N]
+* bare: cyclictest without -v, its stdout discarded (what a user would run);
+* reduced: the same with -v, its stream piped into the block-maxima reducer (awk), as every
+  board runs it;
+* harness: ``rtgate bench --scenario idle`` (reducer, progress bar, thermal sampler, load
+  polling).
+
+All results go through the same parser. Printed: per arm the avg and p99 latency averaged over
+the rounds, and the ratios reduced / bare and harness / bare with a 95 % interval (Student t
+over the per-round ratios: the round is the replicate, not the sample). A ratio whose interval
+holds 1.0 and lies within 1 ± 0.02 means the cost is not measurable at 2 %.
+
+    python bench/perf/harness_overhead.py [--seconds N] [--rounds R]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shlex
+import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+from scipy import stats
+
 from rtgate.bench.loads import free_port
 from rtgate.bench.plan import Params, make_plan, timeout_for
 from rtgate.bench.scenario import load_scenario
+from rtgate.cyclictest.command import Command
 from rtgate.cyclictest.parse import parse
 from rtgate.cyclictest.version import detect
 from rtgate.result import Result, load_result
 
 ROOT = Path(__file__).resolve().parent.parent.parent
+GOAL = 0.02
 
 
-def bare(seconds: int, work: Path) -> tuple[Result, list[str]]:
+def _command(seconds: int, work: Path) -> Command:
     work.mkdir(parents=True)
     scenario, source = load_scenario("idle")
     params = Params(cpus=os.cpu_count() or 1, port=free_port(), tmpdir=str(work),
                     scale=scenario.scale, timeout_s=timeout_for(scenario, seconds))
-    plan = make_plan(scenario, source, detect(), duration_s=seconds, params=params,
-                     outdir=str(work))
-    cmd = plan.cyclictest
-    subprocess.run(cmd.argv, check=True, stdout=subprocess.DEVNULL)
-    files = [Path(p) for p in (cmd.json_path, cmd.histfile) if p is not None]
-    return parse(files, board="local", scenario="idle", run_id="bare"), cmd.argv
+    return make_plan(scenario, source, detect(), duration_s=seconds, params=params,
+                     outdir=str(work)).cyclictest
+
+
+def _files(cmd: Command) -> list[Path]:
+    return [Path(p) for p in (cmd.json_path, cmd.histfile) if p is not None]
+
+
+def bare(seconds: int, work: Path) -> Result:
+    cmd = _command(seconds, work)
+    subprocess.run([a for a in cmd.argv if a != "-v"], check=True, stdout=subprocess.DEVNULL)
+    return parse(_files(cmd), board="local", scenario="idle", run_id="bare")
+
+
+def reduced(seconds: int, work: Path) -> Result:
+    cmd = _command(seconds, work)
+    subprocess.run(["sh", "-c", f"{shlex.join(cmd.argv)} | {shlex.join(cmd.reducer())}"],
+                   check=True, stdout=subprocess.DEVNULL)
+    assert cmd.blocks is not None
+    return parse([*_files(cmd), Path(cmd.blocks)], board="local", scenario="idle",
+                 run_id="reduced")
 
 
 def harness(seconds: int, work: Path) -> Result:
@@ -47,32 +77,53 @@ def harness(seconds: int, work: Path) -> Result:
     return load_result(work / "result.json")
 
 
-def _ratio(harnessed: float | None, plain: float | None) -> str:
-    if harnessed is None or plain is None or plain == 0:
-        return "n/a"
-    return f"{harnessed / plain:.2f}"
+def _metrics(r: Result) -> dict[str, float]:
+    p99 = r.totals.p99.value_us if r.totals.p99 is not None else float("nan")
+    return {"avg_us": r.totals.avg_us or float("nan"), "p99_us": p99}
+
+
+def _interval(ratios: list[float]) -> tuple[float, float, float]:
+    """Mean of the per-round ratios and its 95 % Student t interval."""
+    mean = statistics.fmean(ratios)
+    if len(ratios) < 2:
+        return mean, float("nan"), float("nan")
+    half = stats.t.ppf(0.975, len(ratios) - 1) * statistics.stdev(ratios) / len(ratios) ** 0.5
+    return mean, mean - half, mean + half
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=int, default=10, help="duration of each run (default 10)")
+    ap.add_argument("--rounds", type=int, default=5, help="rounds of the three arms (default 5)")
     args = ap.parse_args()
+    arms = {"bare": bare, "reduced": reduced, "harness": harness}
+    runs: dict[str, list[dict[str, float]]] = {name: [] for name in arms}
     with tempfile.TemporaryDirectory(prefix="rtgate-overhead-") as tmp:
-        plain, argv = bare(args.seconds, Path(tmp) / "bare")
-        harnessed = harness(args.seconds, Path(tmp) / "harness")
-    if harnessed.tool.cmdline is None or harnessed.tool.cmdline.split()[1:-3] != argv[1:-3]:
-        print("harness_overhead: the two runs used different cyclictest options", file=sys.stderr)
-        return 1
-    print(f"cyclictest {' '.join(argv[1:-3])}, {args.seconds} s each, idle")
-    print(f"{'':10}{'bare':>10}{'harness':>10}{'ratio':>8}")
-    for label, p, h in [
-        ("samples", plain.totals.samples, harnessed.totals.samples),
-        ("avg_us", plain.totals.avg_us, harnessed.totals.avg_us),
-        ("p99_us", plain.totals.p99 and plain.totals.p99.value_us,
-         harnessed.totals.p99 and harnessed.totals.p99.value_us),
-        ("max_us", plain.totals.max_us, harnessed.totals.max_us),
-    ]:
-        print(f"{label:10}{p or 0:>10.2f}{h or 0:>10.2f}{_ratio(h, p):>8}")
+        for i in range(args.rounds):
+            # Rotate the order: no arm always runs first after a pause, or last.
+            order = list(arms)[i % 3:] + list(arms)[: i % 3]
+            for name in order:
+                result = arms[name](args.seconds, Path(tmp) / f"{name}-{i}")
+                if result.status != "complete":
+                    print(f"harness_overhead: {name} run {i} is {result.status}: "
+                          f"{'; '.join(result.reasons)}", file=sys.stderr)
+                    return 1
+                runs[name].append(_metrics(result))
+    print(f"cyclictest, scenario idle, {args.seconds} s per run, {args.rounds} rounds "
+          f"of bare / reduced (-v | awk) / harness (rtgate bench), interleaved")
+    print(f"{'':8}{'bare':>9}{'reduced':>9}{'harness':>9}"
+          f"{'reduced/bare [95 % CI]':>28}{'harness/bare [95 % CI]':>28}")
+    for metric in ("avg_us", "p99_us"):
+        means = {n: statistics.fmean(r[metric] for r in runs[n]) for n in arms}
+        cells = []
+        for arm in ("reduced", "harness"):
+            m, lo, hi = _interval([a[metric] / b[metric]
+                                   for a, b in zip(runs[arm], runs["bare"], strict=True)])
+            cells.append(f"{m:.3f} [{lo:.3f}, {hi:.3f}]")
+        print(f"{metric:8}{means['bare']:>9.2f}{means['reduced']:>9.2f}{means['harness']:>9.2f}"
+              f"{cells[0]:>28}{cells[1]:>28}")
+    print(f"goal: ratios within 1 ± {GOAL:g} (an interval that is wider says the noise "
+          "of this machine, not the harness, decides)")
     return 0
 
 
