@@ -5,6 +5,13 @@ known: the result is partial or degraded, it has fewer samples than the budget a
 metric is absent (summary-only input has no percentiles), a percentile is only known as
 "≥ histogram limit" with the limit at or below the budget, or an average known only to 1 µs
 (cyclictest's integer average: the true mean lies in [avg, avg + 1)) straddles the budget.
+
+The tail budget (``pwcet_us``) is judged on the pWCET's confidence interval, estimated here from
+the result's block maxima rather than read from the result: the estimate depends on the budget's
+exceedance rate, and a number a board or a pull request wrote is never what decides (the block
+maxima themselves are re-derived from the raw files). It passes only when the upper bound is
+within the budget, fails only when the lower bound exceeds it, and is incomplete ("measure
+more") in between or when the data give no valid estimate.
 """
 
 from __future__ import annotations
@@ -14,8 +21,9 @@ from enum import StrEnum
 from pathlib import Path
 
 from rtgate.errors import Exit, InputError
-from rtgate.gate.thresholds import Budget, Thresholds, flavor_of
+from rtgate.gate.thresholds import Budget, PwcetBudget, Thresholds, flavor_of
 from rtgate.result import Percentile, Result, load_result
+from rtgate.stats import tail
 
 
 class Verdict(StrEnum):
@@ -50,6 +58,8 @@ class Check:
     verdict: Verdict
     why: str = ""  # why the check is incomplete
     below: float | None = None  # with lower_bound: the value is known to lie in [measured, below)
+    interval: tuple[float, float] | None = None  # an estimate's confidence interval
+    context: str = ""  # what the estimate is (rate, confidence, method), shown with it
 
     @property
     def name(self) -> str:
@@ -62,17 +72,21 @@ class Check:
     @property
     def measured_text(self) -> str:
         if self.measured is None:
-            return "absent"
+            return "no valid estimate" if self.context else "absent"
+        if self.interval is not None:
+            lo, hi = self.interval
+            return f"{fmt(self.measured)}{self.unit} in [{fmt(lo)}, {fmt(hi)}] ({self.context})"
         if self.below is not None:
             return f"[{fmt(self.measured)}, {fmt(self.below)}){self.unit}"
         return f"{'≥' if self.lower_bound else ''}{fmt(self.measured)}{self.unit}"
 
     @property
     def margin(self) -> float | None:
-        """Room left before the budget breaks: negative when it is exceeded."""
+        """Room left before the budget breaks: negative when it is exceeded. For an estimate,
+        the room its upper confidence bound leaves."""
         if self.measured is None:
             return None
-        room = self.budget - self.measured
+        room = self.budget - (self.interval[1] if self.interval else self.measured)
         return room if self.op == "<=" else -room
 
     @property
@@ -148,6 +162,8 @@ def evaluate(result: Result, budget: Budget, source: Path) -> Evaluation:
             check = _judge(metric, limit, value)
             truncated = metric == "avg_us" and totals.avg_truncated
             checks.append(_truncated(check) if truncated else check)
+    if budget.pwcet_us is not None:
+        checks.append(_pwcet(result, budget.pwcet_us))
     if whole:
         # An untrustworthy measurement judges nothing: every check is reported, none decides.
         why = "; ".join(whole)
@@ -173,6 +189,38 @@ def _judge(metric: str, budget: float, value: float | Percentile | None) -> Chec
                      f"only known as ≥ {fmt(measured)} µs (samples overflowed the histogram), "
                      "which does not show whether the budget holds")
     return Check(metric, "<=", budget, measured, False, Verdict.PASS)
+
+
+def _pwcet(result: Result, limit: PwcetBudget) -> Check:
+    """The tail budget judged on the pWCET of all threads together (rtgate.stats.tail)."""
+    context = f"at {limit.per_hour:g}/h, {tail.CONFIDENCE:.0%} CI, GEV on block maxima"
+    series: list[tuple[str, list[int], float]] = []
+    missing: list[str] = []
+    for t in result.threads:
+        if t.blocks is None or t.interval_us is None:
+            missing.append(f"thread {t.thread} has no "
+                           + ("block maxima" if t.blocks is None else "interval"))
+            continue
+        whole = t.blocks.cycles // t.blocks.block_cycles  # a shorter last block is left out
+        series.append((f"thread {t.thread}", t.blocks.maxima_us[:whole],
+                       t.blocks.block_cycles * t.interval_us / 1e6))
+    if missing or not series:
+        why = "; ".join(missing) or "the result has no threads"
+        return Check("pwcet_us", "<=", limit.max, None, False, Verdict.INCOMPLETE,
+                     f"no valid estimate: {why}", context=context)
+    estimate, _ = tail.pwcet_all(series, limit.per_hour)
+    if estimate.value_us is None or estimate.lower_us is None or estimate.upper_us is None:
+        return Check("pwcet_us", "<=", limit.max, None, False, Verdict.INCOMPLETE,
+                     f"no valid estimate: {estimate.why_not}", context=context)
+    check = Check("pwcet_us", "<=", limit.max, estimate.value_us, False, Verdict.PASS,
+                  interval=(estimate.lower_us, estimate.upper_us), context=context)
+    if estimate.lower_us > limit.max:
+        return replace(check, verdict=Verdict.FAIL)
+    if estimate.upper_us > limit.max:
+        return replace(check, verdict=Verdict.INCOMPLETE,
+                       why="the interval straddles the budget: measure more (a longer run "
+                           "narrows it)")
+    return check
 
 
 def _truncated(check: Check) -> Check:
