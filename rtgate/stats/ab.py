@@ -337,3 +337,78 @@ def decide(comparisons: Sequence[Comparison], alpha: float = 0.01) -> list[Decis
                                   (len(c.a), len(c.b)), c.min_effect_us, alpha, reasons))
     return decisions
 
+
+
+# ---- Sequential rounds: when the gate looks again after every pair of rounds -------------------
+
+SPENDING = "Lan-DeMets Pocock-type alpha spending, alpha·ln(1 + (e − 1)·t), t = rounds / planned"
+
+
+def spent(alpha: float, fraction: float) -> float:
+    """The share of ``alpha`` spent by information fraction ``fraction`` (rounds a side done /
+    rounds a side planned at the cap): Lan-DeMets' Pocock-type function. Pocock's shape spends
+    early, so a clear case (a PR that changed nothing, a gross regression) stops early."""
+    t = min(max(fraction, 0.0), 1.0)
+    return alpha * math.log1p((math.e - 1) * t)
+
+
+@dataclass(frozen=True)
+class Look:
+    """One look at the data: rounds a side, the alpha it spent, the decisions it made."""
+
+    rounds: int
+    alpha: float
+    decisions: list[Decision]
+
+
+@dataclass
+class Sequential:
+    """Decide after every pair of rounds, stopping a key as soon as it is decided, with the
+    false-alarm rate of the whole sequence at most ``alpha``.
+
+    Looks come at 3, 4, …, ``planned`` rounds a side; look k decides with ``decide`` at its
+    increment of the spending function, spent(k / planned) − spent((k − 1) / planned) (the first
+    look takes all of spent(3 / planned)). The increments add up to ``alpha`` at the cap, and a
+    false claim at any look has probability at most that look's increment, so the chance of one
+    anywhere in the sequence is at most ``alpha`` whatever the looks' dependence and wherever the
+    loop stops (Bonferroni over looks: conservative, but exact for permutation p-values and
+    Holm, where the usual Brownian-motion boundaries are not). A key's first decided look is
+    final: it is not measured or looked at again. Stopping before the cap leaves the rest of
+    ``alpha`` unspent.
+    """
+
+    alpha: float
+    planned: int
+    looks: list[Look] = field(default_factory=list)
+    final: dict[Key, Decision] = field(default_factory=dict)
+
+    def alpha_at(self, rounds: int) -> float:
+        if not MIN_ROUNDS <= rounds <= self.planned:
+            return 0.0
+        before = 0.0 if rounds == MIN_ROUNDS else spent(self.alpha, (rounds - 1) / self.planned)
+        return spent(self.alpha, rounds / self.planned) - before
+
+    def look(self, rounds: int, comparisons: Sequence[Comparison]) -> Look:
+        """Decide the keys not yet decided, with ``rounds`` rounds a side each."""
+        share = self.alpha_at(rounds)
+        open_ = [c for c in comparisons if c.key not in self.final]
+        look = Look(rounds, share, decide(open_, share) if share > 0 and open_ else [])
+        self.final |= {d.key: d for d in look.decisions if d.outcome is not Outcome.UNKNOWN}
+        self.looks.append(look)
+        return look
+
+    @property
+    def alpha_spent(self) -> float:
+        return sum(look.alpha for look in self.looks)
+
+    def stopped(self, keys: Sequence[Key]) -> bool:
+        """Some key is worse (the check fails whatever the rest do), or every key is decided."""
+        return (any(d.outcome is Outcome.WORSE for d in self.final.values())
+                or all(k in self.final for k in keys))
+
+    def latest(self, key: Key) -> Decision | None:
+        """The key's final decision, else its decision at the latest look that saw it."""
+        if key in self.final:
+            return self.final[key]
+        return next((d for look in reversed(self.looks) for d in look.decisions if d.key == key),
+                    None)
