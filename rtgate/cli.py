@@ -34,6 +34,7 @@ COMMANDS = {
     "kernel": "rtgate.kernel.cli",
     "board": "rtgate.board.cli",
     "pipeline": "rtgate.pipeline",
+    "ab": "rtgate.ab",
     "report": "rtgate.report.cli",
     "compare": "rtgate.report.cli",
 }

@@ -3,10 +3,16 @@ simulation), and the gate's loop run end to end on the `local` board through the
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 from scipy import stats
 
+from rtgate.result import load_result
 from rtgate.stats import ab
 
 KEY = ("synthetic", "rt", "idle")
@@ -68,3 +74,66 @@ def test_the_sequential_false_alarm_rate_holds_with_the_stopping_rule() -> None:
     assert sequential / trials <= alpha, sequential
     assert stats.binomtest(sequential, trials).proportion_ci(0.95).low <= alpha, sequential
     assert stats.binomtest(naive, trials).proportion_ci(0.95).low > alpha, naive
+
+
+# ---- the gate's loop, end to end on this machine -------------------------------------------
+
+PLANTED = Path(__file__).parent / "data" / "ab" / "scenario"  # idle + a SCHED_FIFO 99 load
+EXIT = {"same": 0, "better": 0, "worse": 1, "undecided": 4}
+
+
+def rtgate_ab(out: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "rtgate", "ab", "--board", "local", "--scenarios", "idle",
+         "--round-duration", "2s", "--min-effect-us", "50", "--out", str(out), *args],
+        capture_output=True, text=True, timeout=180)
+
+
+def test_local_b_under_a_planted_load_is_worse_in_interleaved_rounds(tmp_path: Path) -> None:
+    proc = rtgate_ab(tmp_path, "--cand-scenario-dir", str(PLANTED), "--max-time", "70s",
+                     "--alpha", "0.2")
+    report = json.loads((tmp_path / "ab.json").read_text())
+    # The planted load costs milliseconds: the test must not call it same; it is worse as soon
+    # as the rounds a side allow the permutation tests a p-value small enough (6 here).
+    assert report["outcome"] != "same", proc.stderr[-2000:]
+    assert proc.returncode == EXIT[report["outcome"]] == report["exit"]
+    assert report["outcome"] == "worse", report
+    (d,) = report["decisions"]
+    assert (d["board"], d["scenario"], d["outcome"], d["final"]) == ("local", "idle", "worse", True)
+    p999 = next(e for e in d["effects"] if e["metric"] == "p99.9")
+    assert p999["low_us"] > 50, p999  # a regression of milliseconds, beyond the margin
+    # Alpha spent look by look, within the rate; the loop stopped at its first decision.
+    assert sum(look["alpha"] for look in report["looks"]) == report["alpha_spent"] <= 0.2
+    assert [look["decisions"]["/".join(("local", d["flavor"], "idle"))]
+            for look in report["looks"]][-1] == "worse"
+    assert all(v == "unknown" for look in report["looks"][:-1] for v in look["decisions"].values())
+    # Rounds interleaved A B B A A B …, one directory each, each a complete result.
+    rounds = report["pairs"]
+    assert d["rounds"] == {"A": rounds, "B": rounds}
+    start = {(side, n): load_result(tmp_path / side / f"round-{n}" / "running" / "idle"
+                                    / "result.json").start
+             for side in "AB" for n in range(1, rounds + 1)}
+    for n in range(1, rounds + 1):
+        first, second = ("A", "B") if n % 2 else ("B", "A")
+        assert start[(first, n)] < start[(second, n)]
+    md = (tmp_path / "ab.md").read_text()
+    assert "**worse**" in md and "Not a comparison of two kernels" in md
+    assert f"| {rounds}/{rounds} |" in md and "`max ≤ 100000 · avg ≤ 1000 µs" in md
+
+
+def test_local_a_a_is_not_worse_and_undecided_is_its_own_outcome(tmp_path: Path) -> None:
+    proc = rtgate_ab(tmp_path, "--max-time", "20s")
+    report = json.loads((tmp_path / "ab.json").read_text())
+    assert report["outcome"] in ("same", "better", "undecided"), report
+    assert proc.returncode == EXIT[report["outcome"]] == report["exit"]
+    md = (tmp_path / "ab.md").read_text()
+    assert "(an A/A check)" in md
+    if report["outcome"] == "undecided":
+        assert "time cap" in report["why"] and "infrastructure" not in md.lower()
+        assert "undecided at the time cap" in md
+
+
+def test_a_local_run_refuses_kernels_before_measuring(tmp_path: Path) -> None:
+    proc = rtgate_ab(tmp_path, "--max-time", "20s", "--base", str(tmp_path))
+    assert proc.returncode == 2, proc.stderr
+    assert "measures its running kernel" in proc.stderr and not (tmp_path / "A").exists()
