@@ -207,8 +207,9 @@ class Gate:
                 better = any(d.outcome is ab.Outcome.BETTER for d in seq.final.values())
                 self.outcome = "worse" if worse else "better" if better else "same"
                 return
-            if self.pairs >= seq.planned or self.elapsed_s * (1 + 1 / self.pairs) \
-                    > self.args.max_time:
+            next_pair_ends = self.elapsed_s * (1 + 1 / self.pairs)
+            if self.pairs >= seq.planned or seq.planned < ab.MIN_ROUNDS \
+                    or next_pair_ends > self.args.max_time:
                 self.why = (f"the time cap ({fmt(self.args.max_time)} s) was reached after "
                             f"{self.pairs} round(s) a side with some key still unknown")
                 if seq.planned < ab.MIN_ROUNDS:

@@ -89,6 +89,7 @@ def rtgate_ab(out: Path, *args: str) -> subprocess.CompletedProcess[str]:
         capture_output=True, text=True, timeout=180)
 
 
+@pytest.mark.integration
 def test_local_b_under_a_planted_load_is_worse_in_interleaved_rounds(tmp_path: Path) -> None:
     proc = rtgate_ab(tmp_path, "--cand-scenario-dir", str(PLANTED), "--max-time", "70s",
                      "--alpha", "0.2")
@@ -121,6 +122,7 @@ def test_local_b_under_a_planted_load_is_worse_in_interleaved_rounds(tmp_path: P
     assert f"| {rounds}/{rounds} |" in md and "`max ≤ 100000 · avg ≤ 1000 µs" in md
 
 
+@pytest.mark.integration
 def test_local_a_a_is_not_worse_and_undecided_is_its_own_outcome(tmp_path: Path) -> None:
     proc = rtgate_ab(tmp_path, "--max-time", "20s")
     report = json.loads((tmp_path / "ab.json").read_text())
