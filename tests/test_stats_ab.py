@@ -138,3 +138,46 @@ def test_the_family_wise_false_alarm_rate_holds_across_keys_and_metrics() -> Non
     assert rate.low <= alpha, (alarms, trials)
     assert stats.binomtest(uncorrected, trials).proportion_ci(0.95).low > alpha, uncorrected
 
+
+
+def _speed_bench():  # type: ignore[no-untyped-def]
+    """bench/perf/ab_speed.py holds the reference: scipy's functions called once per split."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).parents[1] / "bench" / "perf" / "ab_speed.py"
+    spec = importlib.util.spec_from_file_location("ab_speed", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize(("seed", "n_b", "n_a", "shift", "sampled"), [
+    (21, 3, 3, 0.0, False), (22, 4, 5, 2.0, False), (23, 5, 5, -3.0, False),
+    (24, 6, 4, 8.0, False), (25, 5, 6, 0.0, True), (26, 6, 6, 3.0, True)])
+def test_vectorised_block_tests_equal_scipys_functions_per_split(
+        seed: int, n_b: int, n_a: int, shift: float, sampled: bool,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every statistic and p-value of the vectorised round-split tests is what scipy's
+    mannwhitneyu, ks_2samp, anderson_ksamp and np.quantile give on each split's pooled blocks
+    (exact enumeration, and the seeded sample when there are too many splits)."""
+    bench = _speed_bench()
+    if sampled:
+        monkeypatch.setattr(ab, "EXACT_PERMUTATIONS", 100)
+        monkeypatch.setattr(ab, "SAMPLED_PERMUTATIONS", 499)
+    rng = np.random.default_rng(seed)
+    b, a = bench.blocks(rng, n_b, shift=shift), bench.blocks(rng, n_a)
+    want = bench.reference_block_tests(1, b, a)
+    got = ab._block_tests(1, b, a)
+    assert [t.name for t in got] == [t.name for t in want]
+    assert [t.p for t in got] == [t.p for t in want]
+    np.testing.assert_allclose([t.statistic for t in got], [t.statistic for t in want],
+                               rtol=1e-12, atol=1e-12)
+
+
+def test_block_tests_when_every_block_is_the_same_value() -> None:
+    """No distinct values: scipy's AD refuses; the split cannot matter, so p = 1."""
+    same = [np.full(4, 12.0) for _ in range(6)]
+    results = ab._block_tests(0, same[:3], same[3:])
+    assert [t.p for t in results] == [1.0, 1.0, 1.0]
