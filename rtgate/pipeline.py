@@ -19,6 +19,7 @@ from rtgate.bench.cli import duration, scale
 from rtgate.board.base import KernelArtifacts
 from rtgate.board.cli import measure
 from rtgate.board.spec import BoardSpec, load_board
+from rtgate.board.tuning import Profile, load_profile
 from rtgate.errors import InfraError, InputError
 from rtgate.gate import infrarecord, junit, markdown
 from rtgate.gate.thresholds import flavor_of, load_thresholds
@@ -87,6 +88,18 @@ def _kernel(spec: BoardSpec, flavor: str, args: argparse.Namespace, out: Path,
     return KernelArtifacts.from_dir(built.out)
 
 
+def tuning_profile(spec: BoardSpec, args: argparse.Namespace) -> Profile | None:
+    """``--tuning``, refused on the local board unless the user allows changing the host."""
+    if not args.tuning:
+        return None
+    profile = load_profile(args.tuning)
+    if spec.driver == "local" and (profile.boot or profile.runtime) \
+            and not args.allow_host_changes:
+        raise InputError(f"tuning profile {profile.name!r} changes this machine's settings: "
+                         "give --allow-host-changes (run-time writes are undone at the end)")
+    return profile
+
+
 def run_all(spec: BoardSpec, flavors: list[str], scenarios: list[str],
             args: argparse.Namespace, console: Console) -> list[Run]:
     runs: list[Run] = []
@@ -103,7 +116,7 @@ def run_all(spec: BoardSpec, flavors: list[str], scenarios: list[str],
                          f"{flavor or 'running kernel'} {scenario} ({args.duration} s)")
             try:
                 m = measure(spec, kernel, scenario, args.duration, out,
-                            flavor=flavor or None, scale=args.scale)
+                            flavor=flavor or None, scale=args.scale, profile=args.profile)
             except InfraError as exc:
                 console.print(f"[red]infrastructure failure:[/] {exc.oneline()}")
                 runs.append(Run(flavor, scenario, out, infra=exc))
@@ -155,6 +168,7 @@ def handler(args: argparse.Namespace) -> int:
     spec = load_board(args.board)
     flavors = _flavors(spec, args.flavors)
     thresholds = load_thresholds(args.thresholds)  # a bad budget file fails before any build
+    args.profile = tuning_profile(spec, args)
     runs = run_all(spec, flavors, _scenarios(spec, args.scenarios), args, console)
 
     outcomes: list[Outcome] = judge([r.result for r in runs if r.result], thresholds,
@@ -186,6 +200,16 @@ def _csv(text: str) -> list[str]:
     return items
 
 
+def add_tuning_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--tuning", metavar="PROFILE",
+                   help="tuning profile from bench/tuning/ (none, isolated) or a .yml path: "
+                        "applied on the board, read back after boot and at the end (a setting "
+                        "not in effect makes the run incomplete, exit 3), recorded in the result")
+    p.add_argument("--allow-host-changes", action="store_true",
+                   help="the local board may apply a profile's run-time writes to this machine "
+                        "(undone at the end of the run, or at the next start after a crash)")
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = subparsers.add_parser(
         "pipeline", help="build, boot, measure and gate every flavor × scenario on a board",
@@ -208,6 +232,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
                    help="where the kernel toolchain runs")
     p.add_argument("--scale", type=scale, default=None, help="multiply load instances/streams")
     p.add_argument("--thresholds", type=Path, default=paths.THRESHOLDS, metavar="FILE")
+    add_tuning_arguments(p)
     p.add_argument("--allow-unbudgeted", action="store_true",
                    help="a result no budget matches is reported as skipped, not an error")
     p.set_defaults(func=handler)

@@ -153,6 +153,31 @@ class Load(_Model):
     early_exit: bool = False
 
 
+class TuningCheck(_Model):
+    """One setting of a tuning profile, read back on the board."""
+
+    setting: str
+    phase: Literal["boot", "run", "end"] = Field(
+        description="After boot (before measuring), during the run (affinities), at the end.")
+    expected: str
+    actual: str
+    status: Literal["ok", "failed", "optional"] = Field(
+        description="optional: not in effect, but the profile allows that on this board.")
+
+
+class Tuning(_Model):
+    """The tuning profile the board was set up with (bench/tuning/NAME.yml) and its
+    verification: a failed check makes the result incomplete."""
+
+    profile: str
+    isolated_cpus: str | None = None
+    housekeeping_cpus: str | None = None
+    boot_args: list[str] = Field(default_factory=list)
+    firmware: list[str] = Field(default_factory=list)
+    runtime: list[str] = Field(default_factory=list)
+    checks: list[TuningCheck] = Field(default_factory=list)
+
+
 class Result(_Model):
     schema_: Literal["rtgate/result/v2"] = Field(SCHEMA_ID, alias="schema")
     run_id: str
@@ -174,6 +199,8 @@ class Result(_Model):
                     "prompt), each with its file and line.")
     loads: list[Load] = Field(default_factory=list)
     environment: dict[str, Any] = Field(default_factory=dict)
+    tuning: Tuning | None = Field(
+        None, description="Absent: no tuning profile (the board as it boots, profile none).")
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
@@ -182,6 +209,11 @@ class Result(_Model):
 
     def write(self, path: str | Path) -> Path:
         return write_atomic(Path(path), self.to_json())
+
+
+def profile_of(result: Result) -> str:
+    """The tuning profile a result was measured with; untuned results are ``none``."""
+    return result.tuning.profile if result.tuning else "none"
 
 
 def write_atomic(path: Path, text: str) -> Path:

@@ -24,6 +24,7 @@ from types import TracebackType
 from typing import Any
 
 from rtgate.board.spec import BoardSpec
+from rtgate.board.tuning import Profile
 from rtgate.errors import InputError, RtgateError
 from rtgate.result import Result
 
@@ -102,6 +103,8 @@ class Board(ABC):
     def __init__(self, spec: BoardSpec) -> None:
         self.spec = spec
         self.kernel: KernelArtifacts | None = None
+        self.profile: Profile | None = None
+        """The tuning profile to apply and verify (rtgate.board.tuning); None: as it boots."""
 
     @property
     def virtual(self) -> bool:

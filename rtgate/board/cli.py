@@ -13,6 +13,7 @@ from rtgate.bench.cli import duration, scale
 from rtgate.board.base import KernelArtifacts, Measurement
 from rtgate.board.drivers import open_board
 from rtgate.board.spec import BoardSpec, list_boards, load_board
+from rtgate.board.tuning import Profile
 from rtgate.errors import Exit
 
 EPILOG = """\
@@ -47,9 +48,12 @@ def list_command(args: argparse.Namespace) -> int:
 
 
 def measure(spec: BoardSpec, kernel: KernelArtifacts | None, scenario: str, duration_s: int,
-            out: Path, *, flavor: str | None = None, scale: float | None = None) -> Measurement:
-    """deploy → boot → run → collect → restore on one board (restore also on failure)."""
+            out: Path, *, flavor: str | None = None, scale: float | None = None,
+            profile: Profile | None = None) -> Measurement:
+    """deploy → boot → run → collect → restore on one board (restore also on failure), set up
+    with ``profile`` (applied, verified and recorded in the result)."""
     with open_board(spec, out) as board:
+        board.profile = profile
         board.deploy(kernel)
         board.boot()
         raw = board.run(scenario, duration_s, out, flavor=flavor, scale=scale)

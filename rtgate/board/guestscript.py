@@ -114,15 +114,15 @@ def render(plan: Plan, guest_loads: list[str], epoch: float | None = None) -> st
     ]
     # Reverse order: a client goes before its server, as in the local runner.
     lines += [f"stop_load {load.name}" for load in reversed(loads)]
-    return "\n".join([*lines, _send("raw", "meta", "state")])
+    return "\n".join([*lines, send("raw", "meta", "state")])
 
 
 def probe() -> str:
     """The script that describes the guest (kernel, CPUs, tool versions) into ``meta/``."""
-    return PROBE + _send("meta")
+    return PROBE + send("meta")
 
 
-def _send(*dirs: str) -> str:
+def send(*dirs: str) -> str:
     """Lines that send ``dirs`` of the guest root back over the console, checksummed."""
     return "\n".join([
         f"tar -C {GUEST_ROOT} -czf /tmp/rtgate-out.tgz {' '.join(dirs)}",

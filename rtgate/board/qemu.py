@@ -31,10 +31,13 @@ from rtgate.board.console import SerialConsole
 from rtgate.board.guestenv import GuestFacts, LoadReport, board_records
 from rtgate.board.peer import PeerLoads, controller_cpus, split
 from rtgate.board.spec import BoardSpec, QemuOptions
+from rtgate.board.tuning import Applied, parse_readback, programs, recorded
 from rtgate.cyclictest.version import parse_help
 from rtgate.errors import InfraError, InputError
+from rtgate.result import TuningCheck
 
 PROBE_TIMEOUT_S = 30
+TUNING_STATE = "/tmp/rtgate-tuning"
 POWEROFF_GRACE_S = 10
 
 
@@ -50,6 +53,7 @@ class QemuBoard(Board):
         self.host_port = 0
         self.idle = False
         """The guest waits for a script (it printed RTGATE-READY after the last one)."""
+        self.tuning_checks: list[TuningCheck] = []
         self._status = Console(stderr=True)
 
     @property
@@ -69,9 +73,14 @@ class QemuBoard(Board):
         with self._status.status("qemu-arm64: preparing the initramfs (Debian arm64 packages)"):
             self.initrd = initramfs.build(self.opts.packages, self.opts.skip_packages)
 
+    @property
+    def tuned(self) -> Applied | None:
+        return Applied(self.profile, self.spec.name, self.smp) if self.profile else None
+
     def argv(self) -> list[str]:
         assert self.kernel is not None and self.initrd is not None
-        append = [f"console={self.opts.console}", "rdinit=/init", *self.opts.append]
+        append = [f"console={self.opts.console}", "rdinit=/init", *self.opts.append,
+                  *(self.tuned.boot_args() if self.tuned else [])]
         return [
             self.opts.binary, "-M", self.opts.machine, "-cpu", self.opts.cpu,
             "-m", self.opts.memory, "-smp", str(self.smp), "-accel", "tcg",
@@ -101,7 +110,19 @@ class QemuBoard(Board):
         if problem := self.kernel.mismatch(self.facts.get("uname-r"), self.facts.get("uname-v")):
             self.close()
             raise InfraError(f"{problem}; console log kept", path=self.console_log)
+        if self.tuned:
+            # A fresh guest every boot: the run-time writes need no undo, only a read-back.
+            self.tuning_checks = self.tuned.verify(
+                self._readback(self.tuned.apply_script(TUNING_STATE)), "boot")
         return self.kernel.release
+
+    def _readback(self, before: str = "", name: str = "tuning") -> dict[str, list[str]]:
+        assert self.tuned is not None
+        script = (f"rm -rf {guestscript.META} && mkdir -p {guestscript.META}\n{before}"
+                  f"{{\n{self.tuned.readback_script(TUNING_STATE)}}} >{guestscript.META}/{name}\n"
+                  + guestscript.send("meta"))
+        return parse_readback(GuestFacts.from_tar(self._exchange(script, PROBE_TIMEOUT_S))
+                              .files.get(name, ""))
 
     def _exchange(self, script: str, timeout_s: float) -> bytes:
         """Run a script that only sends files back; return its tar.gz."""
@@ -125,6 +146,8 @@ class QemuBoard(Board):
         assert self.facts is not None
         scenario, source = load_scenario(scenario_ref)
         on_board, on_peer = split(scenario, self.opts.peer, self.host_port)
+        if self.tuned:
+            on_board = self.tuned.pin(on_board)
         common = {"scale": scale or scenario.scale,
                   "timeout_s": timeout_for(scenario, duration_s)}
         guest = Params(cpus=self.facts.cpus, port=self.opts.peer.board_port,
@@ -158,7 +181,11 @@ class QemuBoard(Board):
         budget = plan.warmup_s + plan.duration_s + self.opts.run_margin_s
         deadline = time.monotonic() + budget
         self.idle = False
-        self.console.send_script(guestscript.render(plan, guest_loads))
+        # The tasks' real affinities, sampled once loads and cyclictest run.
+        sampler = (f"( sleep {plan.warmup_s + 1:g}; mkdir -p {guestscript.STATE}; {{\n"
+                   f"{self.tuned.readback_script(tasks=True)}}} >{guestscript.STATE}/tuning-run"
+                   " ) &\n") if self.tuned else ""
+        self.console.send_script(sampler + guestscript.render(plan, guest_loads))
         try:
             with self._status.status(f"{self.spec.name}: {plan.scenario}: starting loads") as st:
                 while True:
@@ -209,6 +236,12 @@ class QemuBoard(Board):
                        cyclictest_version=self.facts.cyclictest_version)
         env = self.facts.environment(self.spec, self.smp)
         result = loads.apply(assemble(host_plan, outcome, env, rawdir, info))
+        if self.tuned:
+            during = parse_readback(_text(state / "tuning-run"))
+            checks = [*self.tuning_checks,
+                      *self.tuned.verify_tasks(during, programs(plan.loads)),
+                      *self.tuned.verify(self._readback(name="tuning-end"), "end")]
+            result = recorded(result, self.tuned.record(checks))
         path = result.write(raw.out / "result.json")
         if (raw.out / "console.log").resolve() != self.console_log.resolve():
             shutil.copyfile(self.console_log, raw.out / "console.log")
@@ -234,6 +267,13 @@ class QemuBoard(Board):
 
 def _moved(guest_path: str | None, rawdir: Path) -> str | None:
     return None if guest_path is None else str(rawdir / Path(guest_path).name)
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
 
 
 def _int(path: Path) -> int | None:
