@@ -178,6 +178,42 @@ class Tuning(_Model):
     checks: list[TuningCheck] = Field(default_factory=list)
 
 
+class TraceComponent(_Model):
+    """One part of a breach's latency, as the tracer's analysis splits it."""
+
+    name: str = Field(description="e.g. 'IRQ handler delay', 'Blocking thread', 'IRQ latency'")
+    us: Micros
+    share: float | None = Field(None, description="Percent of the breach's total latency.")
+
+
+class TraceBreach(_Model):
+    """What the tracer saw at one breach: where the time went and who held the CPU."""
+
+    cpu: int | None = None
+    kind: Literal["irq", "thread"] = Field(
+        description="Whether the timer interrupt or the woken thread crossed the threshold.")
+    total_us: Micros
+    components: list[TraceComponent] = Field(default_factory=list)
+    blocking_task: str | None = Field(None, description="comm:pid of the task that ran instead.")
+    stack: list[str] = Field(default_factory=list,
+                             description="Kernel stack at the breach, innermost first.")
+
+
+class Trace(_Model):
+    """A follow-up run after a breaching measurement, with a tracer armed to stop at the
+    threshold (the measurement itself runs untraced): its analysis and raw trace."""
+
+    tool: str = Field(description="'rtla timerlat' or 'cyclictest breaktrace'")
+    version: str | None = None
+    threshold_us: Micros
+    cap_s: int = Field(ge=1, description="The follow-up run's time cap.")
+    breached: bool = Field(description="False: it ran the cap out without breaching again.")
+    breaches: list[TraceBreach] = Field(default_factory=list)
+    raw: list[str] = Field(default_factory=list,
+                           description="The tracer's raw outputs, relative to the result.")
+    note: str | None = Field(None, description="Why there is no analysis, when there is none.")
+
+
 class Result(_Model):
     schema_: Literal["rtgate/result/v2"] = Field(SCHEMA_ID, alias="schema")
     run_id: str
@@ -201,6 +237,8 @@ class Result(_Model):
     environment: dict[str, Any] = Field(default_factory=dict)
     tuning: Tuning | None = Field(
         None, description="Absent: no tuning profile (the board as it boots, profile none).")
+    trace: Trace | None = Field(
+        None, description="Absent: no trace was taken (no breach, or not asked for).")
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
