@@ -72,7 +72,7 @@ def _scenarios(spec: BoardSpec, requested: list[str] | None) -> list[str]:
     return list(dict.fromkeys(s for r in named for s in (spec.scenarios if r == "board" else [r])))
 
 
-def _kernel(spec: BoardSpec, flavor: str, args: argparse.Namespace, out: Path,
+def kernel_for(spec: BoardSpec, flavor: str, args: argparse.Namespace, out: Path,
             console: Console) -> KernelArtifacts | None:
     if not spec.kernel_board:
         return None
@@ -106,7 +106,7 @@ def run_all(spec: BoardSpec, flavors: list[str], scenarios: list[str],
     total = len(flavors) * len(scenarios)
     for flavor in flavors:
         try:
-            kernel = _kernel(spec, flavor, args, args.out, console)
+            kernel = kernel_for(spec, flavor, args, args.out, console)
         except InfraError as exc:
             runs += [Run(flavor, s, args.out / flavor / s, infra=exc) for s in scenarios]
             continue

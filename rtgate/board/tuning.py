@@ -282,7 +282,9 @@ class Applied:
         if any(b.param == "preempt" for b in self.boot):
             lines += ["[ -d /sys/kernel/debug/sched ] || "
                       "mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null",
-                      "rb preempt /sys/kernel/debug/sched/preempt"]
+                      "rb preempt /sys/kernel/debug/sched/preempt",
+                      "printf 'preempt_log\\t%s\\n' \"$(dmesg 2>/dev/null | "
+                      "grep -o 'Dynamic Preempt: [a-z]*' | tail -n 1)\""]
         for r in self.runtime:
             if r.path:
                 lines.append(f"for p in {r.path}; do rb \"write.{r.name}.$p\" \"$p\"; done")
@@ -344,11 +346,14 @@ class Applied:
                                f"{_cpu_set_text(want)}", _cpu_set_text(have & want),
                                want <= have, b.optional)
         if b.param == "preempt":
+            # debugfs marks the active model "(full)"; without debugfs the boot log says it.
             text = _one(rb, "preempt")
-            m = re.search(r"\((\w+)\)", text or "")
-            return self._check(b.param, phase, f"active model ({b.value}) in "
-                               "/sys/kernel/debug/sched/preempt", text, bool(m) and
-                               m.group(1) == b.value if m else False, b.optional)
+            m = re.search(r"\((\w+)\)", text or "") if text else \
+                re.search(r"Dynamic Preempt: (\w+)", _one(rb, "preempt_log") or "")
+            where = "/sys/kernel/debug/sched/preempt" if text else "the boot log"
+            return self._check(b.param, phase, f"active model {b.value} ({where})",
+                               text or _one(rb, "preempt_log") or None,
+                               bool(m) and m.group(1) == b.value, b.optional)
         return self._check(b.param, phase, f"{word} on /proc/cmdline", word, True, b.optional)
 
     def _runtime(self, r: RuntimeSetting, rb: dict[str, list[str]], phase: str) -> TuningCheck:

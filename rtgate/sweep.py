@@ -1,0 +1,269 @@
+"""`rtgate sweep`: the preemption models side by side under each load (seed 004's table).
+
+Where the non-RT kernel has PREEMPT_DYNAMIC, one build serves none, voluntary and full, chosen
+with ``preempt=`` on the command line; the active model is then read back on the board
+(/sys/kernel/debug/sched/preempt, else the boot log's "Dynamic Preempt:") like any tuning
+setting, and a run whose model did not take is incomplete. Such a model is labelled
+``dynamic-none`` etc.: a dynamic "none" keeps the static-call machinery of a preemptible kernel
+and is not the compiled-in ``none.config`` kernel, which ``--static`` measures instead (one build
+per model). RT is its own build either way (6.12's PREEMPT_DYNAMIC excludes PREEMPT_RT).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+
+from rtgate import paths
+from rtgate.bench.cli import duration, scale
+from rtgate.board.base import KernelArtifacts
+from rtgate.board.cli import measure
+from rtgate.board.spec import load_board
+from rtgate.board.tuning import BootParam, Profile, load_profile
+from rtgate.errors import Exit, InfraError, InputError
+from rtgate.gate import markdown
+from rtgate.pipeline import _csv, _scenarios, kernel_for
+from rtgate.result import Result, write_atomic
+
+MODELS = ("none", "voluntary", "full", "rt")
+STATIC_FLAVOR = {"none": "none", "voluntary": "voluntary", "full": "preempt", "rt": "rt"}
+EPILOG = """\
+Outputs in OUT: <label>/<scenario>/result.json (+ raw/, console.log), sweep.md (the table and
+the build time), sweep.html with plots/sweep-<scenario>.svg|png (latency histograms of every
+model overlaid). Labels: dynamic-<model> (one PREEMPT_DYNAMIC build, preempt=<model>), or the
+static flavor (none, voluntary, preempt, rt).
+
+exit codes: 0 every run complete; 2 usage or input error; 3 a run incomplete (a model that did
+not take, a setting of --tuning, a partial measurement) or an infrastructure failure.
+"""
+
+
+@dataclass(frozen=True)
+class Point:
+    model: str
+    label: str
+    scenario: str
+    result: Result | None
+    why: str = ""
+
+
+def dynamic(kernel: KernelArtifacts) -> bool:
+    """The build can switch models at boot (its .config, else its version banner says so)."""
+    config = kernel.dir / ".config"
+    if config.is_file():
+        return "CONFIG_PREEMPT_DYNAMIC=y" in config.read_text(encoding="utf-8", errors="replace")
+    return "PREEMPT_DYNAMIC" in (kernel.uts_version or "")
+
+
+def build_seconds(kernel: KernelArtifacts) -> float | None:
+    try:
+        meta = json.loads((kernel.dir / "metadata.json").read_text(encoding="utf-8"))
+        value = meta.get("build_seconds")
+        return float(value) if isinstance(value, int | float) else None
+    except (OSError, ValueError):
+        return None
+
+
+def _with_model(base: Profile | None, model: str) -> Profile:
+    profile = base or load_profile("none")
+    return profile.model_copy(update={"boot": [*profile.boot,
+                                               BootParam(param="preempt", value=model)]})
+
+
+def rows(points: list[Point]) -> list[list[str]]:
+    """Seed 004's table: model × load, min/avg/max/p99.99 in µs (plain text cells)."""
+    out = []
+    for p in points:
+        if p.result is None:
+            out.append([p.label, p.scenario, "—", "—", "—", "—", "—",
+                        f"infrastructure: {p.why}"])
+            continue
+        t = p.result.totals
+        out.append([p.label, p.scenario, str(t.samples), _n(t.min_us), _n(t.avg_us),
+                    _n(t.max_us), str(t.p99_99) if t.p99_99 else "—", p.result.status])
+    return out
+
+
+HEADER = ["model", "scenario", "samples", "min µs", "avg µs", "max µs", "p99.99 µs", "status"]
+
+
+def table(points: list[Point], board: str, virtual: bool) -> str:
+    lines = [f"## rtgate sweep: preemption models on {markdown.code(board)}", ""]
+    if virtual:
+        lines += ["Virtual board: emulator-scale numbers, no real-time claim.", ""]
+    lines += ["| " + " | ".join(HEADER) + " |", "|" + " --- |" * len(HEADER)]
+    lines += ["| " + " | ".join(markdown.cell(c) for c in row) + " |" for row in rows(points)]
+    return "\n".join(lines) + "\n"
+
+
+def _n(v: float | None) -> str:
+    return "—" if v is None else f"{v:.2f}".rstrip("0").rstrip(".")
+
+
+def _merged(result: Result) -> tuple[dict[int, int], int]:
+    merged: dict[int, int] = defaultdict(int)
+    limit = 1
+    for t in result.threads:
+        if t.histogram:
+            limit = max(limit, t.histogram.limit_us)
+            for latency, count in t.histogram.buckets:
+                merged[latency] += count
+    return dict(merged), limit
+
+
+def plots_for(points: list[Point], out: Path) -> list[tuple[str, str]]:
+    """One overlay of the models' histograms per scenario, drawn by gnuplot: (scenario, stem)."""
+    from rtgate.report import plots
+    from rtgate.report.summary import safe_name
+
+    todo, made = [], []
+    for scenario in dict.fromkeys(p.scenario for p in points):
+        columns, limit = [], 1
+        for p in points:
+            if p.scenario == scenario and p.result is not None:
+                counts, lim = _merged(p.result)
+                if counts:
+                    limit = max(limit, lim)
+                    columns.append((f"{plots.gp_text(p.label, 20)}: max "
+                                    f"{_n(p.result.totals.max_us)} µs", counts))
+        if not columns:
+            continue
+        stem = f"plots/sweep-{safe_name(scenario)}"
+        data = Path(f"{stem}.dat")
+        xmax = plots.histogram_xmax([c for _, c in columns], limit, [])
+        write_atomic(out / data, plots.histogram_table("latency_us", columns, xmax))
+        todo.append(plots.Plot("histogram.gp", data, Path(stem),
+                               (str(len(columns)), str(xmax), *plots.budget_args([]))))
+        made.append((scenario, stem))
+    plots.render(todo, out)
+    return made
+
+
+def page(points: list[Point], notes: str, figures: list[tuple[str, str]], board: str,
+         virtual: bool) -> str:
+    """The site page: the table (autoescaped: names come from results) and the plots."""
+    import jinja2
+
+    from rtgate import __version__
+
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(paths.REPORTS / "templates"),
+                             autoescape=True, undefined=jinja2.StrictUndefined)
+    return env.get_template("sweep.html").render(
+        root="", page="sweep", version=__version__, board=board, virtual=virtual,
+        header=HEADER, rows=rows(points), notes=notes.strip().splitlines(), figures=figures)
+
+
+def handler(args: argparse.Namespace) -> int:
+    console = Console(stderr=True)
+    spec = load_board(args.board)
+    if not spec.kernel_board:
+        raise InputError(f"board {spec.name!r} runs its own kernel: a sweep needs a board that "
+                         "boots built kernels")
+    unknown = [m for m in args.models if m not in MODELS]
+    if unknown:
+        raise InputError(f"unknown preemption model(s) {', '.join(unknown)} "
+                         f"(known: {', '.join(MODELS)})")
+    base = load_profile(args.tuning) if args.tuning else None
+    scenarios = _scenarios(spec, args.scenarios)
+    kernels: dict[str, KernelArtifacts | InfraError] = {}
+
+    def kernel(flavor: str) -> KernelArtifacts | InfraError:
+        if flavor not in kernels:
+            try:
+                found = kernel_for(spec, flavor, args, args.out, console)
+                assert found is not None
+                kernels[flavor] = found
+            except InfraError as exc:
+                kernels[flavor] = exc
+        return kernels[flavor]
+
+    stock = None if args.static or args.models == ["rt"] else kernel("stock")
+    use_dynamic = isinstance(stock, KernelArtifacts) and dynamic(stock)
+    if stock is not None and not use_dynamic and not args.static:
+        console.print("[yellow]the stock kernel has no PREEMPT_DYNAMIC: one static build per "
+                      "model[/]")
+    points: list[Point] = []
+    for model in args.models:
+        if model != "rt" and use_dynamic:
+            flavor, label, profile = "stock", f"dynamic-{model}", _with_model(base, model)
+        else:
+            flavor = label = STATIC_FLAVOR[model]
+            profile = base
+        k = kernel(flavor)
+        for scenario in scenarios:
+            out = args.out / label / scenario
+            if isinstance(k, InfraError):
+                points.append(Point(model, label, scenario, None, k.oneline()))
+                continue
+            console.rule(f"[bold]{label}[/] {scenario} ({args.duration} s)")
+            try:
+                m = measure(spec, k, scenario, args.duration, out, flavor=label,
+                            scale=args.scale, profile=profile)
+            except InfraError as exc:
+                points.append(Point(model, label, scenario, None, exc.oneline()))
+                continue
+            points.append(Point(model, label, scenario, m.result))
+
+    notes = _build_note(kernels, use_dynamic)
+    text = table(points, spec.name, spec.virtual is True) + notes
+    write_atomic(args.out / "sweep.md", text)
+    figures = plots_for(points, args.out)
+    shutil.copyfile(paths.REPORTS / "style.css", args.out / "style.css")
+    write_atomic(args.out / "sweep.html",
+                 page(points, notes, figures, spec.name, spec.virtual is True))
+    print(text)
+    print(f"sweep.md: {args.out / 'sweep.md'}\nsweep.html: {args.out / 'sweep.html'}")
+    bad = [p for p in points if p.result is None or p.result.status != "complete"]
+    for p in bad:
+        why = p.why or "; ".join(p.result.reasons if p.result else [])
+        console.print(f"[red]{p.label}/{p.scenario} incomplete:[/] {why}")
+    return int(Exit.INCOMPLETE if bad else Exit.OK)
+
+
+def _build_note(kernels: dict[str, KernelArtifacts | InfraError], use_dynamic: bool) -> str:
+    times = {f: build_seconds(k) for f, k in kernels.items() if isinstance(k, KernelArtifacts)}
+    shown = ", ".join(f"{f} {t:.0f} s" if t is not None else f"{f} (time unknown)"
+                      for f, t in times.items())
+    lines = ["", f"Kernels: {shown or 'none'} (build times as recorded at build; a cache hit "
+                 "reuses the first build's)."]
+    if use_dynamic and times.get("stock"):
+        saved = 2 * times["stock"]  # three static non-RT builds would each take about as long
+        lines.append(f"PREEMPT_DYNAMIC: one non-RT build for none/voluntary/full instead of "
+                     f"three: about {saved:.0f} s of build time saved (two builds of the "
+                     "same size).")
+    return "\n".join(lines) + "\n"
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    from rtgate.pipeline import add_tuning_arguments
+
+    p = subparsers.add_parser(
+        "sweep", help="the preemption models side by side under load (table and plots)",
+        description="Measure each preemption model on a board under each scenario: one "
+                    "PREEMPT_DYNAMIC build switched with preempt= where possible.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--board", required=True, help="board name from bench/boards/")
+    p.add_argument("--models", type=_csv, default=list(MODELS),
+                   help=f"comma-separated, of {','.join(MODELS)} (default: all)")
+    p.add_argument("--scenarios", type=_csv, help="comma-separated (default: the board's)")
+    p.add_argument("--duration", type=duration, required=True, help="per run, e.g. 30s")
+    p.add_argument("--out", type=Path, required=True, help="output directory")
+    p.add_argument("--static", action="store_true",
+                   help="one compiled-in build per model (none.config, voluntary.config, "
+                        "preempt.config) instead of preempt= on one PREEMPT_DYNAMIC build")
+    p.add_argument("--kernels", type=Path, metavar="DIR",
+                   help="prebuilt kernels in DIR/<flavor>/ (stock with PREEMPT_DYNAMIC, rt; "
+                        "none, voluntary, preempt with --static)")
+    p.add_argument("--source", help="kernel source: git:URL@REF | tar:PATH | debian:PACKAGE")
+    p.add_argument("--patches", type=Path, metavar="SERIES", help="quilt series file")
+    p.add_argument("--runtime", choices=["host", "docker"], default="host",
+                   help="where the kernel toolchain runs")
+    p.add_argument("--scale", type=scale, default=None, help="multiply load instances/streams")
+    add_tuning_arguments(p)
+    p.set_defaults(func=handler)
