@@ -95,8 +95,11 @@ def diff(old: Thresholds, new: Thresholds) -> list[Change]:
     boards = sorted({b.board for b in budgets} | {WILDCARD})
     scenarios = sorted({b.scenario for b in budgets} | {WILDCARD})
     changes: dict[tuple[object, object], Change] = {}
-    for board, flavor, scenario in product(boards, _FLAVORS, scenarios):
-        before, after = old.select(board, flavor, scenario), new.select(board, flavor, scenario)
+    # A budget may select a tuning profile: every profile named, and untuned results.
+    profiles = sorted({b.profile for b in budgets} | {"none"})
+    for board, flavor, scenario, profile in product(boards, _FLAVORS, scenarios, profiles):
+        before = old.select(board, flavor, scenario, profile)
+        after = new.select(board, flavor, scenario, profile)
         pair = (before.key if before else None, after.key if after else None)
         if pair in changes or (before is None and after is None):
             continue

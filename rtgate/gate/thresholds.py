@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StringConstraints, ValidationError
 
 from rtgate import paths
-from rtgate.result import Result
+from rtgate.result import Result, profile_of
 from rtgate.schemafile import schema_of
 from rtgate.yamlsource import YamlDocument, load_yaml
 
@@ -33,7 +33,7 @@ Micros = Annotated[float, Field(gt=0)]
 Probability = Annotated[float, Field(gt=0, lt=1)]
 
 # Specificity weights: powers of two, so a more important exact field outweighs all lesser ones.
-_WEIGHTS = (4, 2, 1)
+_WEIGHTS = (8, 4, 2, 1)
 
 
 class PwcetBudget(BaseModel):
@@ -69,6 +69,9 @@ class Budget(BaseModel):
     board: Name = Field(description='Board name (bench/boards/NAME.yml) or "*".')
     flavor: Flavor = Field(description='Kernel flavor of the result or "*".')
     scenario: Name = Field(description='Scenario name (bench/scenarios/NAME.yml) or "*".')
+    profile: Name = Field(WILDCARD, description=(
+        'Tuning profile of the result (bench/tuning/NAME.yml; untuned results are "none") or '
+        '"*", the default: weighs least when budgets are chosen.'))
     max_us: Micros = Field(description="Worst observed latency must be <= this.")
     avg_us: Micros = Field(description="Mean latency must be <= this.")
     p99_us: Micros | None = Field(None, description="99th percentile must be <= this.")
@@ -85,21 +88,22 @@ class Budget(BaseModel):
     _source: str = PrivateAttr("")
 
     @property
-    def key(self) -> tuple[str, str, str]:
-        return (self.board, self.flavor, self.scenario)
+    def key(self) -> tuple[str, str, str, str]:
+        return (self.board, self.flavor, self.scenario, self.profile)
 
     @property
     def label(self) -> str:
-        return "/".join(self.key)
+        tuned = "" if self.profile == WILDCARD else f"@{self.profile}"
+        return "/".join(self.key[:3]) + tuned
 
     @property
     def source(self) -> str:
         """``FILE:LINE`` of the budget, for reports that must say which rule judged a result."""
         return self._source
 
-    def matches(self, board: str, flavor: str, scenario: str) -> bool:
-        return all(mine in (WILDCARD, theirs)
-                   for mine, theirs in zip(self.key, (board, flavor, scenario), strict=True))
+    def matches(self, board: str, flavor: str, scenario: str, profile: str = "none") -> bool:
+        return all(mine in (WILDCARD, theirs) for mine, theirs in
+                   zip(self.key, (board, flavor, scenario, profile), strict=True))
 
     @property
     def specificity(self) -> int:
@@ -112,13 +116,15 @@ class Thresholds(BaseModel):
     schema_: Literal["rtgate/thresholds/v1"] = Field(alias="schema")
     budgets: list[Budget] = Field(min_length=1)
 
-    def select(self, board: str, flavor: str, scenario: str) -> Budget | None:
-        """The most specific budget matching the three names, or None when none does."""
-        matching = [b for b in self.budgets if b.matches(board, flavor, scenario)]
+    def select(self, board: str, flavor: str, scenario: str,
+               profile: str = "none") -> Budget | None:
+        """The most specific budget matching the names, or None when none does."""
+        matching = [b for b in self.budgets if b.matches(board, flavor, scenario, profile)]
         return max(matching, key=lambda b: b.specificity, default=None)
 
     def for_result(self, result: Result) -> Budget | None:
-        return self.select(result.board.name, flavor_of(result), result.scenario)
+        return self.select(result.board.name, flavor_of(result), result.scenario,
+                           profile_of(result))
 
 
 def flavor_of(result: Result) -> str:
@@ -136,7 +142,7 @@ def load_thresholds(path: str | Path = paths.THRESHOLDS) -> Thresholds:
         thresholds = Thresholds.model_validate(doc.data)
     except ValidationError as exc:
         raise doc.validation_error(exc) from exc
-    seen: dict[tuple[str, str, str], int] = {}
+    seen: dict[tuple[str, str, str, str], int] = {}
     for i, budget in enumerate(thresholds.budgets):
         line = doc.line_of(("budgets", i))
         if budget.key in seen:

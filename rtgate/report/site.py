@@ -265,7 +265,7 @@ class Site:
         """Stock vs RT (every flavor) on the same board and scenario: the paper's Figure 1."""
         by_setup: dict[tuple[str, str], list[Page]] = defaultdict(list)
         for page in latest:
-            by_setup[(page.summary.board, page.summary.scenario)].append(page)
+            by_setup[(page.summary.board, page.summary.setup)].append(page)
         overlays = []
         for (board, scenario), group in sorted(by_setup.items()):
             group = [p for p in group if any(t.histogram for t in p.result.threads)]

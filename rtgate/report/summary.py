@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rtgate.gate.thresholds import flavor_of
 from rtgate.report.provenance import Publication
-from rtgate.result import Percentile, Result
+from rtgate.result import Percentile, Result, profile_of
 
 _SAFE_DIR = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,80}")
 
@@ -36,6 +36,8 @@ class RunSummary(BaseModel):
     virtual: bool
     flavor: str
     scenario: str
+    profile: str = "none"
+    """The tuning profile (bench/tuning/); index lines from before profiles are untuned."""
     kernel_release: str | None = None
     start: str | None = None
     status: str
@@ -54,14 +56,21 @@ class RunSummary(BaseModel):
         return cls(
             run_id=result.run_id, dir=safe_name(result.run_id), board=result.board.name,
             virtual=result.board.virtual, flavor=flavor_of(result), scenario=result.scenario,
+            profile=profile_of(result),
             kernel_release=result.kernel.release, start=result.start, status=result.status,
             samples=t.samples, min_us=t.min_us, avg_us=t.avg_us, max_us=t.max_us,
             p99=t.p99, p99_99=t.p99_99, publication=publication)
 
     @property
+    def setup(self) -> str:
+        """The scenario as measured: ``net``, or ``net@isolated`` on a tuned board, so that
+        tuned and untuned runs never share a trend, a row, a comparison or an A/B decision."""
+        return self.scenario if self.profile == "none" else f"{self.scenario}@{self.profile}"
+
+    @property
     def key(self) -> tuple[str, str, str]:
-        """What a trend line and an index row are made of: board × flavor × scenario."""
-        return (self.board, self.flavor, self.scenario)
+        """What a trend line and an index row are made of: board × flavor × scenario (setup)."""
+        return (self.board, self.flavor, self.setup)
 
     @property
     def started(self) -> datetime | None:
