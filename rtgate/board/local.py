@@ -1,16 +1,32 @@
-"""The local board: the machine rtgate runs on. Nothing to deploy, boot or restore."""
+"""The local board: the machine rtgate runs on. Nothing to deploy or boot.
+
+A tuning profile is applied here at run time only (rtgate pipeline refuses it without
+--allow-host-changes): its boot-time words cannot be, and are verified like every other setting,
+so a profile that needs them makes the run incomplete unless it marks them optional. The old
+values are saved in a state directory before each write and put back by restore(); a run that
+crashed leaves that directory behind, and the next tuned run on this machine undoes it first.
+"""
 
 from __future__ import annotations
 
 import argparse
 import os
+import subprocess
+import sys
 from pathlib import Path
 
+import yaml
+
 from rtgate.bench import cli as bench_cli
+from rtgate.bench.scenario import load_scenario
 from rtgate.board.base import Board, KernelArtifacts, Measurement, RawRun
 from rtgate.board.spec import BoardSpec
+from rtgate.board.tuning import Applied, parse_readback, programs, recorded
 from rtgate.errors import InfraError, InputError
-from rtgate.result import load_result
+from rtgate.result import Result, TuningCheck, load_result
+
+STATE = Path(os.environ.get("RTGATE_TUNING_STATE", "/var/lib/rtgate/tuning-state"))
+"""Where the old values wait to be put back; one machine, one tuned run at a time."""
 
 
 class LocalBoard(Board):
@@ -24,23 +40,82 @@ class LocalBoard(Board):
                              f"{kernel.release}, running {os.uname().release})")
         self.kernel = kernel
 
+    @property
+    def tuned(self) -> Applied | None:
+        return Applied(self.profile, self.spec.name, os.cpu_count() or 1) \
+            if self.profile else None
+
     def boot(self) -> str:
+        self.checks: list[TuningCheck] = []
+        if self.tuned:
+            undo_leftover()
+            _sh(self.tuned.apply_script(str(STATE)))
+            self.checks = self.tuned.verify(self._readback(), "boot")
         return os.uname().release
+
+    def _readback(self, tasks: bool = False) -> dict[str, list[str]]:
+        assert self.tuned is not None
+        return parse_readback(_sh(self.tuned.readback_script(str(STATE), tasks=tasks)))
 
     def run(self, scenario: str, duration_s: int, out: Path, *, flavor: str | None = None,
             scale: float | None = None) -> RawRun:
         # The local runner writes result.json itself; its exit code is the result's status,
         # which collect() reads back from the file.
-        bench_cli.run(argparse.Namespace(board=self.spec.name, scenario=scenario,
-                                         duration=duration_s, out=out, flavor=flavor,
-                                         scale=scale))
+        sampler = None
+        if self.tuned:
+            # The pinned scenario is a file beside the result: what ran, reviewable.
+            pinned, _ = load_scenario(scenario)
+            pinned = self.tuned.pin(pinned)
+            out.mkdir(parents=True, exist_ok=True)
+            scenario = str((out / f"{pinned.name}.yml").resolve())
+            Path(scenario).write_text(yaml.safe_dump(pinned.model_dump(exclude_none=True),
+                                                     sort_keys=False), encoding="utf-8")
+            # The tasks' real affinities, once loads and cyclictest run.
+            sampler = subprocess.Popen(
+                ["sh", "-c", f"sleep {pinned.warmup_s + 1:g}\n"
+                             f"{self.tuned.readback_script(tasks=True)}"],
+                stdout=open(out / "tuning-run.txt", "wb"), stdin=subprocess.DEVNULL)
+        try:
+            bench_cli.run(argparse.Namespace(board=self.spec.name, scenario=scenario,
+                                             duration=duration_s, out=out, flavor=flavor,
+                                             scale=scale))
+        finally:
+            if sampler is not None:
+                sampler.wait()
         return RawRun(out=out, scenario=scenario, flavor=flavor, run_id="")
 
     def collect(self, raw: RawRun) -> Measurement:
         path = raw.out / "result.json"
         if not path.is_file():
             raise InfraError("the local run wrote no result.json", path=raw.out)
-        return Measurement(result=load_result(path), result_path=path, raw_dir=raw.out / "raw")
+        result = load_result(path)
+        if self.tuned:
+            result = self._verified(result, raw)
+            result.write(path)
+        return Measurement(result=result, result_path=path, raw_dir=raw.out / "raw")
+
+    def _verified(self, result: Result, raw: RawRun) -> Result:
+        assert self.tuned is not None
+        during = parse_readback((raw.out / "tuning-run.txt").read_text(errors="replace"))
+        plan_loads, _ = load_scenario(raw.scenario)
+        names = programs(plan_loads.loads)
+        checks = [*self.checks, *self.tuned.verify_tasks(during, names),
+                  *self.tuned.verify(self._readback(), "end")]
+        return recorded(result, self.tuned.record(checks))
 
     def restore(self) -> None:
-        """Nothing was changed."""
+        """Put back every value a profile changed (nothing, untuned)."""
+        if self.tuned:
+            undo_leftover()
+
+
+def _sh(script: str) -> str:
+    proc = subprocess.run(["sh", "-c", script], capture_output=True, text=True, check=False)
+    return proc.stdout
+
+
+def undo_leftover() -> None:
+    """Undo what a tuned run left in the state directory (this run's, or a crashed one's)."""
+    if STATE.exists():
+        print(f"rtgate: putting back the host settings saved in {STATE}", file=sys.stderr)
+        _sh(Applied.undo_script(str(STATE)))

@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rtgate import paths
-from rtgate.bench.plan import PlannedLoad
 from rtgate.bench.scenario import Scenario
 from rtgate.errors import InputError
 from rtgate.result import Result, Tuning, TuningCheck
@@ -406,7 +406,8 @@ class Applied:
                 bool(threads) and not wrong, []))
         if pin.loads and loads:
             names = {n[:15] for n in loads}
-            mine = [t for t in tasks if t[3] in names]
+            # stress-ng's workers rename themselves (stress-ng-cpu): a prefix is the program.
+            mine = [t for t in tasks if t[3].startswith(tuple(names))]
             want = set(self.housekeeping)
             wrong = [t for t in mine if t[2] is None or not t[2] <= want]
             checks.append(self._check(
@@ -441,7 +442,11 @@ class Applied:
                       checks=checks)
 
 
-def programs(loads: list[PlannedLoad]) -> list[str]:
+class _Command(Protocol):
+    argv: list[str]
+
+
+def programs(loads: Sequence[_Command]) -> list[str]:
     """What each load runs (its task name), past the taskset that pins it."""
     names = []
     for load in loads:
