@@ -99,7 +99,7 @@ class LocalBoard(Board):
         during = parse_readback((raw.out / "tuning-run.txt").read_text(errors="replace"))
         plan_loads, _ = load_scenario(raw.scenario)
         names = programs(plan_loads.loads)
-        checks = [*self.checks, *self.tuned.verify_tasks(during, names),
+        checks = [*self.checks, *self.tuned.verify_tasks(during, names, root=os.getpid()),
                   *self.tuned.verify(self._readback(), "end")]
         return recorded(result, self.tuned.record(checks))
 

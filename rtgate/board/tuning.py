@@ -297,8 +297,8 @@ class Applied:
         if tasks:
             lines.append("cat /proc/[0-9]*/task/[0-9]*/status 2>/dev/null | awk -F'\\t' "
                          "'$1==\"Name:\"{n=$2} $1==\"Tgid:\"{t=$2} $1==\"Pid:\"{p=$2} "
-                         "$1==\"Cpus_allowed_list:\"{printf \"task\\t%s %s %s %s\\n\", t, p, "
-                         "$2, n}'")
+                         "$1==\"PPid:\"{pp=$2} $1==\"Cpus_allowed_list:\"{printf "
+                         "\"task\\t%s %s %s %s %s\\n\", t, p, pp, $2, n}'")
         return "\n".join(lines) + "\n"
 
     # -- verification -----------------------------------------------------------------------
@@ -385,13 +385,23 @@ class Applied:
             actual = f"all movable; refused (per-CPU): {len(refused & set(found))}"
         return self._check(r.name, phase, f"{r.path} = {value}", actual, ok, r.optional)
 
-    def verify_tasks(self, rb: dict[str, list[str]], loads: list[str]) -> list[TuningCheck]:
-        """cyclictest's measuring threads on the isolated CPUs, the loads on the housekeeping."""
-        tasks = []
-        for line in rb.get("task", []):
-            parts = line.split(" ", 3)
-            if len(parts) == 4:
-                tasks.append((parts[0], parts[1], parse_cpus(parts[2]), parts[3]))
+    def verify_tasks(self, rb: dict[str, list[str]], loads: list[str],
+                     root: int | None = None) -> list[TuningCheck]:
+        """cyclictest's measuring threads on the isolated CPUs, the loads on the housekeeping;
+        with ``root``, only that process's descendants count (a shared host runs others')."""
+        rows = [p for line in rb.get("task", []) if len(p := line.split(" ", 4)) == 5]
+        parent = {r[0]: r[2] for r in rows if r[0] == r[1]}
+
+        def ours(tgid: str) -> bool:
+            seen = set()
+            while root is not None and tgid not in seen:
+                if tgid == str(root):
+                    return True
+                seen.add(tgid)
+                tgid = parent.get(tgid, "0")
+            return root is None
+
+        tasks = [(r[0], r[1], parse_cpus(r[3]), r[4]) for r in rows if ours(r[0])]
         checks = []
         pin = self.profile.pin
         if pin.cyclictest:
