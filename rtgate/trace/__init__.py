@@ -1,0 +1,1 @@
+"""Root cause at the breach: rtla built from trusted source, trace runs, their parsed analysis."""
