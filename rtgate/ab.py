@@ -47,10 +47,12 @@ from rtgate.gate.verdict import Evaluation, Infra, Verdict, evaluate, fmt
 from rtgate.pipeline import _csv, _flavors, _scenarios
 from rtgate.report.cli import _positive, _rate
 from rtgate.report.compare import EFFECT_REPORTED
-from rtgate.result import write_atomic
+from rtgate.result import Result, load_result, write_atomic
 from rtgate.stats import ab
 
 SCHEMA_ID = "rtgate/ab/v1"
+# The flavor directory of a board that measures its own kernel, as the pipeline and publisher.
+RUNNING = "running"
 
 EPILOG = f"""\
 Rounds alternate A B B A A B … (one boot and run each) on the one board; after each pair, once
@@ -119,17 +121,23 @@ class Gate:
     seq: ab.Sequential | None = None
     margins: dict[ab.Key, float] = field(default_factory=dict)
     pairs: int = 0
-    elapsed_s: float = 0.0
+    elapsed_s: float | None = 0.0
+    """Wall time of the rounds; None when re-decided from files (``replay``)."""
     outcome: str = "undecided"
     why: str = ""
+    infra: bool = False
+    """The loop ended on a round the lab failed to measure (outcome "incomplete")."""
 
     def _ref(self, side: Side, scenario: str) -> str:
         return str(side.scenarios / f"{scenario}.yml") if side.scenarios else scenario
 
+    def _home(self, side: Side, n: int, flavor: str, scenario: str) -> Path:
+        return self.args.out / side.name / f"round-{n}" / (flavor or RUNNING) / scenario
+
     def _round(self, side: Side, n: int, targets: list[tuple[str, str]]) -> str | None:
         """One round of one side; the outcome that ends the loop, if any."""
         for flavor, scenario in targets:
-            out = self.args.out / side.name / f"round-{n}" / (flavor or "running") / scenario
+            out = self._home(side, n, flavor, scenario)
             kernel = KernelArtifacts.from_dir(side.kernels / flavor) if side.kernels else None
             self.console.rule(f"[bold]{side.name} ({side.role}) round {n}[/] {self.spec.name} "
                               f"{flavor or 'running kernel'} {scenario}")
@@ -138,36 +146,48 @@ class Gate:
                             self.args.round_duration, out, flavor=flavor or None,
                             scale=self.args.scale)
             except InfraError as exc:
-                infrarecord.save(Infra(self.spec.name, flavor or "running", scenario,
+                infrarecord.save(Infra(self.spec.name, flavor or RUNNING, scenario,
                                        Path(exc.path) if exc.path else out, exc.oneline()), out)
-                self.why = f"{side.role} round {n} ({flavor or 'running'}/{scenario}): " \
-                           f"infrastructure failure: {exc.oneline()}"
-                return "incomplete"
-            key = (m.result.board.name, flavor_of(m.result), m.result.scenario)
-            budget = self.thresholds.for_result(m.result)
-            if budget is None:
-                raise InputError(f"no budget matches {'/'.join(key)}", path=m.result_path)
-            # min_samples is for the pooled rounds (rtgate.stats.ab), not for one short round.
-            judged = evaluate(m.result, budget.model_copy(update={"min_samples": None}),
-                              m.result_path)
-            self.verdicts.append(RoundVerdict(side, n, key, judged))
-            self.keys[(flavor, scenario)] = key
-            self.budgets[key] = budget
-            problems = "; ".join(c.detail for c in judged.checks if c.verdict is not Verdict.PASS)
-            if judged.exit is Exit.INCOMPLETE:
-                self.why = f"{side.role} round {n} ({'/'.join(key)}) is incomplete: {problems}"
-                return "incomplete"
-            if judged.exit is Exit.BUDGET:
-                if side.role == "candidate":
-                    self.why = f"candidate round {n} ({'/'.join(key)}): {problems}"
-                    return "budget"
-                self.notes.append(f"base round {n} ({'/'.join(key)}) is over its budget (only "
-                                  f"the candidate's rounds decide): {problems}")
-            self.rounds[side.name].setdefault(key, []).append(ab.Round.of(m.result))
+                return self._infra(side, n, flavor, scenario, exc.oneline())
+            stop = self._record(side, n, flavor, m.result, m.result_path)
+            if stop:
+                return stop
+        return None
+
+    def _infra(self, side: Side, n: int, flavor: str, scenario: str, why: str) -> str:
+        self.infra = True
+        self.why = f"{side.role} round {n} ({flavor or RUNNING}/{scenario}): infrastructure " \
+                   f"failure: {why}"
+        return "incomplete"
+
+    def _record(self, side: Side, n: int, flavor: str, result: Result,
+                path: Path) -> str | None:
+        """Judge one round's result against its budget and keep it for the A/B test."""
+        key = (result.board.name, flavor_of(result), result.scenario)
+        budget = self.thresholds.for_result(result)
+        if budget is None:
+            raise InputError(f"no budget matches {'/'.join(key)}", path=path)
+        # min_samples is for the pooled rounds (rtgate.stats.ab), not for one short round.
+        judged = evaluate(result, budget.model_copy(update={"min_samples": None}), path)
+        self.verdicts.append(RoundVerdict(side, n, key, judged))
+        self.keys[(flavor, result.scenario)] = key
+        self.budgets[key] = budget
+        problems = "; ".join(c.detail for c in judged.checks if c.verdict is not Verdict.PASS)
+        if judged.exit is Exit.INCOMPLETE:
+            self.why = f"{side.role} round {n} ({'/'.join(key)}) is incomplete: {problems}"
+            return "incomplete"
+        if judged.exit is Exit.BUDGET:
+            if side.role == "candidate":
+                self.why = f"candidate round {n} ({'/'.join(key)}): {problems}"
+                return "budget"
+            self.notes.append(f"base round {n} ({'/'.join(key)}) is over its budget (only "
+                              f"the candidate's rounds decide): {problems}")
+        self.rounds[side.name].setdefault(key, []).append(ab.Round.of(result))
         return None
 
     def _plan(self, pair_s: float) -> ab.Sequential:
-        """The A/B parameters of every key, and the rounds a side the cap allows."""
+        """The A/B parameters of every key, and the rounds a side: --planned-rounds, else what
+        the cap allows at the first pair's pace."""
         for key in self.budgets:
             stated = self.budgets[key].ab
             margin = self.args.min_effect_us or (stated.min_effect_us if stated else None)
@@ -177,37 +197,53 @@ class Gate:
             self.margins[key] = margin
         alpha = self.args.alpha or min((b.ab.alpha for b in self.budgets.values() if b.ab),
                                        default=0.01)
-        return ab.Sequential(alpha, int(self.args.max_time // max(pair_s, 1e-9)))
+        planned = self.args.planned_rounds or int(self.args.max_time // max(pair_s, 1e-9))
+        return ab.Sequential(alpha, planned)
+
+    def _targets(self) -> list[tuple[str, str]]:
+        decided = self.seq.final if self.seq else {}
+        return [t for t in self.targets if self.keys.get(t) not in decided]
+
+    def _order(self) -> tuple[Side, Side]:
+        a, b = self.sides
+        return (a, b) if self.pairs % 2 else (b, a)
+
+    def _look(self, pair_s: float) -> bool:
+        """After a pair: plan (after the first), look, and say whether the loop is done."""
+        if self.seq is None:
+            self.seq = self._plan(pair_s)
+        seq = self.seq
+        if ab.MIN_ROUNDS <= self.pairs <= seq.planned:
+            seq.look(self.pairs, [
+                ab.Comparison(key, self.rounds["A"][key], self.rounds["B"][key],
+                              self.margins[key], self.budgets[key].min_samples)
+                for key in self.budgets if key not in seq.final])
+        if seq.stopped(list(self.budgets)):
+            worse = any(d.outcome is ab.Outcome.WORSE for d in seq.final.values())
+            better = any(d.outcome is ab.Outcome.BETTER for d in seq.final.values())
+            self.outcome = "worse" if worse else "better" if better else "same"
+            return True
+        return False
 
     def run(self) -> None:
         start = time.monotonic()
-        a, b = self.sides
         while True:
             self.pairs += 1
-            decided = self.seq.final if self.seq else {}
-            targets = [t for t in self.targets if self.keys.get(t) not in decided]
-            for side in (a, b) if self.pairs % 2 else (b, a):
+            targets = self._targets()
+            for side in self._order():
                 stop = self._round(side, self.pairs, targets)
                 if stop:
                     self.outcome = stop
                     self.elapsed_s = time.monotonic() - start
                     return
-            if self.seq is None:
-                self.seq = self._plan(time.monotonic() - start)
+            done = self._look(time.monotonic() - start)
+            self.elapsed_s = elapsed = time.monotonic() - start
+            self._progress(elapsed)
+            assert self.seq is not None
             seq = self.seq
-            if self.pairs >= ab.MIN_ROUNDS and self.pairs <= seq.planned:
-                seq.look(self.pairs, [
-                    ab.Comparison(key, self.rounds["A"][key], self.rounds["B"][key],
-                                  self.margins[key], self.budgets[key].min_samples)
-                    for key in self.budgets if key not in seq.final])
-            self.elapsed_s = time.monotonic() - start
-            self._progress()
-            if seq.stopped(list(self.budgets)):
-                worse = any(d.outcome is ab.Outcome.WORSE for d in seq.final.values())
-                better = any(d.outcome is ab.Outcome.BETTER for d in seq.final.values())
-                self.outcome = "worse" if worse else "better" if better else "same"
+            if done:
                 return
-            next_pair_ends = self.elapsed_s * (1 + 1 / self.pairs)
+            next_pair_ends = elapsed * (1 + 1 / self.pairs)
             if self.pairs >= seq.planned or seq.planned < ab.MIN_ROUNDS \
                     or next_pair_ends > self.args.max_time:
                 self.why = (f"the time cap ({fmt(self.args.max_time)} s) was reached after "
@@ -218,7 +254,52 @@ class Gate:
                                 f"needs {ab.MIN_ROUNDS}")
                 return
 
-    def _progress(self) -> None:
+    def replay(self) -> None:
+        """Decide again from the rounds' results under --out, as ``run`` measured them: the
+        same order, looks and plan (--planned-rounds; required), so the same decisions. What
+        the measuring job wrote besides the results (ab.json, ab.md) is never read. Rounds past
+        the point where the procedure stops are not looked at."""
+        assert self.args.planned_rounds, "a replay needs the plan the gate used"
+        self.elapsed_s = None
+        while True:
+            self.pairs += 1
+            targets = self._targets()
+            for side in self._order():
+                for flavor, scenario in targets:
+                    stop = self._load(side, self.pairs, flavor, scenario)
+                    if stop:
+                        self.outcome = stop
+                        return
+            if self._look(0.0):
+                return
+            assert self.seq is not None
+            if self.pairs >= self.seq.planned or not any(
+                    (self.args.out / s.name / f"round-{self.pairs + 1}").is_dir()
+                    for s in self.sides):
+                self.why = (f"the rounds end after {self.pairs} a side (the time cap) with some "
+                            "key still unknown")
+                return
+
+    def _load(self, side: Side, n: int, flavor: str, scenario: str) -> str | None:
+        home = self._home(side, n, flavor, scenario)
+        path = home / "result.json"
+        chain = [self.args.out / side.name, home.parents[1], home.parent, home, path]
+        if any(p.is_symlink() for p in chain):
+            raise InputError("a symbolic link where the gate writes a directory or a result: "
+                             "refused", path=path)
+        if not path.is_file():
+            return self._infra(side, n, flavor, scenario, f"no {path.name} (the lab failed to "
+                               "measure; infra.json and the logs are beside it)")
+        result = load_result(path)
+        claimed = (result.board.name, flavor_of(result), result.scenario)
+        if claimed[0] != self.spec.name or claimed[2] != scenario or (flavor and
+                                                                      claimed[1] != flavor):
+            raise InputError(f"the result claims {'/'.join(claimed)}, where the gate writes "
+                             f"{self.spec.name}/{flavor or RUNNING}/{scenario}: refused",
+                             path=path)
+        return self._record(side, n, flavor, result, path)
+
+    def _progress(self, elapsed: float) -> None:
         """A bar per pair, printed between rounds: the bench runner draws its own while one
         measures, and two live displays on one terminal garble each other."""
         assert self.seq is not None
@@ -228,8 +309,8 @@ class Gate:
         with Progress(TextColumn("{task.description}"), BarColumn(), console=self.console,
                       auto_refresh=False) as bar:
             bar.add_task(f"round {self.pairs}/{self.seq.planned} a side · "
-                         f"{self.elapsed_s:.0f}/{cap:.0f} s · {so_far}",
-                         total=cap, completed=min(self.elapsed_s, cap))
+                         f"{elapsed:.0f}/{cap:.0f} s · {so_far}",
+                         total=cap, completed=min(elapsed, cap))
 
     @property
     def exit(self) -> Exit:
@@ -244,7 +325,8 @@ class Gate:
                                "scenarios": str(s.scenarios) if s.scenarios else None}
                       for s in self.sides},
             "round_duration_s": self.args.round_duration, "max_time_s": self.args.max_time,
-            "elapsed_s": round(self.elapsed_s, 1), "pairs": self.pairs,
+            "elapsed_s": None if self.elapsed_s is None else round(self.elapsed_s, 1),
+            "pairs": self.pairs,
             "alpha": seq.alpha if seq else None, "spending": ab.SPENDING,
             "planned_rounds": seq.planned if seq else None,
             "alpha_spent": seq.alpha_spent if seq else 0.0,
@@ -280,9 +362,9 @@ class Gate:
                        "min_samples_pooled": budget.min_samples},
         }
 
-    def markdown(self) -> str:
+    def markdown(self, heading: str = "## rtgate ab") -> str:
         seq = self.seq
-        lines = [f"## rtgate ab: {_HEADLINE[self.outcome]} (exit {int(self.exit)})", ""]
+        lines = [f"{heading}: {_HEADLINE[self.outcome]} (exit {int(self.exit)})", ""]
         if self.why:
             lines += [f"{code(self.why)}", ""]
         if not self.spec.kernel_board:
@@ -295,9 +377,12 @@ class Gate:
             lines += [f"> ⚠️ {code(self.spec.name)} is a virtual board — not a real-time claim.",
                       ""]
         spent = f"{seq.alpha_spent:.3g} of {seq.alpha:g}" if seq else "0"
+        took = ("re-decided from the rounds' results" if self.elapsed_s is None
+                else f"{self.elapsed_s:.0f} s")
+        planned = seq.planned if seq else "—"
         lines += [f"Rounds interleaved A B B A …: {self.pairs} a side of "
-                  f"{fmt(self.args.round_duration)} s, {self.elapsed_s:.0f} s of the "
-                  f"{fmt(self.args.max_time)} s cap; {len(seq.looks) if seq else 0} look(s), "
+                  f"{fmt(self.args.round_duration)} s ({took}; cap {fmt(self.args.max_time)} s, "
+                  f"{planned} planned); {len(seq.looks) if seq else 0} look(s), "
                   f"false-alarm rate spent {spent} (Pocock-type alpha spending). Effect: "
                   f"{EFFECT_REPORTED}.", "",
                   "| board | flavor | scenario | outcome | effect (µs, interval) | rounds A/B "
@@ -373,6 +458,13 @@ def handler(args: argparse.Namespace) -> int:
     return int(gate.exit)
 
 
+def _at_least_3(text: str) -> int:
+    if not text.isdigit() or int(text) < ab.MIN_ROUNDS:
+        raise argparse.ArgumentTypeError(f"{text!r}: a whole number of rounds, at least "
+                                         f"{ab.MIN_ROUNDS}")
+    return int(text)
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = subparsers.add_parser(
         "ab", help="base kernel against candidate on one board, interleaved rounds until decided",
@@ -394,6 +486,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument("--max-time", type=duration, required=True,
                    help="time cap for all rounds, e.g. 10m: undecided after it (exit 4)")
     p.add_argument("--out", type=Path, required=True, help="output directory")
+    p.add_argument("--planned-rounds", type=_at_least_3, metavar="N",
+                   help="rounds a side the alpha spending plans for, fixed before the first "
+                        "round (the gate's, so the publisher can replay the looks); default: "
+                        "what --max-time allows at the first pair's pace")
     p.add_argument("--scale", type=scale, default=None, help="multiply load instances/streams")
     p.add_argument("--thresholds", type=Path, default=paths.THRESHOLDS, metavar="FILE")
     p.add_argument("--min-effect-us", type=_positive, metavar="US",

@@ -58,7 +58,7 @@ class Published:
              "--markdown", str(self.md), "--junit", str(self.junit),
              "--outcome", str(self.outcome_path), "--run-url", RUN_URL, *args],
             cwd=tmp, capture_output=True, text=True, timeout=120)
-        assert self.proc.returncode in (0, 1, 2, 3), self.proc.stderr
+        assert self.proc.returncode in (0, 1, 2, 3, 4), self.proc.stderr
         self.comment = self.md.read_text()
         self.outcome = json.loads(self.outcome_path.read_text())
 
@@ -219,3 +219,100 @@ def test_code_spans_hold_any_text(text: str) -> None:
     for rendered in (code(text), f"| h |\n| - |\n| {cell(text)} |"):
         page = Rendered(rendered)
         assert not page.links and not "".join(page.plain).strip("| \n-h"), rendered
+
+
+# ---- A pull request's A/B rounds: re-decided from their results ----------------------------
+
+AB_DATA = ROOT / "tests" / "data" / "ab"  # real interleaved rounds on `local` (README there)
+AB_THRESHOLDS = """\
+schema: rtgate/thresholds/v1
+budgets:
+  - board: local
+    flavor: "*"
+    scenario: "*"
+    max_us: 100000
+    avg_us: 1000
+    min_samples: 1000
+    ab: {min_effect_us: 50, alpha: 0.2}
+    reason: the local smoke budget, with an A/B margin for the captured rounds
+"""
+
+
+def ab_run(tmp: Path, base: str, cand: str, rounds: int = 6) -> tuple[Path, Path, tuple[str, ...]]:
+    """gate-local laid out as `rtgate ab` writes it (A|B/round-N/running/idle/result.json),
+    the plan job's context naming the board's A/B plan, and the publisher's arguments."""
+    art = tmp / "gate" / "gate-local"
+    for side, source in (("A", base), ("B", cand)):
+        for n in range(1, rounds + 1):
+            home = art / side / f"round-{n}" / "running" / "idle"
+            home.mkdir(parents=True)
+            shutil.copy(AB_DATA / source / f"r{n}" / "result.json", home / "result.json")
+    context = tmp / "context"
+    context.mkdir()
+    (context / "context.json").write_text(json.dumps({
+        "event": "workflow_run", "head_sha": "a" * 40, "pull_request": 7, "boards": ["local"],
+        "scenarios": ["idle"], "ab": {"local": {"round_s": 4, "max_time_s": 120, "rounds": 6}}}))
+    (tmp / "thresholds.yml").write_text(AB_THRESHOLDS)
+    return art, context, ("--context", str(context), "--thresholds", str(tmp / "thresholds.yml"))
+
+
+def test_the_ab_outcome_is_re_decided_from_the_rounds_never_from_ab_json(tmp_path: Path) -> None:
+    art, _, args = ab_run(tmp_path, "idle", "idle-loaded")
+    # What the measuring job wrote about itself: ignored.
+    (art / "ab.json").write_text(json.dumps({"outcome": "same", "exit": 0}))
+    (art / "ab.md").write_text(f"## rtgate ab: same {HOSTILE}\n")
+    run = Published(tmp_path, art, args=args)
+    assert run.proc.returncode == 1, run.proc.stderr
+    assert run.outcome["outcome"] == "regression" and run.outcome["boards"] == {
+        "local": "regression"}
+    assert "### A/B on `local`: main's kernel (A) against this pull request's (B)" in run.comment
+    assert "❌ worse" in run.comment and "| `local` | `stock` | `idle` | **worse** |" \
+        in run.comment
+    # The effect with its interval, the rounds used, the budget.
+    row = next(line for line in run.comment.splitlines() if "**worse**" in line)
+    assert "p99.9 +" in row and "] at 0." in row and "`max ≤ 100000 · avg ≤ 1000 µs" in row
+    # Decided at the first look (3 rounds a side): the later rounds are not looked at.
+    assert "| 3/3 |" in row
+    assert "Effect: Δ p99.9" in run.comment and "re-decided from the rounds' results" \
+        in run.comment and "same within ± 50 µs" in row
+    assert "approved by" not in run.comment and "same (exit 0)" not in run.comment
+    assert_inert(run.comment)
+
+
+def test_ab_rounds_that_cannot_tell_the_kernels_apart_are_undecided_not_a_lab_failure(
+        tmp_path: Path) -> None:
+    art, _, args = ab_run(tmp_path, "idle", "idle-again")
+    run = Published(tmp_path, art, args=args)
+    assert run.proc.returncode == 4, run.proc.stderr
+    assert run.outcome == {**run.outcome, "outcome": "undecided", "exit": 4}
+    assert "undecided at the time cap" in run.outcome["title"]
+    assert "the rounds end after 6 a side" in run.comment
+    assert "infrastructure" not in run.comment.lower()
+    assert_inert(run.comment)
+
+
+def test_a_missing_ab_round_is_an_infrastructure_failure(tmp_path: Path) -> None:
+    art, _, args = ab_run(tmp_path, "idle", "idle-again")
+    (art / "B" / "round-4" / "running" / "idle" / "result.json").unlink()
+    run = Published(tmp_path, art, args=args)
+    assert run.proc.returncode == 3 and run.outcome["outcome"] == "infrastructure"
+    assert "candidate round 4 (running/idle): infrastructure failure" in run.comment
+
+
+def test_an_ab_round_claiming_another_run_is_refused(tmp_path: Path) -> None:
+    art, _, args = ab_run(tmp_path, "idle", "idle-loaded")
+    shutil.copy(STOCK, art / "A" / "round-2" / "running" / "idle" / "result.json")
+    run = Published(tmp_path, art, args=args)
+    assert run.proc.returncode == 2 and run.outcome["outcome"] == "input"
+    assert "the result claims rpi5/stock/all-in" in run.comment
+
+
+def test_the_gate_plan_is_the_plan_jobs(tmp_path: Path) -> None:
+    """A plan of fewer rounds than the test needs is not the plan job's: input error."""
+    _, context, _ = ab_run(tmp_path, "idle", "idle-loaded", rounds=1)
+    data = json.loads((context / "context.json").read_text())
+    data["ab"]["local"]["rounds"] = 2
+    (context / "context.json").write_text(json.dumps(data))
+    proc = subprocess.run([sys.executable, "-m", "rtgate", "publish", "--context", str(context),
+                           "--markdown", str(tmp_path / "c.md")], capture_output=True, text=True)
+    assert proc.returncode == 2 and "context.json: ab.local.rounds" in proc.stderr

@@ -23,7 +23,7 @@ one-sided upper bound (0 alarms in 59 clean trials put that bound below 5 %); th
 rate with its interval; the median time to a decision (decided trials) and the rounds used;
 the load average the trials ran under.
 
-    python bench/perf/ab_calibration.py [--aa N] [--ab N] [--round-duration 2s] [--max-time 40s]
+    python bench/perf/ab_calibration.py [--aa N] [--ab N] [--round-duration 2s] [--max-time 60s]
            [--log out/bench/ab_calibration.jsonl] [--summary-only]
 """
 
@@ -150,9 +150,9 @@ def main() -> int:
     ap.add_argument("--cand-scenario-dir", type=Path,
                     default=ROOT / "tests" / "data" / "ab" / "scenario")
     ap.add_argument("--aa", type=int, default=60, help="A/A trials (default 60)")
-    ap.add_argument("--ab", type=int, default=20, help="A/B trials (default 20)")
+    ap.add_argument("--ab", type=int, default=10, help="A/B trials (default 10)")
     ap.add_argument("--round-duration", default="2s")
-    ap.add_argument("--max-time", default="40s")
+    ap.add_argument("--max-time", default="60s")
     ap.add_argument("--min-effect-us", type=float, default=200.0)
     ap.add_argument("--alpha", type=float, default=0.01)
     ap.add_argument("--log", type=Path, default=ROOT / "out" / "bench" / "ab_calibration.jsonl")

@@ -11,10 +11,18 @@ span (``markdown.code``).
 Three outcomes are kept apart in every word it writes: a latency verdict (pass or regression),
 "not decided from the data" (an incomplete measurement: measure more) and an infrastructure
 failure (no measurement: re-run once the board is healthy).
+
+A pull request's gate measures main's kernel against the PR's on each board in A/B rounds
+(``rtgate ab``). For a board the run context's ``ab`` plan names, the publisher decides again
+from the rounds' result files (``gate-BOARD/A|B/round-N/FLAVOR/SCENARIO/result.json``), replaying
+the gate's looks with the plan the trusted plan job recorded (``rtgate.ab.Gate.replay``), never
+from ab.json or ab.md. A fourth outcome belongs to it: *undecided at the time cap* (measure
+longer), exit 4 — a statement about the data, not a failure of the lab.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 from dataclasses import dataclass
@@ -23,13 +31,15 @@ from pathlib import Path
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from rich.console import Console
 
+from rtgate.ab import Gate, Side
 from rtgate.board.spec import BoardSpec, load_board
 from rtgate.errors import Exit, InputError
 from rtgate.gate import budgetdiff, markdown
 from rtgate.gate.markdown import code
 from rtgate.gate.thresholds import Thresholds, flavor_of, load_thresholds
-from rtgate.gate.verdict import Infra, Outcome, Unjudged, judge, worst
+from rtgate.gate.verdict import Infra, Outcome, Unjudged, judge
 from rtgate.result import write_atomic
 
 MARKER = "<!-- rtgate-latency-gate -->"
@@ -46,6 +56,7 @@ class Kind(StrEnum):
     INCOMPLETE = "incomplete"
     INFRASTRUCTURE = "infrastructure"
     INPUT = "input"
+    UNDECIDED = "undecided"
 
 
 HEADLINE = {
@@ -56,16 +67,28 @@ HEADLINE = {
     Kind.INFRASTRUCTURE: "🛠️ infrastructure failure: no measurement, re-run once the board is "
                          "healthy (no latency verdict)",
     Kind.INPUT: "⚠️ input error: nothing was judged",
+    Kind.UNDECIDED: "❔ undecided at the time cap: the A/B rounds could not tell the pull "
+                    "request's kernel from main's, measure longer (no latency verdict)",
 }
-# Which outcome a mixed run shows first: what must happen before any verdict comes first.
-_ORDER = [Kind.INPUT, Kind.INFRASTRUCTURE, Kind.INCOMPLETE, Kind.REGRESSION, Kind.PASS]
+# Which outcome a mixed run shows first: what must happen before any verdict comes first; a
+# regression anywhere outranks a board that is merely undecided.
+_ORDER = [Kind.INPUT, Kind.INFRASTRUCTURE, Kind.INCOMPLETE, Kind.REGRESSION, Kind.UNDECIDED,
+          Kind.PASS]
 EXIT = {Kind.PASS: Exit.OK, Kind.REGRESSION: Exit.BUDGET, Kind.INCOMPLETE: Exit.INCOMPLETE,
-        Kind.INFRASTRUCTURE: Exit.INCOMPLETE, Kind.INPUT: Exit.INPUT}
+        Kind.INFRASTRUCTURE: Exit.INCOMPLETE, Kind.INPUT: Exit.INPUT,
+        Kind.UNDECIDED: Exit.UNDECIDED}
+# rtgate ab's outcomes (rtgate.ab._EXIT) as the publisher's.
+_AB_KIND = {"same": Kind.PASS, "better": Kind.PASS, "worse": Kind.REGRESSION,
+            "budget": Kind.REGRESSION, "undecided": Kind.UNDECIDED,
+            "incomplete": Kind.INCOMPLETE}
 
 
 def kind_of(outcomes: list[Outcome]) -> Kind:
-    kinds = {_kind(o) for o in outcomes} or {Kind.INFRASTRUCTURE}
-    return next(k for k in _ORDER if k in kinds)
+    return _first({_kind(o) for o in outcomes})
+
+
+def _first(kinds: set[Kind]) -> Kind:
+    return next(k for k in _ORDER if k in (kinds or {Kind.INFRASTRUCTURE}))
 
 
 def _kind(o: Outcome) -> Kind:
@@ -73,6 +96,17 @@ def _kind(o: Outcome) -> Kind:
         return Kind.INFRASTRUCTURE
     return {Exit.OK: Kind.PASS, Exit.BUDGET: Kind.REGRESSION, Exit.INCOMPLETE: Kind.INCOMPLETE,
             Exit.INPUT: Kind.INPUT}[o.exit]
+
+
+class ABPlan(BaseModel):
+    """The A/B plan of one board, as latency-gate.yml's GATE_AB gives it to `rtgate ab`."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    round_s: int = Field(ge=1)
+    max_time_s: int = Field(ge=1)
+    rounds: int = Field(ge=3)
+    """Rounds a side the alpha spending plans for (``rtgate ab --planned-rounds``)."""
 
 
 class Context(BaseModel):
@@ -87,6 +121,8 @@ class Context(BaseModel):
     scenarios: list[Name] = []
     # Paths the pull request changes among the gate's inputs (never applied, only shown).
     changed_inputs: list[Annotated[str, StringConstraints(max_length=4096)]] = []
+    # Boards measured A/B (main's kernel against the pull request's), with the gate's plan.
+    ab: dict[Name, ABPlan] = {}
 
 
 def load_context(directory: Path) -> tuple[Context, Path | None]:
@@ -108,10 +144,17 @@ def load_context(directory: Path) -> tuple[Context, Path | None]:
 class Board:
     name: str
     outcomes: list[Outcome]
+    ab: Gate | None = None
+    """The board's A/B decision, re-made from its rounds; ``outcomes`` are then its rounds'
+    budget verdicts."""
 
     @property
     def kind(self) -> Kind:
-        return kind_of(self.outcomes)
+        if self.ab is None:
+            return kind_of(self.outcomes)
+        if self.ab.outcome == "incomplete" and self.ab.infra:
+            return Kind.INFRASTRUCTURE
+        return _AB_KIND[self.ab.outcome]
 
 
 @dataclass(frozen=True)
@@ -126,11 +169,12 @@ class Judgement:
 
     @property
     def kind(self) -> Kind:
-        return kind_of(self.outcomes)
+        return _first({b.kind for b in self.boards})
 
 
 def judge_artifacts(artifacts: list[Path], thresholds: Thresholds, boards_root: Path,
-                    expected: list[str] | None, scenarios: list[str] | None) -> Judgement:
+                    expected: list[str] | None, scenarios: list[str] | None,
+                    ab_plans: dict[str, ABPlan] | None = None) -> Judgement:
     """Judge each board's expected runs from the result files alone."""
     from rtgate.pipeline import _flavors, _scenarios  # the gate's own run plan, not a copy
 
@@ -158,9 +202,29 @@ def judge_artifacts(artifacts: list[Path], thresholds: Thresholds, boards_root: 
                                              "the gate uploaded no artifact for this board")
                                        for f, s in runs]))
             continue
+        if ab_plans and name in ab_plans:
+            result.append(_ab_board(found[name], spec, flavors, _scenarios(spec, scenarios),
+                                    thresholds, ab_plans[name]))
+            continue
         outcomes = [_run(found[name], spec, f, s, thresholds, accepted) for f, s in runs]
         result.append(Board(name, outcomes))
     return Judgement(result, ignored, accepted)
+
+
+def _ab_board(directory: Path, spec: BoardSpec, flavors: list[str], scenarios: list[str],
+              thresholds: Thresholds, plan: ABPlan) -> Board:
+    """Re-decide one board's A/B rounds from their results with the gate's plan."""
+    args = argparse.Namespace(out=directory, round_duration=plan.round_s,
+                              max_time=plan.max_time_s, planned_rounds=plan.rounds,
+                              min_effect_us=None, alpha=None, scale=None)
+    gate = Gate(spec, (Side("A", "base", None, None), Side("B", "candidate", None, None)),
+                [(f, s) for f in flavors for s in scenarios], thresholds, args,
+                Console(stderr=True, quiet=True))
+    try:
+        gate.replay()
+    except InputError as exc:
+        return Board(spec.name, [Unjudged(Path(exc.path or directory), exc.oneline())])
+    return Board(spec.name, [v.evaluation for v in gate.verdicts], gate)
 
 
 def _run(directory: Path, spec: BoardSpec, flavor: str, scenario: str, thresholds: Thresholds,
@@ -216,6 +280,10 @@ def render(judgement: Judgement, *, banner_lines: list[str], comparison: str | N
     if judgement.ignored:
         lines += ["", "Ignored (no board of the default branch's `bench/boards`): "
                   + ", ".join(code(n) for n in judgement.ignored)]
+    for b in judgement.boards:
+        if b.ab is not None:
+            lines += ["", b.ab.markdown(f"### A/B on {code(b.name)}: main's kernel (A) against "
+                                        "this pull request's (B)").rstrip("\n")]
     lines += ["", "<details><summary>Every check</summary>", "",
               markdown.render(judgement.outcomes), "</details>", ""]
     if comparison is not None:
@@ -239,4 +307,4 @@ def write(path: Path, text: str) -> None:
 
 
 def exit_of(judgement: Judgement) -> Exit:
-    return worst([EXIT[b.kind] for b in judgement.boards])
+    return EXIT[judgement.kind]
