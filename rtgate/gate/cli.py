@@ -101,7 +101,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 PUBLISH_EPILOG = """\
 exit codes: 0 every board passed, 1 a latency regression, 2 an input error (a result that
   does not load or claims another run), 3 no verdict: incomplete measurement or infrastructure
-  failure (the outcome JSON says which). The files are written whatever the code.
+  failure (the outcome JSON says which), 4 undecided at the time cap (a board the context's
+  `ab` plan names: its A/B rounds, re-decided, could not tell the kernels apart; measure
+  longer). The files are written whatever the code.
 """
 
 
@@ -130,7 +132,8 @@ def publish_handler(args: argparse.Namespace) -> int:
     context, theirs = publish.load_context(args.context) if args.context else (None, None)
     expected = args.expect or (context.boards if context else None)
     scenarios = args.scenarios or (context.scenarios if context else None) or None
-    judged = publish.judge_artifacts(args.artifacts, thresholds, boards, expected, scenarios)
+    judged = publish.judge_artifacts(args.artifacts, thresholds, boards, expected, scenarios,
+                                     context.ab if context else None)
     banner = publish.banner(context, thresholds, theirs) if context else []
     text = publish.render(judged, banner_lines=banner,
                           comparison=_comparison(args.baseline, judged.accepted, thresholds),
