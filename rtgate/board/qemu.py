@@ -148,6 +148,11 @@ class QemuBoard(Board):
         on_board, on_peer = split(scenario, self.opts.peer, self.host_port)
         if self.tuned:
             on_board = self.tuned.pin(on_board)
+        if self.opts.interval_us:
+            # Appended: cyclictest, like rtgate's command builder, keeps the last -i given.
+            test = on_board.cyclictest
+            on_board = on_board.model_copy(update={"cyclictest": test.model_copy(
+                update={"args": [*test.args, f"-i{self.opts.interval_us}"]})})
         common = {"scale": scale or scenario.scale,
                   "timeout_s": timeout_for(scenario, duration_s)}
         guest = Params(cpus=self.facts.cpus, port=self.opts.peer.board_port,

@@ -66,6 +66,9 @@ class QemuOptions(_Options):
         default_factory=lambda: ["panic=-1", "loglevel=1"],
         description="Extra kernel command-line words (panic=-1 turns a panic into a QEMU exit).")
     peer: PeerOptions = Field(default_factory=PeerOptions)
+    interval_us: int | None = Field(
+        None, ge=50, description="Replaces the scenario's cyclictest interval (-i) on this board: "
+                                 "an emulator cannot sample as fast as the hardware it stands for.")
     boot_timeout_s: float = Field(120, gt=0)
     run_margin_s: float = Field(
         90, gt=0, description="Time allowed beyond the scenario duration for loads to start, "
