@@ -18,13 +18,15 @@ from rtgate import paths
 from rtgate.bench.cli import duration, scale
 from rtgate.board.base import KernelArtifacts
 from rtgate.board.cli import measure
-from rtgate.board.spec import BoardSpec, load_board
+from rtgate.board.spec import BoardSpec, QemuOptions, load_board
 from rtgate.board.tuning import Profile, load_profile
 from rtgate.errors import InfraError, InputError
 from rtgate.gate import infrarecord, junit, markdown
 from rtgate.gate.thresholds import flavor_of, load_thresholds
 from rtgate.gate.verdict import Infra, Outcome, judge, worst
 from rtgate.result import Result, write_atomic
+from rtgate.trace import breach
+from rtgate.trace.breach import BreachTracing
 
 EPILOG = """\
 For each flavor the kernel is built for the board (a cache hit when nothing changed) unless
@@ -100,6 +102,16 @@ def tuning_profile(spec: BoardSpec, args: argparse.Namespace) -> Profile | None:
     return profile
 
 
+def with_kernel_args(spec: BoardSpec, words: list[str]) -> BoardSpec:
+    """The board with ``words`` appended to the kernel command line it boots with."""
+    if not words:
+        return spec
+    if not isinstance(spec.options, QemuOptions):
+        raise InputError(f"board {spec.name!r} takes no --kernel-arg (only qemu boards do)")
+    options = spec.options.model_copy(update={"append": [*spec.options.append, *words]})
+    return spec.model_copy(update={"options": options})
+
+
 def run_all(spec: BoardSpec, flavors: list[str], scenarios: list[str],
             args: argparse.Namespace, console: Console) -> list[Run]:
     runs: list[Run] = []
@@ -116,7 +128,9 @@ def run_all(spec: BoardSpec, flavors: list[str], scenarios: list[str],
                          f"{flavor or 'running kernel'} {scenario} ({args.duration} s)")
             try:
                 m = measure(spec, kernel, scenario, args.duration, out,
-                            flavor=flavor or None, scale=args.scale, profile=args.profile)
+                            flavor=flavor or None, scale=args.scale, profile=args.profile,
+                            follow_up=args.breach_tracing.follow_up(scenario, args.scale)
+                            if args.breach_tracing else None)
             except InfraError as exc:
                 console.print(f"[red]infrastructure failure:[/] {exc.oneline()}")
                 runs.append(Run(flavor, scenario, out, infra=exc))
@@ -169,6 +183,9 @@ def handler(args: argparse.Namespace) -> int:
     flavors = _flavors(spec, args.flavors)
     thresholds = load_thresholds(args.thresholds)  # a bad budget file fails before any build
     args.profile = tuning_profile(spec, args)
+    spec = with_kernel_args(spec, args.kernel_arg)
+    args.breach_tracing = (BreachTracing(args.trace_on_breach, args.trace_cap, thresholds)
+                           if args.trace_on_breach is not None else None)
     runs = run_all(spec, flavors, _scenarios(spec, args.scenarios), args, console)
 
     outcomes: list[Outcome] = judge([r.result for r in runs if r.result], thresholds,
@@ -233,6 +250,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument("--scale", type=scale, default=None, help="multiply load instances/streams")
     p.add_argument("--thresholds", type=Path, default=paths.THRESHOLDS, metavar="FILE")
     add_tuning_arguments(p)
+    p.add_argument("--kernel-arg", action="append", default=[], metavar="WORD",
+                   help="add WORD to the booted kernel's command line (qemu-arm64), e.g. "
+                        "rtgate_planted.length_us=300000 (repeatable)")
+    p.add_argument("--trace-on-breach", type=breach.threshold_arg, nargs="?",
+                   const=breach.BUDGET, metavar="US",
+                   help="after a run whose max exceeds US µs (default: the budget's max_us), "
+                        "a follow-up run with rtla timerlat armed to stop there; its analysis "
+                        "goes into the result, the JUnit failure and the run page")
+    p.add_argument("--trace-cap", type=duration, default=breach.DEFAULT_CAP_S,
+                   metavar="DURATION", help="time cap of the follow-up trace run (default 60s)")
     p.add_argument("--allow-unbudgeted", action="store_true",
                    help="a result no budget matches is reported as skipped, not an error")
     p.set_defaults(func=handler)

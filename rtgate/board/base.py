@@ -26,7 +26,7 @@ from typing import Any
 from rtgate.board.spec import BoardSpec
 from rtgate.board.tuning import Profile
 from rtgate.errors import InputError, RtgateError
-from rtgate.result import Result
+from rtgate.result import Result, Trace
 
 
 @dataclass(frozen=True)
@@ -130,6 +130,13 @@ class Board(ABC):
     @abstractmethod
     def restore(self) -> None:
         """Return the board to its known-good kernel; safe to call twice or after a failure."""
+
+    def trace(self, scenario: str, threshold_us: float, cap_s: int, out: Path, *,
+              scale: float | None = None) -> Trace:
+        """A follow-up run with a tracer armed to stop at ``threshold_us`` (rtgate.trace),
+        after a measurement on the booted board; raw files into ``out/raw/trace-*``."""
+        return Trace(tool="none", threshold_us=threshold_us, cap_s=cap_s, breached=False,
+                     note=f"board {self.spec.name!r} has no breach tracer: no trace was taken")
 
     def close(self) -> None:  # noqa: B027 - most drivers hold nothing to release
         """Release local resources (processes, connections)."""

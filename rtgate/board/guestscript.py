@@ -30,6 +30,8 @@ GUEST_REDUCER = "/tmp/rtgate-blockmaxima.awk"
 VERBOSE_FIFO = "/tmp/rtgate-verbose"
 LISTEN_TIMEOUT_S = 10
 STOP_GRACE_S = 5
+TRACEFS = "/sys/kernel/tracing"
+TRACE_TAIL_LINES = 4000
 
 PROBE = f"""\
 set -u
@@ -41,6 +43,7 @@ cat /sys/devices/system/cpu/isolated >isolated 2>/dev/null
 cyclictest --help >cyclictest-help 2>&1
 stress-ng --version >stress-ng-version 2>&1
 iperf3 --version >iperf3-version 2>&1
+rtla --version 2>&1 | grep -m 1 version >rtla-version
 """
 
 _HELPERS = f"""\
@@ -71,9 +74,12 @@ def _q(argv: list[str]) -> str:
     return " ".join(shlex.quote(a) for a in argv)
 
 
-def render(plan: Plan, guest_loads: list[str], epoch: float | None = None) -> str:
+def render(plan: Plan, guest_loads: list[str], epoch: float | None = None,
+           tracer: list[str] | None = None) -> str:
     """The script running ``plan`` in the guest; only loads named in ``guest_loads`` run there
-    (the others are the peer's, started by the host on ``RTGATE-LOADS-UP``)."""
+    (the others are the peer's, started by the host on ``RTGATE-LOADS-UP``). With ``tracer``
+    (rtgate.trace: a follow-up run at a breach), that program runs under the same loads instead
+    of cyclictest, in ``raw/``, and must end on its own (its time cap)."""
     loads = [ld for ld in plan.loads if ld.name in guest_loads]
     lines = [_HELPERS,
              f"date -s @{int(epoch if epoch is not None else time.time())} >/dev/null 2>&1",
@@ -87,16 +93,42 @@ def render(plan: Plan, guest_loads: list[str], epoch: float | None = None) -> st
                       f"not listen on port {load.listens_on} after {LISTEN_TIMEOUT_S} s\" "
                       f">{STATE}/infra && break",
                       "  sleep 0.1; i=$((i+1)); done"]
-    hang_after = plan.duration_s + int(HANG_MARGIN_S)
-    program = REDUCER.read_text()
     lines += [
         f"if [ ! -e {STATE}/infra ]; then",
-        f"  cat >{GUEST_REDUCER} <<'RTGATE-AWK'\n{program}RTGATE-AWK",
-        f"  rm -f {VERBOSE_FIFO} && mkfifo {VERBOSE_FIFO}",
         "  echo RTGATE-LOADS-UP",
         f"  sleep {plan.warmup_s:g}",
         f"  cat /proc/loadavg >{STATE}/loadavg-before",
         "  echo RTGATE-MEASURE-START",
+        *(_traced(tracer) if tracer else _measured(plan)),
+        "  echo RTGATE-MEASURE-END",
+        f"  cat /proc/loadavg >{STATE}/loadavg-after",
+        "fi",
+    ]
+    # Reverse order: a client goes before its server, as in the local runner.
+    lines += [f"stop_load {load.name}" for load in reversed(loads)]
+    return "\n".join([*lines, send("raw", "meta", "state")])
+
+
+def _traced(tracer: list[str]) -> list[str]:
+    """The tracer in raw/ (where it saves its trace), the kernel's tracers noted, and only the
+    tail of a saved trace kept: what precedes the stop explains it, and the console is slow."""
+    return [
+        f"  mount -t tracefs nodev {TRACEFS} 2>/dev/null",
+        f"  cat {TRACEFS}/available_tracers >{STATE}/tracers 2>/dev/null",
+        f"  ( cd {RAW} && {_q(tracer)} >{RAW}/tracer.stdout 2>{RAW}/tracer.stderr; "
+        f"echo $? >{STATE}/tracer-rc )",
+        f"  for f in {RAW}/*.txt; do [ -f \"$f\" ] && tail -n {TRACE_TAIL_LINES} \"$f\" "
+        ">\"$f.tail\" && mv \"$f.tail\" \"$f\"; done",
+    ]
+
+
+def _measured(plan: Plan) -> list[str]:
+    """cyclictest, its -v stream reduced through a FIFO, with a hang guard."""
+    hang_after = plan.duration_s + int(HANG_MARGIN_S)
+    program = REDUCER.read_text()
+    return [
+        f"  cat >{GUEST_REDUCER} <<'RTGATE-AWK'\n{program}RTGATE-AWK",
+        f"  rm -f {VERBOSE_FIFO} && mkfifo {VERBOSE_FIFO}",
         f"  {_q(plan.cyclictest.reducer(GUEST_REDUCER))} <{VERBOSE_FIFO} "
         f">{RAW}/cyclictest.stdout 2>{RAW}/reducer.stderr &",
         "  red=$!",
@@ -108,13 +140,7 @@ def render(plan: Plan, guest_loads: list[str], epoch: float | None = None) -> st
         "    sleep 0.2; done",
         f"  wait $ct; echo $? >{STATE}/cyclictest-rc; echo $(( $(up) - t0 )) >{STATE}/measured-s",
         f"  wait $red; echo $? >{STATE}/reducer-rc",
-        "  echo RTGATE-MEASURE-END",
-        f"  cat /proc/loadavg >{STATE}/loadavg-after",
-        "fi",
     ]
-    # Reverse order: a client goes before its server, as in the local runner.
-    lines += [f"stop_load {load.name}" for load in reversed(loads)]
-    return "\n".join([*lines, send("raw", "meta", "state")])
 
 
 def probe() -> str:

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from rtgate.errors import InfraError
 from rtgate.filelock import locked
+from rtgate.kernel.source import sha256_file
 
 DEB_ARCH = "arm64"
 # Debian's ld.so searches its multiarch directories by default: no ld.so.cache is needed.
@@ -154,9 +155,12 @@ def resolve_cached(roots: Iterable[str], skip: Iterable[str], cache: Path) -> di
     return packages
 
 
-def cache_key(packages: dict[str, str], init_text: str) -> str:
+def cache_key(packages: dict[str, str], init_text: str,
+              extra: dict[str, Path] | None = None) -> str:
     blob = json.dumps({"format": _FORMAT, "arch": DEB_ARCH, "packages": packages,
-                       "init": init_text}, sort_keys=True)
+                       "init": init_text,
+                       **({"extra": {name: sha256_file(path) for name, path in extra.items()}}
+                          if extra else {})}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -190,7 +194,8 @@ def check_libraries(root: Path, programs: Iterable[str] = PROGRAMS) -> None:
                 todo.append(found.resolve() if found.is_symlink() else found)
 
 
-def _assemble(packages: dict[str, str], init_text: str, dest: Path) -> None:
+def _assemble(packages: dict[str, str], init_text: str, dest: Path,
+              extra: dict[str, Path]) -> None:
     with tempfile.TemporaryDirectory(prefix="rtgate-initramfs-") as tmp:
         debs, root = Path(tmp) / "debs", Path(tmp) / "root"
         debs.mkdir()
@@ -201,7 +206,12 @@ def _assemble(packages: dict[str, str], init_text: str, dest: Path) -> None:
             _run(["dpkg-deb", "-x", str(deb), str(root)])
         for junk in _PRUNE:
             shutil.rmtree(root / junk, ignore_errors=True)
-        check_libraries(root)
+        for name, path in extra.items():
+            target = root / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target)
+            target.chmod(0o755)
+        check_libraries(root, [*PROGRAMS, *extra])
         init = root / "init"
         init.write_text(init_text)
         init.chmod(0o755)
@@ -216,15 +226,19 @@ def _assemble(packages: dict[str, str], init_text: str, dest: Path) -> None:
 
 
 def build(roots: Iterable[str], skip: Iterable[str] = (), *,
-          cache: Path | None = None) -> Initramfs:
-    """The cached initramfs for these packages and the current init script (built if missing)."""
+          cache: Path | None = None, extra: dict[str, Path] | None = None) -> Initramfs:
+    """The cached initramfs for these packages and the current init script (built if missing).
+
+    ``extra`` adds programs built here (guest path → host file), such as rtla built from the
+    trusted kernel source; their libraries must come from ``roots``' packages.
+    """
     roots, skip = list(roots), list(skip)
     directory = cache or cache_dir()
     packages = resolve_cached(roots, skip, directory)
     init_text = INIT_SCRIPT.read_text(encoding="utf-8")
-    dest = directory / f"{cache_key(packages, init_text)}.cpio.gz"
+    dest = directory / f"{cache_key(packages, init_text, extra)}.cpio.gz"
     with locked(directory / ".lock"):
         if not dest.is_file():
-            _assemble(packages, init_text, dest)
+            _assemble(packages, init_text, dest, extra or {})
             dest.with_suffix(".json").write_text(json.dumps(packages, indent=2) + "\n")
     return Initramfs(dest, packages)

@@ -23,7 +23,8 @@ from rtgate.board.base import Board, KernelArtifacts, Measurement, RawRun
 from rtgate.board.spec import BoardSpec
 from rtgate.board.tuning import Applied, parse_readback, programs, recorded
 from rtgate.errors import InfraError, InputError
-from rtgate.result import Result, TuningCheck, load_result
+from rtgate.result import Result, Trace, TuningCheck, load_result
+from rtgate.trace import timerlat
 
 STATE = Path(os.environ.get("RTGATE_TUNING_STATE", "/var/lib/rtgate/tuning-state"))
 """Where the old values wait to be put back; one machine, one tuned run at a time."""
@@ -102,6 +103,13 @@ class LocalBoard(Board):
         checks = [*self.checks, *self.tuned.verify_tasks(during, names, root=os.getpid()),
                   *self.tuned.verify(self._readback(), "end")]
         return recorded(result, self.tuned.record(checks))
+
+    def trace(self, scenario: str, threshold_us: float, cap_s: int, out: Path, *,
+              scale: float | None = None) -> Trace:
+        """No trace run on this machine yet: the note says what its kernel lacks, if anything."""
+        why = timerlat.missing() or "tracing at the breach runs on qemu-arm64 only so far"
+        return Trace(tool="none", threshold_us=threshold_us, cap_s=cap_s, breached=False,
+                     note=f"no trace taken on {self.spec.name}: {why}")
 
     def restore(self) -> None:
         """Put back every value a profile changed (nothing, untuned)."""

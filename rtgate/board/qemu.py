@@ -10,6 +10,7 @@ the raw files over the console. Everything the guest printed is in ``console.log
 from __future__ import annotations
 
 import io
+import math
 import shutil
 import tarfile
 import tempfile
@@ -34,11 +35,13 @@ from rtgate.board.spec import BoardSpec, QemuOptions
 from rtgate.board.tuning import Applied, parse_readback, programs, recorded
 from rtgate.cyclictest.version import parse_help
 from rtgate.errors import InfraError, InputError
-from rtgate.result import TuningCheck
+from rtgate.result import Trace, TuningCheck
+from rtgate.trace import rtla, timerlat
 
 PROBE_TIMEOUT_S = 30
 TUNING_STATE = "/tmp/rtgate-tuning"
 POWEROFF_GRACE_S = 10
+TRACE_MARGIN_S = 120
 
 
 class QemuBoard(Board):
@@ -71,7 +74,10 @@ class QemuBoard(Board):
                              "build (rtgate kernel build --board qemu-arm64)")
         self.kernel = kernel
         with self._status.status("qemu-arm64: preparing the initramfs (Debian arm64 packages)"):
-            self.initrd = initramfs.build(self.opts.packages, self.opts.skip_packages)
+            tracer = rtla.build("arm64")
+            self.initrd = initramfs.build([*self.opts.packages, *rtla.RUNTIME_PACKAGES],
+                                          self.opts.skip_packages,
+                                          extra={"usr/bin/rtla": tracer.path})
 
     @property
     def tuned(self) -> Applied | None:
@@ -179,8 +185,38 @@ class QemuBoard(Board):
                              f"{(outcome.start or datetime.now(UTC)):%Y%m%dT%H%M%SZ}",
                       files={"plan": plan, "outcome": outcome, "peer": peer})
 
-    def _drive(self, plan: Plan, peer: PeerLoads, outcome: Outcome) -> bytes:
-        """Send the run script and follow its markers; the peer's loads always stop."""
+    def trace(self, scenario: str, threshold_us: float, cap_s: int, out: Path, *,
+              scale: float | None = None) -> Trace:
+        """A follow-up run under the scenario's loads with rtla timerlat armed to stop at
+        ``threshold_us``, ending at the first breach or after ``cap_s``; its files land in
+        ``out/raw/trace-*`` beside the measurement's, which stays untouched."""
+        if self.console is None or self.facts is None:
+            raise InputError("boot the board before tracing")
+        rawdir = (out / "raw").resolve()
+        with tempfile.TemporaryDirectory(prefix="rtgate-trace-") as tmp:
+            scratch, staging = Path(tmp) / "peer", Path(tmp) / "run"
+            (staging / "raw").mkdir(parents=True)
+            scratch.mkdir()
+            # The margin: the analysis, saving the trace and sending it over the console.
+            plan, peer = self._plans(scenario, cap_s + TRACE_MARGIN_S, scale, scratch,
+                                     staging / "raw")
+            tracer = timerlat.command(math.ceil(threshold_us), cap_s)
+            _unpack(self._drive(plan, peer, Outcome(), tracer=tracer), staging)
+            names = []
+            for path in sorted((staging / "raw").iterdir()):
+                shutil.move(path, rawdir / f"trace-{path.name}")
+                names.append(f"raw/trace-{path.name}")
+            state = staging / "state"
+            tracers = state / "tracers"
+            return timerlat.trace(rawdir / "trace-tracer.stdout", rawdir / "trace-tracer.stderr",
+                                  _int(state / "tracer-rc"), threshold_us=threshold_us,
+                                  cap_s=cap_s, version=self.facts.get("rtla-version") or None,
+                                  raw=names, tracers=_text(tracers) if tracers.is_file() else None)
+
+    def _drive(self, plan: Plan, peer: PeerLoads, outcome: Outcome,
+               tracer: list[str] | None = None) -> bytes:
+        """Send the run script (cyclictest's, or ``tracer``'s) and follow its markers; the
+        peer's loads always stop."""
         assert self.console is not None
         guest_loads = [ld.name for ld in plan.loads]
         budget = plan.warmup_s + plan.duration_s + self.opts.run_margin_s
@@ -189,8 +225,8 @@ class QemuBoard(Board):
         # The tasks' real affinities, sampled once loads and cyclictest run.
         sampler = (f"( sleep {plan.warmup_s + 1:g}; mkdir -p {guestscript.STATE}; {{\n"
                    f"{self.tuned.readback_script(tasks=True)}}} >{guestscript.STATE}/tuning-run"
-                   " ) &\n") if self.tuned else ""
-        self.console.send_script(sampler + guestscript.render(plan, guest_loads))
+                   " ) &\n") if self.tuned and not tracer else ""
+        self.console.send_script(sampler + guestscript.render(plan, guest_loads, tracer=tracer))
         try:
             with self._status.status(f"{self.spec.name}: {plan.scenario}: starting loads") as st:
                 while True:

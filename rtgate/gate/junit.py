@@ -14,6 +14,7 @@ from junit_xml import TestCase, TestSuite, to_xml_report_string
 from rtgate.gate.thresholds import flavor_of
 from rtgate.gate.verdict import Evaluation, Infra, Outcome, Unjudged, Verdict
 from rtgate.result import Result
+from rtgate.trace import explain as explain_trace
 
 # What XML 1.0 cannot hold at all, not even as &#N;: most C0 controls, lone surrogates, U+FFFE/F.
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -72,6 +73,8 @@ def _evaluation(ev: Evaluation) -> TestSuite:
         case = TestCase(f"{ev.label}: {check.name}", classname=ev.label, stdout=check.detail)
         explain = (f"{check.detail}\n"
                    f"budget {ev.budget.label} ({ev.budget.source}): {ev.budget.reason}")
+        if ev.result.trace is not None:
+            explain += f"\n{explain_trace.paragraph(ev.result.trace)}"
         if check.verdict is Verdict.FAIL:
             case.add_failure_info(message=check.detail, output=explain)
         elif check.verdict is Verdict.INCOMPLETE:

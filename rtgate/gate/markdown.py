@@ -14,6 +14,8 @@ import unicodedata
 from rtgate.errors import Exit
 from rtgate.gate.thresholds import flavor_of
 from rtgate.gate.verdict import Infra, Outcome, Unjudged, Verdict, fmt, worst
+from rtgate.result import TraceBreach
+from rtgate.trace import explain as explain_trace
 
 _MARK = {Verdict.PASS: "✅ pass", Verdict.FAIL: "❌ fail", Verdict.INCOMPLETE: "⚠️ incomplete"}
 _HEADLINE = {
@@ -72,6 +74,10 @@ def render(outcomes: list[Outcome]) -> str:
                  for b in virtual)
     if notes:
         lines += ["", "**Not judged:**", ""] + [f"- {n}" for n in notes]
+    traces = [o for o in outcomes if o.result is not None and o.result.trace is not None]
+    if traces:
+        lines += ["", "**Root cause at the breach:**", ""]
+        lines += [_trace(o) for o in traces]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
@@ -89,6 +95,25 @@ def _rows(o: Outcome) -> list[str]:
         return [f"{keys} — | — | — | — | {verdict} |"]
     return [f"{keys} {c.metric} | {c.measured_text} | {c.op} {fmt(c.budget)}{c.unit} | "
             f"{c.margin_text} | {_MARK[c.verdict]} |" for c in o.checks]
+
+
+def _trace(o: Outcome) -> str:
+    """One bullet per traced run: the trace's text as code spans (it names kernel functions and
+    tasks a pull request's kernel chose)."""
+    assert o.result is not None and o.result.trace is not None
+    trace = o.result.trace
+    body = ([_breach(b) for b in trace.breaches] if trace.breaches
+            else [code(trace.note or "no analysis")])
+    label = code(f"{o.result.board.name} {flavor_of(o.result)} {o.result.scenario}")
+    return f"- {label}: {code(explain_trace.headline(trace))}: " + "; ".join(body)
+
+
+def _breach(b: TraceBreach) -> str:
+    # A span per stack frame: one long span would be cut at MAX_TEXT, maybe before the culprit.
+    text = code(explain_trace.breach(b, with_stack=False))
+    if b.stack:
+        text += ", stack: " + " ← ".join(code(f) for f in b.stack[:explain_trace.MAX_FRAMES])
+    return text
 
 
 def _notes(o: Outcome) -> list[str]:

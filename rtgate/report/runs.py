@@ -80,8 +80,8 @@ def load_run(result_path: Path) -> RunFiles:
         raise InputError(SYMLINK, path=result_path)
     result = load_result(result_path)
     skipped: list[str] = []
-    raw = [p for s in result.sources
-           if (p := source_path(result_path, s.path, skipped)) is not None]
+    named = [s.path for s in result.sources] + (result.trace.raw if result.trace else [])
+    raw = [p for name in named if (p := source_path(result_path, name, skipped)) is not None]
     # Two sources behind one linked directory make one note.
     return RunFiles(result, result_path, raw, list(dict.fromkeys(skipped)))
 

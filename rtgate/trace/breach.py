@@ -1,0 +1,62 @@
+"""``--trace-on-breach``: after a measurement that breached, a time-capped follow-up run with a
+tracer armed at the threshold, on the same booted board.
+
+A tracer that stops at the first breach (rtla's stop threshold, cyclictest -b) would end the
+measurement there and spoil its statistics, so the measurement runs as always and only a run
+whose maximum crossed the threshold is followed by a trace run. Its analysis goes into the
+result's ``trace`` section and its raw files beside the measurement's.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from rtgate.board.base import Board, Measurement
+from rtgate.gate.thresholds import Thresholds
+
+BUDGET = "budget"
+"""--trace-on-breach without a number: the threshold is the matching budget's max_us."""
+DEFAULT_CAP_S = 60
+
+
+@dataclass(frozen=True)
+class BreachTracing:
+    threshold: float | str
+    """µs, or BUDGET."""
+    cap_s: int
+    thresholds: Thresholds
+
+    def threshold_for(self, m: Measurement) -> float | None:
+        if self.threshold != BUDGET:
+            return float(self.threshold)
+        budget = self.thresholds.for_result(m.result)
+        return budget.max_us if budget else None
+
+    def follow_up(self, scenario: str, scale: float | None
+                  ) -> Callable[[Board, Measurement], Measurement]:
+        def after(board: Board, m: Measurement) -> Measurement:
+            threshold = self.threshold_for(m)
+            worst = m.result.totals.max_us
+            if threshold is None or worst is None or worst <= threshold:
+                return m
+            trace = board.trace(scenario, threshold, self.cap_s, m.result_path.parent,
+                                scale=scale)
+            result = m.result.model_copy(update={"trace": trace})
+            result.write(m.result_path)
+            return replace(m, result=result)
+        return after
+
+
+def threshold_arg(text: str) -> float | str:
+    """The value of --trace-on-breach: µs > 0, or `budget`."""
+    if text == BUDGET:
+        return BUDGET
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected µs > 0 or '{BUDGET}', got {text!r}")
+    return value

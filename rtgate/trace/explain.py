@@ -1,0 +1,37 @@
+"""A trace section in words: the short paragraph a failed check carries (JUnit, Markdown)."""
+
+from __future__ import annotations
+
+from rtgate.result import Trace, TraceBreach
+
+# Frames kept in a paragraph; the result and the raw trace hold them all.
+MAX_FRAMES = 24
+
+
+def headline(trace: Trace) -> str:
+    version = f" {trace.version}" if trace.version else ""
+    return (f"Trace at the breach ({trace.tool}{version}, stop at {trace.threshold_us:g} µs, "
+            f"follow-up run capped at {trace.cap_s} s)")
+
+
+def breach(b: TraceBreach, *, with_stack: bool = True) -> str:
+    where = f"CPU {b.cpu}" if b.cpu is not None else "a CPU"
+    parts = [f"{where}: {'IRQ' if b.kind == 'irq' else 'thread'} latency {b.total_us:g} µs"]
+    shares = [f"{c.name} {c.us:g} µs" + (f" ({c.share:g} %)" if c.share is not None else "")
+              for c in b.components if c.share is not None]
+    if shares:
+        parts.append("; ".join(shares))
+    if b.blocking_task:
+        parts.append(f"blocking task {b.blocking_task}")
+    if b.stack and with_stack:
+        more = len(b.stack) - MAX_FRAMES
+        parts.append("stack (innermost first): " + " <- ".join(b.stack[:MAX_FRAMES])
+                     + (f" <- … {more} more" if more > 0 else ""))
+    return "; ".join(parts)
+
+
+def paragraph(trace: Trace) -> str:
+    body = ([breach(b) for b in trace.breaches] if trace.breaches
+            else [trace.note or "no analysis"])
+    raw = f" Raw: {', '.join(trace.raw)}." if trace.raw else ""
+    return f"{headline(trace)}: " + " | ".join(body) + "." + raw

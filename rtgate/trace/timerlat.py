@@ -1,0 +1,127 @@
+"""`rtla timerlat` as the breach tracer: its command line, and its auto-analysis parsed.
+
+``rtla timerlat top -a US`` stops tracing at the first IRQ or thread latency of at least US µs,
+saves the trace, and prints an auto-analysis per CPU that hit the threshold::
+
+    ## CPU 1 hit stop tracing, analyzing it ##
+      IRQ handler delay:                              300012.00 us (99.98 %)
+      IRQ latency:                                    300061.00 us
+      Blocking thread:
+                           rtgate_planted:64
+        Blocking thread stack trace
+                    -> timerlat_irq
+                    ...
+    ------------------------------------------------------------------------
+         IRQ latency:                                 300061.00 us (100%)
+
+Parsing is strict about what it takes (the section's total must be there) and keeps every other
+line out: the raw output is kept beside the result anyway.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from rtgate.result import Trace, TraceBreach, TraceComponent
+
+TOOL = "rtla timerlat"
+TRACE_FILE = "timerlat_trace.txt"
+# Per CPU, in kB: the tail before the stop is what explains it, and the trace crosses a serial
+# console on the virtual board.
+BUFFER_KB = 1024
+
+_HEADER = re.compile(r"^## CPU (\d+) hit stop tracing, analyzing it ##$")
+_COMPONENT = re.compile(
+    r"^  (?P<name>[A-Z][A-Za-z ]+?):\s+(?:\(exit from idle\))?\s*(?P<us>\d+(?:\.\d+)?) us"
+    r"(?: \((?P<share>\d+(?:\.\d+)?) %\))?$")
+_TOTAL = re.compile(r"^\s+(?P<kind>IRQ|Thread) latency:\s+(?P<us>\d+(?:\.\d+)?) us \(100%\)$")
+_TASK = re.compile(r"^\s+(?P<task>\S+:\d+)(?:\s+\d+(?:\.\d+)? us)?$")
+_FRAME = re.compile(r"^\s+-> (?P<function>\S+)$")
+
+
+def command(threshold_us: int, cap_s: int) -> list[str]:
+    """rtla timerlat with its stop threshold and auto-analysis (``-a``: stop at US on IRQ or
+    thread latency, save the stack above US, keep the trace in timerlat_trace.txt), quiet,
+    ending after ``cap_s`` when nothing breaches; tasks per CPU listed at the stop."""
+    return ["rtla", "timerlat", "top", "-q", "-a", str(threshold_us), "-d", f"{cap_s}s",
+            "--dump-tasks", "--trace-buffer-size", str(BUFFER_KB)]
+
+
+def hit(stdout: str) -> bool:
+    return any(_HEADER.match(line) for line in stdout.splitlines())
+
+
+def parse(stdout: str) -> list[TraceBreach]:
+    """One TraceBreach per CPU section of the auto-analysis; none when nothing breached."""
+    breaches: list[TraceBreach] = []
+    cpu: int | None = None
+    components: list[TraceComponent] = []
+    task: str | None = None
+    stack: list[str] = []
+    want_task = False
+    for line in stdout.splitlines():
+        if m := _HEADER.match(line):
+            cpu, components, task, stack, want_task = int(m[1]), [], None, [], False
+        elif cpu is None:
+            continue
+        elif m := _TOTAL.match(line):
+            breaches.append(TraceBreach(cpu=cpu, kind="irq" if m["kind"] == "IRQ" else "thread",
+                                        total_us=float(m["us"]), components=components,
+                                        blocking_task=task, stack=stack))
+            cpu = None
+        elif m := _FRAME.match(line):
+            stack.append(m["function"])
+        elif line.strip() == "Blocking thread:":
+            want_task = True  # an IRQ breach: the task that had interrupts off is on the next line
+        elif m := _COMPONENT.match(line):
+            components.append(TraceComponent(
+                name=m["name"], us=float(m["us"]),
+                share=float(m["share"]) if m["share"] else None))
+            want_task = m["name"] == "Blocking thread"
+        elif want_task and (m := _TASK.match(line)):
+            task, want_task = m["task"], False
+    return breaches
+
+
+def missing(tracefs: Path = Path("/sys/kernel/tracing")) -> str | None:
+    """Why the running kernel cannot run timerlat, or None when it can."""
+    try:
+        tracers = (tracefs / "available_tracers").read_text().split()
+    except OSError:
+        return (f"the running kernel has no tracefs at {tracefs} (CONFIG_FTRACE off, or not "
+                "mounted): neither rtla timerlat nor cyclictest's breaktrace can trace here")
+    if "timerlat" not in tracers:
+        return (f"the running kernel has no timerlat tracer (available: "
+                f"{' '.join(tracers) or 'none'}): CONFIG_TIMERLAT_TRACER is needed")
+    return None
+
+
+def trace(stdout: Path, stderr: Path, rc: int | None, *, threshold_us: float, cap_s: int,
+          version: str | None, raw: list[str], tracers: str | None) -> Trace:
+    """The result's trace section from a follow-up run's files (``raw``: their names as the
+    result refers to them). ``tracers`` is the guest's available_tracers, None when unknown."""
+    base = {"tool": TOOL, "version": version, "threshold_us": threshold_us, "cap_s": cap_s,
+            "raw": raw}
+    if tracers is not None and "timerlat" not in tracers.split():
+        return Trace(**base, breached=False,
+                     note="the guest kernel has no timerlat tracer (available: "
+                          f"{tracers.strip() or 'none'}): CONFIG_TIMERLAT_TRACER is needed")
+    text = _read(stdout)
+    breaches = parse(text)
+    if breaches:
+        return Trace(**base, breached=True, breaches=breaches)
+    if rc != 0 or hit(text):
+        tail = " | ".join((_read(stderr) or text).strip().splitlines()[-3:])
+        return Trace(**base, breached=hit(text),
+                     note=f"rtla timerlat ended with status {rc} and no analysis: {tail}")
+    return Trace(**base, breached=False,
+                 note=f"no latency of {threshold_us:g} µs or more in the {cap_s} s follow-up "
+                      "run: the breach did not recur under the tracer")
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
