@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rtgate.gate.verdict import fmt
 from rtgate.result import Trace, TraceBreach
 
 # Frames kept in a paragraph; the result and the raw trace hold them all.
@@ -10,14 +11,14 @@ MAX_FRAMES = 24
 
 def headline(trace: Trace) -> str:
     version = f" {trace.version}" if trace.version else ""
-    return (f"Trace at the breach ({trace.tool}{version}, stop at {trace.threshold_us:g} µs, "
+    return (f"Trace at the breach ({trace.tool}{version}, stop at {fmt(trace.threshold_us)} µs, "
             f"follow-up run capped at {trace.cap_s} s)")
 
 
 def breach(b: TraceBreach, *, with_stack: bool = True) -> str:
     where = f"CPU {b.cpu}" if b.cpu is not None else "a CPU"
-    parts = [f"{where}: {'IRQ' if b.kind == 'irq' else 'thread'} latency {b.total_us:g} µs"]
-    shares = [f"{c.name} {c.us:g} µs" + (f" ({c.share:g} %)" if c.share is not None else "")
+    parts = [f"{where}: {'IRQ' if b.kind == 'irq' else 'thread'} latency {fmt(b.total_us)} µs"]
+    shares = [f"{c.name} {fmt(c.us)} µs" + (f" ({fmt(c.share)} %)" if c.share is not None else "")
               for c in b.components if c.share is not None]
     if shares:
         parts.append("; ".join(shares))

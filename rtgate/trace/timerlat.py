@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from rtgate.gate.verdict import fmt
 from rtgate.result import Trace, TraceBreach, TraceComponent
 
 TOOL = "rtla timerlat"
@@ -33,10 +34,10 @@ BUFFER_KB = 1024
 
 _HEADER = re.compile(r"^## CPU (\d+) hit stop tracing, analyzing it ##$")
 _COMPONENT = re.compile(
-    r"^  (?P<name>[A-Z][A-Za-z ]+?):\s+(?:\(exit from idle\))?\s*(?P<us>\d+(?:\.\d+)?) us"
+    r"^  (?P<name>[A-Z][A-Za-z ]+?):?\s+(?:\(exit from idle\))?\s*(?P<us>\d+(?:\.\d+)?) us"
     r"(?: \((?P<share>\d+(?:\.\d+)?) %\))?$")
 _TOTAL = re.compile(r"^\s+(?P<kind>IRQ|Thread) latency:\s+(?P<us>\d+(?:\.\d+)?) us \(100%\)$")
-_TASK = re.compile(r"^\s+(?P<task>\S+:\d+)(?:\s+\d+(?:\.\d+)? us)?$")
+_TASK = re.compile(r"^\s+(?P<task>\S+:\d+)(?:\s+\d+(?:\.\d+)? us)?\s*$")
 _FRAME = re.compile(r"^\s+-> (?P<function>\S+)$")
 
 
@@ -116,7 +117,7 @@ def trace(stdout: Path, stderr: Path, rc: int | None, *, threshold_us: float, ca
         return Trace(**base, breached=hit(text),
                      note=f"rtla timerlat ended with status {rc} and no analysis: {tail}")
     return Trace(**base, breached=False,
-                 note=f"no latency of {threshold_us:g} µs or more in the {cap_s} s follow-up "
+                 note=f"no latency of {fmt(threshold_us)} µs or more in the {cap_s} s follow-up "
                       "run: the breach did not recur under the tracer")
 
 
