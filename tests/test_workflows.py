@@ -6,6 +6,7 @@ enforces them once a workflow is merged: these tests are where a weakened rule s
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -498,3 +499,95 @@ def test_a_healthy_boards_pr_gate_runs_long_enough_for_a_verdict() -> None:
             assert samples >= (budget.min_samples or 0) * 1.05, \
                 f"{board}/{flavor}/{scenario}: {duration} gives {samples:.3g} samples, " \
                 f"{budget.label} needs {budget.min_samples}"
+
+
+# ---- A pull request's gate: main's kernel against the pull request's (A/B) -----------------
+
+def gate_steps() -> list[dict[str, Any]]:
+    return load(GATE)["jobs"]["gate"]["steps"]
+
+
+def test_the_pr_gate_measures_mains_kernel_against_the_prs_with_rtgate_ab() -> None:
+    names = [s.get("name", "") for s in gate_steps()]
+    main_at = names.index("Main's kernels for the A/B rounds (trusted cache)")
+    # A is built from the default branch's series before the PR's inputs replace them.
+    assert main_at < names.index("The pull request's kernel inputs")
+    main = gate_steps()[main_at]
+    assert evaluate(main["if"], {"needs": {"plan": {"outputs": {"trust": "pr"}}}})
+    assert not evaluate(main["if"], {"needs": {"plan": {"outputs": {"trust": "main"}}}})
+    script = main["run"]
+    assert 'RTGATE_CACHE="${RTGATE_CACHE_MAIN:?' in script and "RTGATE_CACHE_TRUST=trusted" \
+        in script and "--cache-trust trusted" in script and "--runtime docker" not in script
+    assert '--out "$RUNNER_TEMP/ab/base/$flavor"' in script
+    pipeline = next(s for s in gate_steps() if s.get("id") == "pipeline")
+    assert pipeline["env"]["AB_PLAN"] == "${{ steps.main-kernels.outputs.plan }}"
+    run = pipeline["run"]
+    # B: the PR's kernel, in the container, in the untrusted cache; then the A/B rounds.
+    cand = next(line for line in run.splitlines() if '"$RUNNER_TEMP/ab/cand/$flavor"' in line)
+    assert "--runtime docker --cache-trust untrusted" in cand
+    assert 'export RTGATE_CACHE="${RTGATE_CACHE_PR:?' in run
+    assert '.github/rtgate ab "${ab[@]}"' in run
+    assert '--base "$RUNNER_TEMP/ab/base" --cand "$RUNNER_TEMP/ab/cand"' in run
+    assert '--planned-rounds "$planned"' in run and '--out "$out"' in run
+    # The step and the check judge the same way: the publisher replays the rounds with the
+    # run context's plan, and undecided is its own outcome.
+    verdict = next(s for s in gate_steps() if s.get("id") == "verdict")["run"]
+    assert 'args+=(--context "$RUNNER_TEMP/run-context")' in verdict
+    assert "undecided) echo \"::error title=Undecided on $BOARD::" in verdict
+    assert "exit 4 ;;" in verdict
+
+
+@pytest.mark.parametrize(("event", "boards", "planned"), [
+    ("workflow_run", '["qemu-arm64","rpi5","local"]', {"qemu-arm64", "rpi5"}),
+    ("workflow_run", '["rpi5"]', {"rpi5"}),
+    ("push", '["qemu-arm64","rpi5"]', set())])
+def test_only_a_pull_requests_context_carries_the_ab_plan(
+        tmp_path: Path, event: str, boards: str, planned: set[str]) -> None:
+    """The plan job's script, run: a pull request's context holds GATE_AB's plan of each of
+    its boards that has one, as the publisher's Context model reads it; main's holds none."""
+    import subprocess
+
+    from rtgate.gate.publish import Context
+
+    gate = load(GATE)
+    script = next(s["run"] for s in gate["jobs"]["plan"]["steps"] if s.get("id") == "boards")
+    out = tmp_path / "output"
+    env = {"PATH": os.environ["PATH"], "EVENT": event, "BOARD": "", "SCENARIOS": "",
+           "LAB_BOARDS": boards, "HEAD_SHA": "b" * 40, "CONTEXT": str(tmp_path / "ctx"),
+           "GATE_AB": gate["env"]["GATE_AB"], "GITHUB_OUTPUT": str(out)}
+    subprocess.run(["bash", "-euo", "pipefail", "-c", script], env=env, check=True,
+                   cwd=tmp_path)
+    context = Context.model_validate_json((tmp_path / "ctx" / "context.json").read_bytes())
+    assert set(context.ab) == planned
+    trust = "pr" if event == "workflow_run" else "main"
+    assert f"trust={trust}" in out.read_text().splitlines()
+
+
+def test_the_ab_plan_is_the_publishers_and_its_first_look_can_decide() -> None:
+    """GATE_AB loads as the publisher's plan model; three rounds a side (the first look) hold
+    every budget's min_samples pooled, else the first looks spend alpha on 'unknown'; the cap
+    holds the planned rounds of every flavor and scenario, both sides, at least as rounds of
+    measurement alone."""
+    import json
+
+    from rtgate.board.spec import load_board
+    from rtgate.gate.publish import ABPlan
+    from rtgate.gate.thresholds import load_thresholds
+    from rtgate.stats.ab import MIN_ROUNDS
+
+    plans = {b: ABPlan.model_validate(p)
+             for b, p in json.loads(load(GATE)["env"]["GATE_AB"]).items()}
+    thresholds = load_thresholds(ROOT / "thresholds.yml")
+    flavors = load(GATE)["jobs"]["gate"]["env"]["AB_FLAVORS"].split()
+    assert set(plans) == {p.stem for p in (ROOT / "bench" / "boards").glob("*.yml")
+                          if load_board(p.stem).kernel_board}
+    for board, plan in plans.items():
+        spec = load_board(board)
+        for flavor, scenario in ((f, s) for f in flavors for s in spec.scenarios):
+            budget = thresholds.select(board, flavor, scenario)
+            assert budget is not None and budget.ab is not None, \
+                f"{board}/{flavor}/{scenario}: no ab.min_effect_us for the A/B gate"
+            samples = MIN_ROUNDS * plan.round_s * THREADS[board] * 1e6 / 100
+            assert samples >= (budget.min_samples or 0) * 1.05, (board, flavor, samples)
+        rounds = plan.rounds * 2 * len(flavors) * len(spec.scenarios)
+        assert plan.max_time_s >= rounds * plan.round_s, board
