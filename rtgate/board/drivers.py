@@ -13,6 +13,7 @@ DRIVERS = {
     "local": "rtgate.board.local:LocalBoard",
     "qemu": "rtgate.board.qemu:QemuBoard",
     "ssh": "rtgate.board.rpi5:Rpi5Board",
+    "lava": "rtgate.board.lava:LavaBoard",
 }
 
 

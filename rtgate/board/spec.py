@@ -21,7 +21,7 @@ from pydantic import (
 from rtgate import paths
 from rtgate.yamlsource import load_named
 
-Driver = Literal["local", "qemu", "ssh"]
+Driver = Literal["local", "qemu", "ssh", "lava"]
 LOOPBACK = "127.0.0.1"
 _NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 ToolName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")]
@@ -112,6 +112,10 @@ class SshOptions(_Options):
         "rtgate bench --board local --scenario {scenario} --duration {duration} --out {out}",
         description="Runs the measurement on the board; {scenario} {duration} {out} are filled.")
     remote_out: str = "/var/tmp/rtgate-run"
+    tuning_state: str = Field(
+        "/run/rtgate-tuning",
+        description="Where a tuning profile's old run-time values wait to be put back; on a "
+                    "tmpfs, so a reboot (which undoes the writes) drops them too.")
     peer: PeerOptions = Field(default_factory=PeerOptions)
     run_margin_s: float = Field(120, gt=0)
     tools: dict[ToolName, Sha256] = Field(
@@ -122,8 +126,39 @@ class SshOptions(_Options):
                     "rtgate/board/tooldigest.sh prints them (docs/rpi5.md).")
 
 
+class LavaOptions(_Options):
+    """A board in a LAVA lab: deploy, boot and run become one LAVA job (rtgate.board.lava)."""
+
+    server: str = Field(description="The LAVA server's base URL (http[s]://host[:port]).")
+    token_env: str = Field(
+        "LAVA_TOKEN", pattern=r"^[A-Z_][A-Z0-9_]*$",
+        description="Environment variable holding the API token; the token is never in the file.")
+    device_type: str = Field(description="LAVA device type the job asks for.")
+    tags: list[str] = Field(default_factory=list, description="LAVA device tags the job needs.")
+    template: str = Field(
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$",
+        description="Job template under bench/lava/ (Jinja2; see docs/lava.md for its variables).")
+    context: dict[str, Any] = Field(
+        default_factory=dict, description="Extra variables for the job template.")
+    serve_host: str = Field(
+        description="Address the lab's workers reach this controller at: rtgate serves the "
+                    "kernel and initramfs there over HTTP for the job to download.")
+    serve_port: int = Field(0, ge=0, le=65535, description="0: any free port.")
+    cpus: int = Field(1, ge=1, description="CPUs the device gives the kernel (the plan's -t).")
+    interval_us: int | None = Field(
+        None, ge=50, description="Replaces the scenario's cyclictest interval (-i) on this board.")
+    packages: list[str] = Field(
+        default_factory=lambda: ["busybox-static", "rt-tests", "stress-ng"],
+        description="Debian packages (guest architecture) whose programs the initramfs holds.")
+    skip_packages: list[str] = Field(default_factory=list)
+    queue_timeout_s: float = Field(600, gt=0, description="Longest wait for a device.")
+    run_margin_s: float = Field(
+        300, gt=0, description="Time allowed beyond the scenario for deploy, boot and results.")
+    poll_interval_s: float = Field(2, gt=0)
+
+
 _OPTIONS: dict[str, type[_Options]] = {
-    "local": LocalOptions, "qemu": QemuOptions, "ssh": SshOptions,
+    "local": LocalOptions, "qemu": QemuOptions, "ssh": SshOptions, "lava": LavaOptions,
 }
 
 
@@ -143,7 +178,7 @@ class BoardSpec(BaseModel):
                     "paper's all-in on real hardware, a load the board can carry otherwise.")
     kernel_board: str | None = Field(
         None, description="Kernel build target (`rtgate kernel build --board`); none for local.")
-    options: LocalOptions | QemuOptions | SshOptions = Field(
+    options: LocalOptions | QemuOptions | SshOptions | LavaOptions = Field(
         default_factory=LocalOptions, description="Driver-specific settings.")
 
     @field_validator("options", mode="before")

@@ -1,0 +1,432 @@
+"""A board in a LAVA lab: deploy, boot and run become one LAVA job.
+
+rtgate builds the same initramfs as the QEMU virtual board (Debian arm64 programs and the
+console-protocol ``/init``), serves it and the built kernel over HTTP for the lab's worker to
+download (sha256 in the job, so LAVA checks them too), and renders the board's job template
+(bench/lava/) with them. The job boots the kernel and then, as an interactive test, types the
+scenario script into the init's console protocol: the probe (uname, cyclictest --help) and the
+run (guestscript.render: loads, cyclictest, the awk block-maxima reducer), whose raw files come
+back as base64 between ``RTGATE-BEGIN`` and ``RTGATE-END <sha256>`` in LAVA's log.
+
+rtgate submits the job over the REST API v0.2, follows it, fetches the log and builds
+result.json on the controller with the strict parser: the job's output is untrusted data, and
+LAVA's own pass/fail of the interactive test is never read. The command line is built for the
+guest's cyclictest from its --help, run under qemu-user from the same initramfs before the job;
+the help the guest reports must be the same, or the run is an infrastructure failure.
+
+All loads run inside the job (a LAVA device has no controller-side peer): a scenario's iperf3
+client reaches the guest's own server over loopback.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import http.server
+import io
+import json
+import os
+import shutil
+import subprocess
+import tarfile
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from dataclasses import replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import yaml
+from rich.console import Console
+
+from rtgate import paths
+from rtgate.bench.assemble import RunInfo, assemble
+from rtgate.bench.plan import Params, Plan, make_plan, timeout_for
+from rtgate.bench.runner import Outcome
+from rtgate.bench.scenario import load_scenario
+from rtgate.board import guestscript, initramfs, qemu
+from rtgate.board.base import Board, KernelArtifacts, Measurement, RawRun
+from rtgate.board.guestenv import GuestFacts, LoadReport, board_records
+from rtgate.board.spec import BoardSpec, LavaOptions
+from rtgate.cyclictest.version import Capabilities, parse_help
+from rtgate.errors import InfraError, InputError
+from rtgate.kernel.source import sha256_file
+
+TEMPLATES = paths.ROOT / "bench" / "lava"
+QUEUED = ("Submitted", "Scheduling", "Scheduled")
+MARKERS = ("RTGATE-LOADS-UP", "RTGATE-MEASURE-START", "RTGATE-MEASURE-END", "RTGATE-BEGIN")
+HTTP_TIMEOUT_S = 30
+
+
+class LavaError(InfraError):
+    pass
+
+
+class Lava:
+    """The few REST API v0.2 calls rtgate needs, with the token from the environment."""
+
+    def __init__(self, opts: LavaOptions, token: str) -> None:
+        self.base = opts.server.rstrip("/")
+        self.token = token
+
+    def job_url(self, job_id: int) -> str:
+        return f"{self.base}/scheduler/job/{job_id}"
+
+    def call(self, method: str, path: str, body: dict[str, Any] | None = None) -> bytes:
+        req = urllib.request.Request(
+            f"{self.base}/api/v0.2/{path}", method=method,
+            data=None if body is None else json.dumps(body).encode(),
+            headers={"Authorization": f"Token {self.token}", "Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=HTTP_TIMEOUT_S) as resp:
+                data: bytes = resp.read()
+                return data
+        except urllib.error.HTTPError as exc:
+            detail = " ".join(exc.read().decode("utf-8", "replace").split())[:400]
+            raise LavaError(f"LAVA {method} {path}: HTTP {exc.code}: {detail}") from exc
+        except (urllib.error.URLError, OSError) as exc:
+            raise LavaError(f"LAVA server {self.base} unreachable: {exc}") from exc
+
+    def submit(self, definition: str) -> int:
+        answer = json.loads(self.call("POST", "jobs/", {"definition": definition}))
+        return int(answer["job_ids"][0])
+
+    def job(self, job_id: int) -> dict[str, Any]:
+        job: dict[str, Any] = json.loads(self.call("GET", f"jobs/{job_id}/"))
+        return job
+
+    def log(self, job_id: int, start: int = 0) -> list[dict[str, Any]]:
+        """The job's log entries (dt, lvl, msg) from line ``start``."""
+        text = self.call("GET", f"jobs/{job_id}/logs/?start={start}").decode("utf-8", "replace")
+        entries = yaml.load(text, Loader=yaml.CSafeLoader) if text.strip() else []
+        return entries if isinstance(entries, list) else []
+
+    def cancel(self, job_id: int) -> None:
+        self.call("GET", f"jobs/{job_id}/cancel/")
+
+
+class ImageServer:
+    """Serves the job's images (and nothing else) over HTTP for the lab's worker."""
+
+    def __init__(self, files: dict[str, Path], host: str, port: int) -> None:
+        table = dict(files)
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+                path = table.get(self.path.lstrip("/"))
+                if path is None:
+                    self.send_error(404)
+                    return
+                self.send_response(200)
+                self.send_header("Content-Length", str(path.stat().st_size))
+                self.end_headers()
+                with open(path, "rb") as fh:
+                    shutil.copyfileobj(fh, self.wfile)
+
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("0.0.0.0", port), Handler)
+        self.base = f"http://{host}:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def guest_capabilities(initrd: Path) -> Capabilities:
+    """The initramfs's cyclictest --help, run on the controller under qemu-user."""
+    with tempfile.TemporaryDirectory(prefix="rtgate-lava-root-") as tmp:
+        unpacked = subprocess.run(
+            f"gzip -dc {initrd} | cpio -id --quiet --no-absolute-filenames usr/bin/cyclictest "
+            "'lib/*' 'usr/lib/*'", shell=True, cwd=tmp, capture_output=True, text=True)
+        if unpacked.returncode != 0:
+            raise InfraError(f"cannot unpack the initramfs: {unpacked.stderr.strip()}",
+                             path=initrd)
+        try:
+            proc = subprocess.run(["qemu-aarch64-static", "-L", tmp, f"{tmp}/usr/bin/cyclictest",
+                                   "--help"], capture_output=True, text=True, timeout=60)
+        except FileNotFoundError as exc:
+            raise InfraError("qemu-aarch64-static is not installed (scripts/deps.sh docker)") \
+                from exc
+    return parse_help(proc.stdout + proc.stderr)
+
+
+def payload(lines: list[str], log: Path) -> bytes:
+    """The base64 block between RTGATE-BEGIN and RTGATE-END <sha256>, checked."""
+    try:
+        begin = next(i for i, line in enumerate(lines) if line.startswith("RTGATE-BEGIN"))
+        end = next(i for i in range(begin + 1, len(lines)) if lines[i].startswith("RTGATE-END"))
+    except StopIteration:
+        raise InfraError("the job's log holds no complete results block (RTGATE-BEGIN … "
+                         "RTGATE-END); log kept", path=log) from None
+    data = base64.b64decode("".join(x.strip() for x in lines[begin + 1:end]), validate=False)
+    want = lines[end].split()[-1]
+    if hashlib.sha256(data).hexdigest() != want:
+        raise InfraError("results corrupted in the job's log (sha256 mismatch); log kept",
+                         path=log)
+    return data
+
+
+def target_lines(entries: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """(timestamp, line) of what the device printed, protocol lines from where they start."""
+    out = []
+    for entry in entries:
+        if entry.get("lvl") != "target" or not isinstance(entry.get("msg"), str):
+            continue
+        line = entry["msg"].replace("\r", "")
+        at = line.find("RTGATE-")
+        out.append((str(entry.get("dt", "")), line[at:] if at >= 0 else line))
+    return out
+
+
+def lava_error(entries: list[dict[str, Any]]) -> str:
+    """LAVA's own account of a failed job: its error results and error lines."""
+    said = []
+    for entry in entries:
+        msg = entry.get("msg")
+        if entry.get("lvl") == "results" and isinstance(msg, dict) and msg.get("error_msg"):
+            said.append(f"{msg.get('error_type', 'Error')}: {msg['error_msg']}")
+        elif entry.get("lvl") == "error" and isinstance(msg, str):
+            said.append(msg)
+    return "; ".join(dict.fromkeys(said)) or "no error recorded"
+
+
+class LavaBoard(Board):
+    def __init__(self, spec: BoardSpec, workdir: Path) -> None:
+        super().__init__(spec)
+        assert isinstance(spec.options, LavaOptions)
+        self.opts: LavaOptions = spec.options
+        self.workdir = workdir
+        self.initrd: initramfs.Initramfs | None = None
+        self.caps: Capabilities | None = None
+        self.facts: GuestFacts | None = None
+        self.job_id: int | None = None
+        self.lava: Lava | None = None
+        self._status = Console(stderr=True)
+
+    @property
+    def job_log(self) -> Path:
+        return self.workdir / "lava-job.log"
+
+    def deploy(self, kernel: KernelArtifacts | None) -> None:
+        if kernel is None:
+            raise InputError(f"board {self.spec.name!r} boots only built kernels: give one "
+                             f"(rtgate kernel build --board {self.spec.kernel_board})")
+        if self.profile is not None:
+            raise InputError(f"board {self.spec.name!r} (LAVA) does not apply tuning profiles")
+        token = _token(self.opts.token_env)
+        self.lava = Lava(self.opts, token)
+        self.kernel = kernel
+        with self._status.status(f"{self.spec.name}: preparing the initramfs"):
+            self.initrd = initramfs.build(self.opts.packages, self.opts.skip_packages)
+            self.caps = guest_capabilities(self.initrd.path)
+
+    def boot(self) -> str:
+        """Nothing yet: the job boots; collect() checks the kernel it booted is this build."""
+        if self.kernel is None:
+            raise InputError("deploy a kernel before booting")
+        return self.kernel.release
+
+    def _plan(self, scenario_ref: str, duration_s: int, scale: float | None) -> Plan:
+        assert self.caps is not None
+        scenario, source = load_scenario(scenario_ref)
+        if self.opts.interval_us:
+            test = scenario.cyclictest
+            scenario = scenario.model_copy(update={"cyclictest": test.model_copy(
+                update={"args": [*test.args, f"-i{self.opts.interval_us}"]})})
+        params = Params(cpus=self.opts.cpus, port=5201, tmpdir=guestscript.SCRATCH,
+                        scale=scale or scenario.scale,
+                        timeout_s=timeout_for(scenario, duration_s))
+        return make_plan(scenario, source, self.caps, duration_s=duration_s, params=params,
+                         outdir=guestscript.RAW)
+
+    def definition(self, plan: Plan, images: dict[str, tuple[str, str]]) -> str:
+        """The job: the board's template filled with images, device and the script to type."""
+        path = TEMPLATES / f"{self.opts.template}.yaml.j2"
+        env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES),
+                                 undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+        script = guestscript.PROBE + guestscript.render(plan, [ld.name for ld in plan.loads])
+        encoded = base64.b64encode(script.encode()).decode()
+        typed = "\n".join([*(encoded[i:i + 76] for i in range(0, len(encoded), 76)),
+                           "RTGATE-GO"])
+        budget = plan.warmup_s + plan.duration_s + self.opts.run_margin_s
+        try:
+            return env.get_template(path.name).render(
+                job_name=f"rtgate {self.spec.name} {plan.scenario}",
+                device_type=self.opts.device_type, tags=self.opts.tags,
+                kernel=images["kernel"], ramdisk=images["ramdisk"],
+                command=typed, run_timeout_s=int(budget), cpus=self.opts.cpus,
+                **self.opts.context)
+        except jinja2.TemplateNotFound:
+            raise InputError(f"no LAVA job template {self.opts.template!r}", path=path) from None
+        except jinja2.TemplateError as exc:
+            raise InputError(f"job template: {exc}", path=path) from exc
+
+    def run(self, scenario: str, duration_s: int, out: Path, *, flavor: str | None = None,
+            scale: float | None = None) -> RawRun:
+        if self.kernel is None or self.initrd is None or self.lava is None:
+            raise InputError("deploy a kernel before running a scenario")
+        plan = self._plan(scenario, duration_s, scale)
+        out.mkdir(parents=True, exist_ok=True)
+        files = {"Image": self.kernel.image, "initramfs.cpio.gz": self.initrd.path}
+        digests = {name: sha256_file(path) for name, path in files.items()}
+        server = ImageServer(files, self.opts.serve_host, self.opts.serve_port)
+        try:
+            images = {"kernel": (f"{server.base}/Image", digests["Image"]),
+                      "ramdisk": (f"{server.base}/initramfs.cpio.gz",
+                                  digests["initramfs.cpio.gz"])}
+            definition = self.definition(plan, images)
+            (out / "lava-job.yaml").write_text(definition)
+            outcome = Outcome()
+            lines = self._follow(definition, plan, outcome, out)
+        finally:
+            server.close()
+        qemu._unpack(payload([line for _, line in lines], self.job_log), out)
+        (out / "lava-images.json").write_text(json.dumps(
+            {"job": self.lava.job_url(self.job_id or 0), "sha256": digests}, indent=2) + "\n")
+        return RawRun(out=out, scenario=plan.scenario, flavor=flavor,
+                      run_id=f"{self.spec.name}-{plan.scenario}-job{self.job_id}",
+                      files={"plan": plan, "outcome": outcome})
+
+    def _follow(self, definition: str, plan: Plan, outcome: Outcome,
+                out: Path) -> list[tuple[str, str]]:
+        """Submit, wait for the device and the end; the device's lines. Ctrl-C cancels."""
+        assert self.lava is not None
+        self.job_id = self.lava.submit(definition)
+        url = self.lava.job_url(self.job_id)
+        entries: list[dict[str, Any]] = []
+        submitted = time.monotonic()
+        deadline = submitted + self.opts.queue_timeout_s + plan.warmup_s + plan.duration_s \
+            + self.opts.run_margin_s
+        try:
+            with self._status.status(f"{self.spec.name}: job {url}: queued") as status:
+                while True:
+                    job = self.lava.job(self.job_id)
+                    entries += self.lava.log(self.job_id, len(entries)) \
+                        if job["state"] not in QUEUED else []
+                    if job["state"] == "Finished":
+                        break
+                    now = time.monotonic()
+                    if job["state"] in QUEUED and now - submitted > self.opts.queue_timeout_s:
+                        self._cancel()
+                        raise LavaError(f"job {url} waited {self.opts.queue_timeout_s:g} s for a "
+                                        f"{self.opts.device_type} device and was canceled "
+                                        "(all devices busy, offline or failing health checks?)")
+                    if now > deadline:
+                        self._cancel()
+                        raise LavaError(f"job {url} ran past rtgate's deadline and was canceled")
+                    status.update(f"{self.spec.name}: job {url}: {job['state'].lower()}"
+                                  + _progress(target_lines(entries), plan))
+                    time.sleep(self.opts.poll_interval_s)
+        except KeyboardInterrupt:
+            self._cancel()
+            raise
+        finally:
+            self.job_log.parent.mkdir(parents=True, exist_ok=True)
+            self.job_log.write_text(yaml.safe_dump(entries, sort_keys=False))
+            if self.job_log.resolve() != (out / "lava-job.log").resolve():
+                shutil.copyfile(self.job_log, out / "lava-job.log")
+        self.job_id, finished = None, self.job_id
+        if job["health"] != "Complete":
+            raise LavaError(f"LAVA job {job['health'].lower()}: {lava_error(entries)}; "
+                            f"job {self.lava.job_url(finished)}", path=out / "lava-job.log")
+        self.job_id = finished
+        lines = target_lines(entries)
+        for dt, line in lines:
+            if line.startswith("RTGATE-MEASURE-START"):
+                outcome.start = _when(dt)
+            elif line.startswith("RTGATE-MEASURE-END"):
+                outcome.end = _when(dt)
+        return lines
+
+    def _cancel(self) -> None:
+        if self.lava is not None and self.job_id is not None:
+            job_id, self.job_id = self.job_id, None
+            try:
+                self.lava.cancel(job_id)
+                self._status.print(f"rtgate: canceled LAVA job {self.lava.job_url(job_id)}")
+            except LavaError as exc:
+                self._status.print(f"rtgate: could not cancel LAVA job {job_id}: {exc}")
+
+    def collect(self, raw: RawRun) -> Measurement:
+        assert self.kernel is not None and self.caps is not None
+        plan: Plan = raw.files["plan"]
+        outcome: Outcome = raw.files["outcome"]
+        rawdir = (raw.out / "raw").resolve()
+        state = raw.out / "state"
+        facts = GuestFacts.from_tar(_meta_tar(raw.out / "meta"))
+        if problem := self.kernel.mismatch(facts.get("uname-r"), facts.get("uname-v")):
+            raise InfraError(f"{problem}; LAVA log kept", path=raw.out / "lava-job.log")
+        if parse_help(facts.cyclictest_help).options.keys() != self.caps.options.keys():
+            raise InfraError("the device's cyclictest is not the one the command was built for",
+                             path=raw.out / "meta" / "cyclictest-help")
+        infra = state / "infra"
+        if infra.is_file():
+            raise InfraError(f"in the job: {infra.read_text().strip()}", path=infra)
+        outcome.cyclictest_rc = qemu._int(state / "cyclictest-rc")
+        outcome.reducer_rc = qemu._int(state / "reducer-rc")
+        outcome.measured_s = float(qemu._int(state / "measured-s") or 0)
+        outcome.hung = (state / "hung").is_file()
+        outcome.loadavg_before = qemu._loadavg(state / "loadavg-before")
+        outcome.loadavg_after = qemu._loadavg(state / "loadavg-after")
+        # The parser reads the raw files where they are now, on the controller.
+        host_cmd = replace(plan.cyclictest,
+                           json_path=qemu._moved(plan.cyclictest.json_path, rawdir),
+                           histfile=qemu._moved(plan.cyclictest.histfile, rawdir),
+                           blocks=qemu._moved(plan.cyclictest.blocks, rawdir))
+        host_plan = replace(plan, cyclictest=host_cmd)
+        info = RunInfo(run_id=raw.run_id, board=self.spec.name, virtual=self.virtual,
+                       flavor=raw.flavor or self.kernel.flavor
+                       or ("rt" if facts.preempt_rt else "stock"),
+                       cyclictest_version=facts.cyclictest_version)
+        env = facts.environment(self.spec, facts.cpus)
+        loads = LoadReport(board_records(plan, state))
+        result = loads.apply(assemble(host_plan, outcome, env, rawdir, info, strict=True))
+        path = result.write(raw.out / "result.json")
+        return Measurement(result=result, result_path=path, raw_dir=rawdir)
+
+    def restore(self) -> None:
+        """A LAVA job leaves nothing behind on the device; cancel one still running."""
+        self._cancel()
+
+
+def _token(name: str) -> str:
+    token = os.environ.get(name, "").strip()
+    if not token:
+        raise InputError(f"no LAVA token: set the environment variable {name}")
+    return token
+
+
+def _when(dt: str) -> datetime | None:
+    try:
+        return datetime.fromisoformat(dt.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def _progress(lines: list[tuple[str, str]], plan: Plan) -> str:
+    seen = [line for _, line in lines if line.startswith(MARKERS)]
+    if not seen:
+        return ": booting" if lines else ""
+    last = seen[-1]
+    if last.startswith("RTGATE-LOADS-UP"):
+        return f": {plan.scenario}: warm-up {plan.warmup_s:g} s"
+    if last.startswith("RTGATE-MEASURE-START"):
+        return f": {plan.scenario}: measuring {plan.duration_s} s"
+    return f": {plan.scenario}: collecting"
+
+
+def _meta_tar(meta: Path) -> bytes:
+    """meta/ as the tar.gz GuestFacts reads (the probe's files travelled in the run's block)."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        if meta.is_dir():
+            tar.add(meta, arcname="meta")
+    return buf.getvalue()
+
