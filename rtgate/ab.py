@@ -9,10 +9,12 @@ undecided key with its share of the false-alarm rate; a key's first decision is 
 not measured again. The loop stops when some key is worse (the check fails whatever the others
 do), when every key is decided, or at the time cap: *undecided*, its own outcome, exit 4.
 
-The planned number of rounds a side (the spending function's information scale) is fixed after
-the first pair, from its wall time and the cap, before any look at the latencies; when later
-rounds are slower the cap comes earlier and the alpha planned for the missing looks is left
-unspent (conservative, never more than alpha).
+The planned number of rounds a side (the spending function's information scale) is fixed before
+any look at the latencies: ``--planned-rounds`` (the gate's plan), else after the first pair from
+its wall time and the cap; when later rounds are slower the cap comes earlier and the alpha
+planned for the missing looks is left unspent (conservative, never more than alpha). With the
+plan given, ``Gate.replay`` re-makes every look from the rounds' result files alone: how the
+publisher decides a pull request's A/B rounds without taking ab.json on trust.
 
 Each round is also judged against its budget as ``rtgate check`` would, except ``min_samples``,
 which applies to a side's rounds pooled (short rounds are the point). Only the candidate's

@@ -3,6 +3,7 @@ simulation), and the gate's loop run end to end on the `local` board through the
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -10,10 +11,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from rich.console import Console
 from scipy import stats
 
+from rtgate.ab import Gate, Side
+from rtgate.board.spec import load_board
+from rtgate.gate.thresholds import load_thresholds
 from rtgate.result import load_result
 from rtgate.stats import ab
+
+ROOT = Path(__file__).resolve().parent.parent
 
 KEY = ("synthetic", "rt", "idle")
 
@@ -92,7 +99,7 @@ def rtgate_ab(out: Path, *args: str) -> subprocess.CompletedProcess[str]:
 @pytest.mark.integration
 def test_local_b_under_a_planted_load_is_worse_in_interleaved_rounds(tmp_path: Path) -> None:
     proc = rtgate_ab(tmp_path, "--cand-scenario-dir", str(PLANTED), "--max-time", "70s",
-                     "--alpha", "0.2")
+                     "--alpha", "0.2", "--planned-rounds", "10")
     report = json.loads((tmp_path / "ab.json").read_text())
     # The planted load costs milliseconds: the test must not call it same; it is worse as soon
     # as the rounds a side allow the permutation tests a p-value small enough (6 here).
@@ -120,6 +127,25 @@ def test_local_b_under_a_planted_load_is_worse_in_interleaved_rounds(tmp_path: P
     md = (tmp_path / "ab.md").read_text()
     assert "**worse**" in md and "Not a comparison of two kernels" in md
     assert f"| {rounds}/{rounds} |" in md and "`max ≤ 100000 · avg ≤ 1000 µs" in md
+    assert report["planned_rounds"] == 10
+    # The publisher's replay from the rounds' results alone makes the same looks and decision.
+    replayed = replay(tmp_path, planned=10, alpha=0.2)
+    assert replayed.outcome == "worse" and replayed.pairs == rounds
+    assert [{"/".join(d.key): d.outcome.value for d in look.decisions}
+            for look in replayed.seq.looks] == [look["decisions"] for look in report["looks"]]
+    (again,) = (replayed.seq.latest(k) for k in replayed.budgets)
+    assert [e.estimate_us for e in again.effects] == [e["delta_us"] for e in d["effects"]]
+
+
+def replay(out: Path, planned: int, alpha: float) -> Gate:
+    args = argparse.Namespace(out=out, round_duration=2, max_time=70, planned_rounds=planned,
+                              min_effect_us=50, alpha=alpha, scale=None)
+    gate = Gate(load_board("local"), (Side("A", "base", None, None),
+                                      Side("B", "candidate", None, None)),
+                [("", "idle")], load_thresholds(ROOT / "thresholds.yml"), args,
+                Console(quiet=True))
+    gate.replay()
+    return gate
 
 
 @pytest.mark.integration
