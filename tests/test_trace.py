@@ -102,3 +102,16 @@ def test_hostile_frames_stay_code_in_markdown(tmp_path: Path, frame: str) -> Non
     assert "`rtgate_planted_latency`" in line
     assert "<b>" not in line.replace("`` `evil`<b>@everyone ``", "")
     assert explain.MAX_FRAMES >= 2
+
+
+def test_planted_irq_breach_names_the_function_and_the_kthread() -> None:
+    """The capture of the planted latency (kernel/patches/testing) on qemu-arm64: 300 ms with
+    interrupts off delays the timer IRQ; its stack runs through rtgate_planted_latency."""
+    (b,) = timerlat.parse((DATA / "timerlat-planted-irq-breach.stdout").read_text())
+    assert (b.cpu, b.kind, b.total_us) == (0, "irq", 299535.79)
+    assert [(c.name, c.us, c.share) for c in b.components] == [
+        ("IRQ handler delay", 45.79, 0.02), ("IRQ latency", 299535.79, None)]
+    # rtla's analysis says swapper/0:39 (a stale name); --dump-tasks has pid 39 as the kthread.
+    assert b.blocking_task == "rtgate_planted:39"
+    assert b.stack[b.stack.index("el1h_64_irq") + 1:] == [
+        "rtgate_planted_latency", "rtgate_planted_thread", "kthread", "ret_from_fork"]

@@ -43,7 +43,7 @@ cat /sys/devices/system/cpu/isolated >isolated 2>/dev/null
 cyclictest --help >cyclictest-help 2>&1
 stress-ng --version >stress-ng-version 2>&1
 iperf3 --version >iperf3-version 2>&1
-rtla --version 2>&1 | grep -m 1 version >rtla-version
+rtla --version 2>&1 | sed -n 's/^rtla version //p' >rtla-version
 """
 
 _HELPERS = f"""\

@@ -39,6 +39,7 @@ _COMPONENT = re.compile(
 _TOTAL = re.compile(r"^\s+(?P<kind>IRQ|Thread) latency:\s+(?P<us>\d+(?:\.\d+)?) us \(100%\)$")
 _TASK = re.compile(r"^\s+(?P<task>\S+:\d+)(?:\s+\d+(?:\.\d+)? us)?\s*$")
 _FRAME = re.compile(r"^\s+-> (?P<function>\S+)$")
+_CPU_TASK = re.compile(r"^\s+\[(?P<cpu>\d+)\]\s+(?P<comm>\S+):(?P<pid>\d+)")
 
 
 def command(threshold_us: int, cap_s: int) -> list[str]:
@@ -82,7 +83,29 @@ def parse(stdout: str) -> list[TraceBreach]:
             want_task = m["name"] == "Blocking thread"
         elif want_task and (m := _TASK.match(line)):
             task, want_task = m["task"], False
-    return breaches
+    return [_named(b, tasks) for b in breaches] if (tasks := _cpu_tasks(stdout)) else breaches
+
+
+def _cpu_tasks(stdout: str) -> dict[int, str]:
+    """--dump-tasks' list: the task on each CPU when tracing stopped, as comm:pid."""
+    tasks: dict[int, str] = {}
+    for line in stdout.partition("Printing CPU tasks:")[2].splitlines():
+        if m := _CPU_TASK.match(line):
+            tasks[int(m["cpu"])] = f"{m['comm']}:{m['pid']}"
+    return tasks
+
+
+def _named(b: TraceBreach, tasks: dict[int, str]) -> TraceBreach:
+    """The blocking task's name as the CPU's task list has it, when the pid is the same.
+
+    The analysis names a task from the last sched_switch it saw, which can be stale: a kthread
+    created before tracing began shows under its parent's name (the planted latency's
+    rtgate_planted:39 as swapper/0:39), while --dump-tasks reads the task on the CPU at the stop.
+    """
+    found = tasks.get(b.cpu) if b.cpu is not None else None
+    if b.blocking_task and found and found.rsplit(":", 1)[1] == b.blocking_task.rsplit(":", 1)[1]:
+        return b.model_copy(update={"blocking_task": found})
+    return b
 
 
 def missing(tracefs: Path = Path("/sys/kernel/tracing")) -> str | None:
