@@ -14,7 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from rtgate.board.base import Board, Measurement
+from rtgate.errors import InfraError
 from rtgate.gate.thresholds import Thresholds
+from rtgate.result import Trace
 
 BUDGET = "budget"
 """--trace-on-breach without a number: the threshold is the matching budget's max_us."""
@@ -41,8 +43,13 @@ class BreachTracing:
             worst = m.result.totals.max_us
             if threshold is None or worst is None or worst <= threshold:
                 return m
-            trace = board.trace(scenario, threshold, self.cap_s, m.result_path.parent,
-                                scale=scale)
+            try:
+                trace = board.trace(scenario, threshold, self.cap_s, m.result_path.parent,
+                                    scale=scale)
+            except InfraError as exc:
+                # The measurement's verdict stands; only its explanation is missing.
+                trace = Trace(tool="none", threshold_us=threshold, cap_s=self.cap_s,
+                              breached=False, note=f"the trace run failed: {exc.oneline()}")
             result = m.result.model_copy(update={"trace": trace})
             result.write(m.result_path)
             return replace(m, result=result)
