@@ -93,6 +93,10 @@ class RuntimeSetting(_Setting):
 class FirmwareLine(_Setting):
     line: str = Field(pattern=r"^[A-Za-z0-9_]+=[A-Za-z0-9_,.=-]+$",
                       description="A config.txt line (Raspberry Pi firmware), e.g. an overlay.")
+    absent: str = Field(pattern=r"^/(sys|proc|dev)/[A-Za-z0-9_./-]+$",
+                        description="What the line removes, read back like every setting: a "
+                                    "path that exists only when it did not take (the device an "
+                                    "overlay disables).")
 
 
 class Pin(_Model):
@@ -223,8 +227,12 @@ class Applied:
         return [b.param if b.value is None else f"{b.param}={self.fill(b.value)}"
                 for b in self.boot]
 
+    @property
+    def firmware(self) -> list[FirmwareLine]:
+        return [f for f in self.profile.firmware if f.applies(self.board)]
+
     def firmware_lines(self) -> list[str]:
-        return [f.line for f in self.profile.firmware if f.applies(self.board)]
+        return [f.line for f in self.firmware]
 
     # -- shell ----------------------------------------------------------------------------
 
@@ -285,6 +293,9 @@ class Applied:
                       "rb preempt /sys/kernel/debug/sched/preempt",
                       "printf 'preempt_log\\t%s\\n' \"$(dmesg 2>/dev/null | "
                       "grep -o 'Dynamic Preempt: [a-z]*' | tail -n 1)\""]
+        for f in self.firmware:
+            lines.append(f"[ -e {f.absent} ] && e=present || e=absent; "
+                         f"printf 'exists.{f.absent}\\t%s\\n' \"$e\"")
         for r in self.runtime:
             if r.path:
                 lines.append(f"for p in {r.path}; do rb \"write.{r.name}.$p\" \"$p\"; done")
@@ -312,6 +323,10 @@ class Applied:
     def verify(self, rb: dict[str, list[str]], phase: str) -> list[TuningCheck]:
         """One check per setting of the profile against a read-back."""
         checks = [self._boot(b, rb, phase) for b in self.boot]
+        for f in self.firmware:
+            seen = _one(rb, f"exists.{f.absent}")
+            checks.append(self._check(f.line, phase, f"{f.absent} absent", seen,
+                                      seen == "absent", f.optional))
         checks += [self._runtime(r, rb, phase) for r in self.runtime]
         return checks
 
