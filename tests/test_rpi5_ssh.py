@@ -5,17 +5,25 @@ sshd runs with a throwaway host key and client key; the "Pi" is this machine wit
 taken from ``bench/boards/rpi5.yml`` and pointed there). The reboot commands are a script that
 records its arguments and then either "comes back" (a new boot id), or comes back having changed a
 tool (as a kernel under test could), or takes sshd down for good. The board's PATH starts with its
-own ``bin/``. The board runs the real ``rtgate bench`` over SSH, with the controller as the iperf3
-peer; a "board" that forges its result.json or deletes its raw files wraps that real bench.
+own ``bin/``. sshd runs in a mount namespace of its own where the files a tuning profile reads
+and writes (/proc/cmdline, /sys/devices/system/cpu, /proc/irq, two sysctls, /dev/cpu_dma_latency,
+/sys/class) are the fake Pi's: "booting" plays the firmware (the config tryboot selects, its
+os_prefix's cmdline.txt, the Wi-Fi/Bluetooth overlays) and the kernel (what the words isolate,
+rcuop/N threads for rcu_nocbs), so every setting is read back by effect, and run-time writes
+land in the fake tree, never on this host. The board runs the real ``rtgate bench`` over SSH,
+with the controller as the iperf3 peer; a "board" that forges its result.json or deletes its
+raw files wraps that real bench.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tarfile
@@ -30,6 +38,7 @@ import yaml
 from rtgate import paths
 from rtgate.bench.loads import free_port, listening
 from rtgate.board.rpi5 import TOOL_DIGEST
+from rtgate.board.tuning import Applied, load_profile
 from rtgate.result import load_result
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
@@ -42,10 +51,40 @@ CMDLINE_TXT = "console=serial0,115200 root=PARTUUID=1234-02 rootwait\n"
 REBOOT = """#!/bin/sh
 # The board's reboot: note the arguments, then behave as the test's mode file says.
 echo "reboot $*" >>{root}/reboots.log
+fake={root}/fake
+boot() {{
+  # The firmware: tryboot.txt on a tryboot (when there is one), else config.txt; the command
+  # line from its os_prefix.
+  fw={root}/boot/firmware; config=$fw/config.txt
+  case "$*" in *tryboot*) [ -f $fw/tryboot.txt ] && config=$fw/tryboot.txt ;; esac
+  prefix=$(sed -n 's/^os_prefix=//p' $config | tail -n 1)
+  # The kernel's /proc/cmdline, less a parameter the test drops (one that does not take).
+  awk -v drop="$(cat {root}/drop 2>/dev/null)" 'NR == 1 {{ for (i = 1; i <= NF; i++) {{
+      split($i, a, "="); if (a[1] != drop) printf "%s%s", (n++ ? " " : ""), $i }}; print "" }}' \
+    $fw/${{prefix}}cmdline.txt >$fake/cmdline
+  word() {{ tr ' ' '\\n' <$fake/cmdline | sed -n "s/^$1=//p" | tail -n 1; }}
+  cpus() {{ echo "$1" | awk -F, '{{ for (i = 1; i <= NF; i++) {{ n = split($i, r, "-");
+      for (c = r[1]; c <= r[n]; c++) print c }} }}'; }}
+  word isolcpus >$fake/cpu/isolated
+  word nohz_full >$fake/cpu/nohz_full
+  ia=$(word irqaffinity)
+  cpus "${{ia:-$(cat $fake/cpu/online)}}" | awk '{{ m += 2 ^ $1 }} END {{ printf "%x\\n", m }}' \
+    >$fake/irq/default_smp_affinity
+  for pid in $(cat $fake/rcuo.pids 2>/dev/null); do kill $pid; done
+  : >$fake/rcuo.pids
+  for c in $(cpus "$(word rcu_nocbs)"); do
+    sh -c "echo rcuop/$c >/proc/\\$\\$/comm; while sleep 1; do :; done" </dev/null >/dev/null 2>&1 &
+    echo $! >>$fake/rcuo.pids
+  done
+  rm -rf $fake/class/net/wlan0 $fake/class/bluetooth/hci0
+  grep -qx dtoverlay=disable-wifi $config || mkdir $fake/class/net/wlan0
+  grep -qx dtoverlay=disable-bt $config || mkdir $fake/class/bluetooth/hci0
+  cat /proc/sys/kernel/random/uuid >{root}/boot_id
+}}
 case "$(cat {root}/mode)" in
-  comeback) cat /proc/sys/kernel/random/uuid >{root}/boot_id ;;
+  comeback) boot "$@" ;;
   # Like a kernel under test that rewrites a tool on the board's disk while it runs.
-  tamper) printf 'x' >>{root}/bin/cyclictest; cat /proc/sys/kernel/random/uuid >{root}/boot_id ;;
+  tamper) printf 'x' >>{root}/bin/cyclictest; boot "$@" ;;
   # Like a board going down: the daemon and every connection it serves (each has its own
   # session, so list them first).
   vanish) pid=$(cat {root}/sshd.pid); kids=$(pgrep -P "$pid"); kill "$pid" $kids ;;
@@ -90,6 +129,15 @@ class FakePi:
     def modules(self) -> Path:
         return self.root / "lib" / "modules"
 
+    @property
+    def fake(self) -> Path:
+        """What the board's /proc and /sys files are, in its sshd's mount namespace."""
+        return self.root / "fake"
+
+    @property
+    def tuning_state(self) -> Path:
+        return self.root / "run" / "rtgate-tuning"
+
     def reboots(self) -> list[str]:
         log = self.root / "reboots.log"
         return log.read_text().splitlines() if log.is_file() else []
@@ -111,6 +159,44 @@ def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+# Board path → the fake Pi's file or directory bound over it (as the Pi's kernel boots it,
+# before any tuning: no isolation, the ondemand governor, every IRQ on every CPU).
+FAKE_MOUNTS = {"/proc/cmdline": "cmdline", "/sys/devices/system/cpu": "cpu", "/proc/irq": "irq",
+               "/proc/sys/kernel/sched_rt_runtime_us": "sched_rt_runtime_us",
+               "/proc/sys/kernel/timer_migration": "timer_migration",
+               "/dev/cpu_dma_latency": "cpu_dma_latency", "/sys/class": "class"}
+CPUS = os.cpu_count() or 1
+"""The fake Pi has this host's CPUs: cyclictest's -a and the loads' taskset are real."""
+ALL = f"0-{CPUS - 1}" if CPUS > 1 else "0"
+RUNTIME_DEFAULTS = {"sched_rt_runtime_us": "950000\n", "timer_migration": "1\n",
+                    "irq/24/smp_affinity_list": f"{ALL}\n", "irq/25/smp_affinity_list": f"{ALL}\n",
+                    **{f"cpu/cpu{c}/cpufreq/scaling_governor": "ondemand\n" for c in range(CPUS)}}
+
+
+def _fake_tree(fake: Path) -> None:
+    """The Pi's /proc and /sys files a profile touches, as its known-good kernel boots."""
+    fake.mkdir()
+    (fake / "cmdline").write_text(CMDLINE_TXT)
+    for name in ("online", "possible", "present"):
+        (fake / "cpu" / name).parent.mkdir(parents=True, exist_ok=True)
+        (fake / "cpu" / name).write_text(f"{ALL}\n")
+    (fake / "cpu" / "isolated").write_text("\n")
+    (fake / "cpu" / "nohz_full").write_text("\n")
+    (fake / "irq").mkdir()
+    (fake / "irq" / "default_smp_affinity").write_text(f"{(1 << CPUS) - 1:x}\n")
+    for path, value in RUNTIME_DEFAULTS.items():
+        (fake / path).parent.mkdir(parents=True, exist_ok=True)
+        (fake / path).write_text(value)
+    for irq in ("24", "25"):
+        # Served where it may be: the fake kernel moves an IRQ when told.
+        (fake / "irq" / irq / "effective_affinity_list").symlink_to("smp_affinity_list")
+    (fake / "cpu_dma_latency").write_bytes((2000000000).to_bytes(4, "little"))
+    (fake / "class" / "net").mkdir(parents=True)
+    (fake / "class" / "bluetooth").mkdir()
+    (fake / "class" / "net" / "wlan0").mkdir()
+    (fake / "class" / "bluetooth" / "hci0").mkdir()
+
+
 @pytest.fixture
 def pi(tmp_path: Path) -> Iterator[FakePi]:
     if not os.access(SSHD, os.X_OK):
@@ -122,6 +208,7 @@ def pi(tmp_path: Path) -> Iterator[FakePi]:
     (root / "boot" / "firmware" / "config.txt").write_text(CONFIG_TXT)
     (root / "boot" / "firmware" / "cmdline.txt").write_text(CMDLINE_TXT)
     (root / "boot_id").write_text("first-boot\n")
+    _fake_tree(root / "fake")
     (root / "mode").write_text("comeback")
     reboot = root / "fake-reboot"
     reboot.write_text(REBOOT.format(root=root))
@@ -139,7 +226,10 @@ def pi(tmp_path: Path) -> Iterator[FakePi]:
         f"SetEnv PATH={root}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n")
     Path("/run/sshd").mkdir(exist_ok=True)  # sshd's privilege-separation directory
     log = open(root / "sshd.log", "wb")
-    proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(root / "sshd_config")],
+    mounts = "".join(f"mount --bind {root / 'fake' / fake} {path} && "
+                     for path, fake in FAKE_MOUNTS.items())
+    proc = subprocess.Popen(["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                             f"{mounts}exec {SSHD} -D -e -f {root / 'sshd_config'}"],
                             stdout=log, stderr=log)
     deadline = time.monotonic() + 10
     while not listening(port):
@@ -151,6 +241,11 @@ def pi(tmp_path: Path) -> Iterator[FakePi]:
         proc.terminate()
         proc.wait(timeout=10)
     log.close()
+    # What the fake kernel and a profile left running: rcuop/N stand-ins, a PM QoS holder.
+    for pids in (root / "fake" / "rcuo.pids", root / "run" / "rtgate-tuning" / "holders"):
+        for pid in pids.read_text().split() if pids.is_file() else []:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pid), signal.SIGTERM)
 
 
 def _kernel(tmp_path: Path, release: str) -> Path:
@@ -178,6 +273,7 @@ def _root(tmp_path: Path, pi: FakePi, **overrides: object) -> Path:
     root = tmp_path / "rtgate-root"
     (root / "bench" / "boards").mkdir(parents=True)
     (root / "bench" / "scenarios").symlink_to(paths.SCENARIOS)
+    (root / "bench" / "tuning").symlink_to(paths.ROOT / "bench" / "tuning")
     board = yaml.safe_load((paths.BOARDS / "rpi5.yml").read_text())
     board["options"].update({
         "host": "127.0.0.1", "port": pi.port, "user": "root",
@@ -193,6 +289,7 @@ def _root(tmp_path: Path, pi: FakePi, **overrides: object) -> Path:
         "bench_command": f"RTGATE_ROOT={paths.ROOT} {sys.executable} -m rtgate bench --board local "
                          "--scenario {scenario} --duration {duration} --out {out}",
         "remote_out": str(pi.root / "var" / "rtgate-run"),
+        "tuning_state": str(pi.tuning_state),
         "peer": {**board["options"]["peer"], "board_address": "127.0.0.1",
                  "board_port": free_port()},
         **overrides})
@@ -384,3 +481,110 @@ def test_the_rtgate_digest_covers_its_whole_environment(tmp_path: Path) -> None:
     assert found.group(1) not in _digests(script)
     # A program outside any virtual environment cannot be pinned, and the reason is printed.
     assert "  # rtgate: /bin/sh is not in a virtual environment" in _digests("/bin/sh")
+
+
+def _tuned_pipeline(tmp_path: Path, root: Path, kernel: Path,
+                    profile: str = "isolated") -> subprocess.CompletedProcess[str]:
+    kernels = tmp_path / "kernels"
+    kernels.mkdir(exist_ok=True)
+    (kernels / "rt").symlink_to(kernel)
+    # A budget any run meets: the exit is the result's status (a failed check: incomplete).
+    budget = tmp_path / "thresholds.yml"
+    budget.write_text("schema: rtgate/thresholds/v1\nbudgets:\n  - {board: rpi5, flavor: rt, "
+                      "scenario: net, max_us: 1000000, avg_us: 1000000, reason: any run}\n")
+    return subprocess.run(
+        [sys.executable, "-m", "rtgate", "pipeline", "--board", "rpi5", "--kernels", str(kernels),
+         "--flavors", "rt", "--scenarios", "net", "--duration", "2s", "--scale", "0.5",
+         "--tuning", profile, "--thresholds", str(budget),
+         "--out", str(tmp_path / "out")],
+        env={**os.environ, "RTGATE_ROOT": str(root)}, capture_output=True, text=True,
+        timeout=170)
+
+
+def _runtime_values(pi: FakePi) -> dict[str, str]:
+    return {path: (pi.fake / path).read_text() for path in RUNTIME_DEFAULTS}
+
+
+ISOLATED = str(CPUS - 1)
+HOUSEKEEPING = f"0-{CPUS - 2}" if CPUS > 2 else "0"
+
+
+@pytest.mark.skipif(CPUS < 2, reason="the isolated profile keeps one CPU for housekeeping")
+def test_tuned_tryboot_applies_verifies_records_and_undoes(tmp_path: Path, pi: FakePi) -> None:
+    known_good = {name: (pi.firmware / name).read_bytes() for name in ("config.txt",
+                                                                        "cmdline.txt")}
+    assert _runtime_values(pi) == RUNTIME_DEFAULTS
+    proc = _tuned_pipeline(tmp_path, _root(tmp_path, pi), _kernel(tmp_path, RELEASE))
+    assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-3000:]
+
+    # The words went into the slot's command line only; the known-good files are untouched.
+    words = [f"isolcpus={ISOLATED}", f"nohz_full={ISOLATED}", f"rcu_nocbs={ISOLATED}",
+             f"irqaffinity={HOUSEKEEPING}"]
+    assert (pi.firmware / "rtgate" / "cmdline.txt").read_text() == \
+        " ".join([CMDLINE_TXT.strip(), *words]) + "\n"
+    assert {name: (pi.firmware / name).read_bytes() for name in known_good} == known_good
+    assert not (pi.firmware / "tryboot.txt").exists()
+    assert pi.reboots() == ["reboot 0 tryboot", "reboot "]
+    # Back on the known-good boot: its command line, Wi-Fi and Bluetooth back, the run-time
+    # writes put back (the fake reboot resets none of them: rtgate did), no state left.
+    assert (pi.fake / "cmdline").read_text() == CMDLINE_TXT
+    assert (pi.fake / "class" / "net" / "wlan0").is_dir()
+    assert _runtime_values(pi) == RUNTIME_DEFAULTS
+    assert not pi.tuning_state.exists()
+
+    result = load_result(tmp_path / "out" / "rt" / "net" / "result.json")
+    assert result.status == "complete", result.reasons
+    tuning = result.tuning
+    assert tuning is not None and tuning.profile == "isolated"
+    assert tuning.isolated_cpus == ISOLATED and tuning.boot_args == words
+    assert tuning.firmware == ["dtoverlay=disable-wifi", "dtoverlay=disable-bt"]
+    settings = ["isolcpus", "nohz_full", "rcu_nocbs", "irqaffinity", "dtoverlay=disable-wifi",
+                "dtoverlay=disable-bt", "governor", "rt-throttling", "timer-migration",
+                "irq-affinity", "cpu-dma-latency"]
+    assert {(c.setting, c.phase) for c in tuning.checks} == {
+        *((s, phase) for s in settings for phase in ("boot", "end")),
+        ("cyclictest-affinity", "run"), ("load-affinity", "run")}
+    assert {c.status for c in tuning.checks} == {"ok"}, [c for c in tuning.checks
+                                                         if c.status != "ok"]
+    # What ran was pinned: cyclictest on the isolated CPU (the board's load under taskset).
+    assert f"-a{ISOLATED}" in result.tool.cmdline.split()
+
+
+def test_a_word_missing_from_proc_cmdline_is_incomplete_naming_it(tmp_path: Path,
+                                                                  pi: FakePi) -> None:
+    # The firmware booted the slot, but the running kernel's /proc/cmdline lacks nohz_full
+    # (what a bootloader that rewrites the command line, or a misspelt word, leaves).
+    (pi.root / "drop").write_text("nohz_full")
+    known_good = {name: (pi.firmware / name).read_bytes() for name in ("config.txt",
+                                                                        "cmdline.txt")}
+    proc = _tuned_pipeline(tmp_path, _root(tmp_path, pi), _kernel(tmp_path, RELEASE))
+    assert proc.returncode == 3, proc.stderr[-3000:]
+    result = load_result(tmp_path / "out" / "rt" / "net" / "result.json")
+    assert result.status == "degraded"
+    missing = [r for r in result.reasons if r.startswith("tuning: ")]
+    assert missing == [
+        f"tuning: nohz_full not in effect (boot): expected nohz_full={ISOLATED} on "
+        "/proc/cmdline, found absent",
+        f"tuning: nohz_full not in effect (end): expected nohz_full={ISOLATED} on "
+        "/proc/cmdline, found absent"], result.reasons
+    assert "nohz_full not in effect" in proc.stdout  # the verdict names it
+    assert {name: (pi.firmware / name).read_bytes() for name in known_good} == known_good
+    assert _runtime_values(pi) == RUNTIME_DEFAULTS and not pi.tuning_state.exists()
+
+
+def test_a_crashed_tuned_run_is_undone_at_the_next_start(tmp_path: Path, pi: FakePi) -> None:
+    # The crashed run: the profile applied on the board by the real scripts, never undone.
+    applied = Applied(load_profile("isolated"), "rpi5", CPUS)
+    subprocess.run(["ssh", "-p", str(pi.port), "-i", str(pi.root / "client_key"),
+                    "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no",
+                    "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR",
+                    "root@127.0.0.1", "sh -s"],
+                   input=applied.apply_script(str(pi.tuning_state)), text=True, check=True,
+                   capture_output=True, timeout=60)
+    assert (pi.fake / "timer_migration").read_text() == "0\n"
+    assert (pi.fake / "sched_rt_runtime_us").read_text() == "-1\n"
+    # The next run, untuned, puts everything back before it deploys.
+    proc = _board_run(_root(tmp_path, pi), _kernel(tmp_path, RELEASE), tmp_path / "out")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "putting back the run-time settings a previous run left" in proc.stderr
+    assert _runtime_values(pi) == RUNTIME_DEFAULTS and not pi.tuning_state.exists()

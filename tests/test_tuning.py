@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from rtgate.board import local
+from rtgate.board.rpi5 import with_words
 from rtgate.board.tuning import Applied, load_profile, parse_readback
 from rtgate.errors import InputError
 
@@ -159,3 +160,37 @@ def test_local_setting_that_does_not_take_is_incomplete_naming_it(tmp_path: Path
     result = json.loads((tmp_path / "out" / "running" / "cpu" / "result.json").read_text())
     assert result["status"] == "degraded"
     assert any(r.startswith("tuning: rt-throttling not in effect") for r in result["reasons"])
+
+
+def test_firmware_lines_are_verified_by_what_they_remove() -> None:
+    applied = Applied(load_profile("isolated"), "rpi5", 4)
+    script = applied.readback_script()
+    assert "/sys/class/net/wlan0" in script and "/sys/class/bluetooth/hci0" in script
+    rb = parse_readback("exists./sys/class/net/wlan0\tpresent\n"
+                        "exists./sys/class/bluetooth/hci0\tabsent\n")
+    checks = {c.setting: c for c in applied.verify(rb, "boot")}
+    assert checks["dtoverlay=disable-wifi"].status == "failed"
+    assert checks["dtoverlay=disable-wifi"].actual == "present"
+    assert checks["dtoverlay=disable-bt"].status == "ok"
+    # Boards the lines are not for neither write nor check them.
+    assert "exists." not in Applied(load_profile("isolated"), "qemu-arm64", 2).readback_script()
+
+
+def test_a_firmware_line_must_say_how_it_is_verified(tmp_path: Path) -> None:
+    path = _profile(tmp_path, "fw", "firmware:\n  - {line: dtoverlay=disable-wifi}\n")
+    with pytest.raises(InputError, match="absent"):
+        load_profile(str(path))
+
+
+@pytest.mark.parametrize(("cmdline", "expected"), [
+    (b"console=serial0 root=PARTUUID=1-02 rootwait\n",
+     b"console=serial0 root=PARTUUID=1-02 rootwait isolcpus=3 nohz_full=3\n"),
+    # A word the known-good line already has is replaced, not doubled; init's words stay last.
+    (b"isolcpus=2 root=/dev/sda2 -- single\n",
+     b"root=/dev/sda2 isolcpus=3 nohz_full=3 -- single\n"),
+    # The firmware reads the first line only: the rest is kept as it was.
+    (b"root=/dev/sda2\nignored words\n",
+     b"root=/dev/sda2 isolcpus=3 nohz_full=3\nignored words\n"),
+])
+def test_rpi5_slot_cmdline_gains_the_profiles_words(cmdline: bytes, expected: bytes) -> None:
+    assert with_words(cmdline, ["isolcpus=3", "nohz_full=3"]) == expected

@@ -15,6 +15,14 @@ computes the result from the raw cyclictest files it pulls, with the harness's o
 the board's tools against the sha256s pinned in the board file before every deploy and every run
 (``tooldigest.sh``), so a kernel that changed them on disk is caught before anything is measured
 with them again.
+
+A tuning profile (rtgate.board.tuning) rides on the same one-shot boot: its kernel words go into
+the slot's copy of ``cmdline.txt`` and its firmware lines into ``tryboot.txt``, so a tuned boot
+that goes wrong also falls back to the untouched known-good files. Its run-time writes are the
+shell snippets every board runs, sent over SSH as root; the old values wait in
+``options.tuning_state`` (a tmpfs: a reboot undoes the writes and drops them). They are put back
+before the board reboots into the known-good kernel, and at the next deploy when a crashed run
+left them behind.
 """
 
 from __future__ import annotations
@@ -45,11 +53,12 @@ from rtgate.board.base import Board, KernelArtifacts, Measurement, RawRun
 from rtgate.board.guestenv import LoadReport
 from rtgate.board.peer import PeerLoads, controller_cpus, split
 from rtgate.board.spec import BoardSpec, SshOptions, board_path
-from rtgate.board.ssh import SshSession
+from rtgate.board.ssh import SSH_FAILED, SshSession
+from rtgate.board.tuning import Applied, parse_readback, programs, recorded
 from rtgate.cyclictest.command import build
 from rtgate.cyclictest.version import Capabilities, parse_help
 from rtgate.errors import InfraError, InputError
-from rtgate.result import Result, Status, load_result
+from rtgate.result import Result, Status, TuningCheck, load_result
 
 SLOT_MARK = ".rtgate-slot"
 """Marks a modules directory rtgate wrote, so it never overwrites a kernel someone installed."""
@@ -62,6 +71,8 @@ _DIGEST_LINE = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._+-]*): ([0-9a-f]{64})\s+
 _DIGEST_MISSING = re.compile(r"^\s*# ([A-Za-z0-9][A-Za-z0-9._+-]*): (.*)$")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _WORSE: dict[Status, int] = {"complete": 0, "degraded": 1, "partial": 2}
+BENCH_PID = "bench.pid"
+"""The shell that runs bench_command on the board: the tasks checked for pinning descend from it."""
 
 
 @dataclass(frozen=True)
@@ -93,6 +104,8 @@ class Rpi5Board(Board):
         self.tried = False
         self.console = Console(stderr=True)
         self.noted_unpinned = False
+        self.tuned: Applied | None = None
+        self.tuning_checks: list[TuningCheck] = []
 
     def _fw(self, name: str = "") -> str:
         return f"{self.opts.firmware_dir.rstrip('/')}/{name}" if name else self.opts.firmware_dir
@@ -110,10 +123,19 @@ class Rpi5Board(Board):
             raise InputError(f"board {self.spec.name!r} needs a kernel build to deploy "
                              "(rtgate kernel build --board rpi5)")
         self.kernel = kernel
+        self._undo_tuning(leftover=True)
         # Under the known-good kernel: a tool the last kernel under test changed is refused
         # before another one boots.
         self.verify_tools("before deploying")
         self.known_good = self.ssh.output("uname -r")
+        if self.profile:
+            # Every CPU the firmware brings up, not nproc's: isolcpus on a known-good command
+            # line would hide the isolated ones from this shell's affinity.
+            cpus = self.ssh.output("getconf _NPROCESSORS_ONLN")
+            if not cpus.isdigit():
+                raise InfraError(f"{self.spec.name}: `getconf _NPROCESSORS_ONLN` answered "
+                                 f"{cpus!r}", path=self.ssh.log)
+            self.tuned = Applied(self.profile, self.spec.name, int(cpus))
         config = self._read("config.txt")
         self.config_sha = hashlib.sha256(config).hexdigest()
         slot = self._fw(self.opts.slot)
@@ -124,15 +146,22 @@ class Rpi5Board(Board):
                 files[dtb.name] = dtb
             for overlay in sorted(kernel.dtbs.rglob("overlays/*")):
                 files[f"overlays/{overlay.name}"] = overlay
-        # os_prefix applies to cmdline.txt too: the slot boots with the known-good command line.
-        files["cmdline.txt"] = self._read("cmdline.txt")
+        # os_prefix applies to cmdline.txt too: the slot boots with the known-good command line,
+        # plus the profile's words.
+        cmdline = self._read("cmdline.txt")
+        files["cmdline.txt"] = with_words(cmdline, self.tuned.boot_args()) \
+            if self.tuned and self.tuned.boot else cmdline
         self.ssh.run(self._rm(slot))
         self.ssh.put_tree(files, slot)
         if kernel.modules is not None:
             self._deploy_modules(kernel)
+        firmware = "".join(f"{line}\n" for line in self.tuned.firmware_lines()) \
+            if self.tuned else ""
         tryboot = config.rstrip(b"\n") + (
             f"\n\n# rtgate: one-shot boot of {kernel.release} from the side slot\n"
-            f"[all]\nos_prefix={self.opts.slot}/\nkernel={self.opts.kernel_image}\n").encode()
+            f"[all]\nos_prefix={self.opts.slot}/\nkernel={self.opts.kernel_image}\n"
+            + (f"# rtgate: tuning profile {self.tuned.profile.name}\n{firmware}"
+               if firmware and self.tuned else "")).encode()
         self.ssh.put_tree({"tryboot.txt": tryboot}, self._fw())
 
     def _deploy_modules(self, kernel: KernelArtifacts) -> None:
@@ -185,7 +214,34 @@ class Rpi5Board(Board):
         if problem := self.kernel.mismatch(*running):
             raise InfraError(f"{self.spec.name} after tryboot: {problem}; session log kept",
                              path=self.ssh.log)
+        if self.tuned:
+            self._as_root(self.tuned.apply_script(self.opts.tuning_state))
+            self.tuning_checks = self.tuned.verify(self._readback(), "boot")
         return running[0]
+
+    # tuning -----------------------------------------------------------------------------------
+
+    def _as_root(self, script: str) -> str:
+        """A tuning script run by the board's sh as root; its stdout."""
+        proc = self.ssh.run(self.ssh.root("sh -s"), stdin=script.encode(), check=False)
+        if proc.returncode == SSH_FAILED:
+            raise InfraError(f"lost {self.spec.name} while tuning it", path=self.ssh.log)
+        return proc.stdout.decode("utf-8", "replace")
+
+    def _readback(self) -> dict[str, list[str]]:
+        assert self.tuned is not None
+        return parse_readback(self._as_root(self.tuned.readback_script(self.opts.tuning_state)))
+
+    def _undo_tuning(self, leftover: bool = False) -> None:
+        """Put back the values a profile's run-time writes replaced: this run's, or (at the
+        next deploy) those a crashed run left in the state directory."""
+        state = shlex.quote(self.opts.tuning_state)
+        said = self._as_root(f"[ -d {state} ] && echo leftover\n"
+                             + Applied.undo_script(self.opts.tuning_state))
+        if leftover and "leftover" in said.split():
+            self.console.print(f"rtgate: {self.spec.name}: putting back the run-time settings a "
+                               f"previous run left in {self.opts.tuning_state}", markup=False,
+                               highlight=False, soft_wrap=True)
 
     def restore(self) -> None:
         if not self.tried:
@@ -194,6 +250,8 @@ class Rpi5Board(Board):
             raise InfraError(f"{self.spec.name} is unreachable: power-cycle it (tryboot is "
                              "one-shot, it comes back on config.txt)", path=self.ssh.log)
         assert self.known_good is not None
+        if self.tuned:
+            self._undo_tuning()
         self.ssh.run(self.ssh.root(f"rm -f {shlex.quote(self._fw('tryboot.txt'))}"))
         self._reboot(self.opts.reboot_normal, "restore")
         self.tried = False
@@ -287,6 +345,8 @@ class Rpi5Board(Board):
             scale: float | None = None) -> RawRun:
         spec, source = load_scenario(scenario)
         on_board, on_peer = split(spec, self.opts.peer, self.opts.peer.board_port)
+        if self.tuned:
+            on_board = self.tuned.pin(on_board)  # the controller's loads stay unpinned
         # Under the kernel under test, right before it measures.
         tools = self.verify_tools("before measuring")
         caps, running = self._running()
@@ -312,8 +372,16 @@ class Rpi5Board(Board):
             command += f" --scale {scale:g}"
         if flavor is not None:
             command += f" --flavor {shlex.quote(flavor)}"
+        sampler_sh = None
+        if self.tuned:
+            pidfile = f"{remote}/{BENCH_PID}"
+            command = f"echo $$ >{shlex.quote(pidfile)}; {command}"
+            sampler_sh = f"{remote}/tuning-sample.sh"
+            self.ssh.put_tree({"tuning-sample.sh": sampler(
+                self.tuned, pidfile, spec.warmup_s + duration_s).encode()}, remote)
         budget = spec.warmup_s + duration_s + self.opts.run_margin_s
         outcome = Outcome(start=datetime.now(UTC))
+        sampling = None
         with tempfile.TemporaryDirectory(prefix="rtgate-peer-") as scratch, \
                 open(out / "bench.log", "wb") as log:
             params = Params(cpus=controller_cpus(), port=self.opts.peer.board_port, tmpdir=scratch,
@@ -322,6 +390,12 @@ class Rpi5Board(Board):
             self.ssh.note(f"$ {command}  (in the background)")
             bench = subprocess.Popen(self.ssh.argv(command), stdout=log, stderr=log,
                                      stdin=subprocess.DEVNULL)
+            if sampler_sh:
+                # The tasks' real affinities, once cyclictest measures.
+                with open(out / "tuning-run.txt", "wb") as tasks:
+                    sampling = subprocess.Popen(
+                        self.ssh.argv(self.ssh.root(f"sh {shlex.quote(sampler_sh)}")),
+                        stdout=tasks, stderr=log, stdin=subprocess.DEVNULL)
             status = self.console.status(f"{self.spec.name}: {spec.name}: rtgate bench "
                                          f"({spec.warmup_s:g} s warm-up + {duration_s} s)")
             try:
@@ -342,6 +416,11 @@ class Rpi5Board(Board):
                 peer.stop()
                 if bench.poll() is None:
                     bench.kill()
+                if sampling is not None:
+                    try:
+                        sampling.wait(timeout=30)
+                    except subprocess.TimeoutExpired:
+                        sampling.kill()
         outcome.end = datetime.now(UTC)
         self.ssh.note(f"  bench exit {rc}")
         if rc == 255:
@@ -350,7 +429,8 @@ class Rpi5Board(Board):
         return RawRun(out=out, scenario=spec.name, flavor=flavor,
                       run_id=f"{self.spec.name}-{spec.name}-{outcome.start:%Y%m%dT%H%M%SZ}",
                       files={"peer": peer, "bench_rc": rc, "plan": plan, "caps": caps,
-                             "running": running, "tools": tools, "outcome": outcome})
+                             "running": running, "tools": tools, "outcome": outcome,
+                             "board_loads": on_board.loads})
 
     def _fetch(self, remote_dir: str, out: Path) -> None:
         """The board's output into OUT: its result.json as CLAIMS, and the regular files of its
@@ -408,6 +488,15 @@ class Rpi5Board(Board):
         except ValueError:
             end = None  # every early exit of the peer's loads then counts: degraded, not a pass
         result = LoadReport(peer.records(end)).apply(result)
+        if self.tuned:
+            during = parse_readback((raw.out / "tuning-run.txt").read_text(errors="replace"))
+            root = (during.get("root") or [""])[-1]
+            # No bench pid read: no task of the run can be told apart, so none counts as pinned.
+            checks = [*self.tuning_checks,
+                      *self.tuned.verify_tasks(during, programs(raw.files["board_loads"]),
+                                               root=int(root) if root.isdigit() else -1),
+                      *self.tuned.verify(self._readback(), "end")]
+            result = recorded(result, self.tuned.record(checks))
         path = result.write(raw.out / "result.json")
         return Measurement(result=result, result_path=path, raw_dir=rawdir)
 
@@ -423,3 +512,36 @@ def _described(result: Result, claims: Result) -> Result:
             [*result.reasons, *(claims.reasons if claims.status != "complete" else [])])),
     })
     return Result.model_validate(updated.model_dump(by_alias=True))
+
+
+def with_words(cmdline: bytes, words: list[str]) -> bytes:
+    """``cmdline.txt`` with ``words`` added to its line (the firmware reads the first only),
+    before any ``--`` (what follows goes to init), in place of words naming the same
+    parameter: the kernel would otherwise see both."""
+    text = cmdline.decode("utf-8", "surrogateescape")
+    first, newline, rest = text.partition("\n")
+    params = {w.split("=", 1)[0] for w in words}
+    kept = [w for w in first.split() if w.split("=", 1)[0] not in params]
+    at = kept.index("--") if "--" in kept else len(kept)
+    line = " ".join([*kept[:at], *words, *kept[at:]])
+    return (line + "\n" + (rest if newline else "")).encode("utf-8", "surrogateescape")
+
+
+def sampler(tuned: Applied, pidfile: str, budget_s: float) -> str:
+    """A board-side script: wait until a cyclictest started by the bench shell runs (the
+    bench's start-up time is the board's), then print that shell's pid and the read-back with
+    every task's affinity."""
+    q = shlex.quote(pidfile)
+    return "\n".join([
+        f"i=0; while [ ! -s {q} ] && [ $i -lt 100 ]; do sleep 0.2; i=$((i+1)); done",
+        f"root=$(cat {q} 2>/dev/null)",
+        "ours() { p=$1; while [ -n \"$p\" ] && [ \"$p\" -gt 1 ]; do",
+        "  [ \"$p\" = \"$root\" ] && return 0",
+        "  p=$(sed -n 's/^PPid:[[:space:]]*//p' /proc/$p/status 2>/dev/null); done; return 1; }",
+        f"i=0; while [ $i -lt {int(budget_s * 5) + 50} ]; do",
+        "  [ -d \"/proc/$root\" ] || break",
+        "  for c in $(pgrep -x cyclictest); do ours \"$c\" && break 2; done",
+        "  sleep 0.2; i=$((i+1)); done",
+        "sleep 1",
+        "printf 'root\\t%s\\n' \"$root\"",
+        tuned.readback_script(tasks=True)])
