@@ -271,8 +271,13 @@ def test_the_ab_outcome_is_re_decided_from_the_rounds_never_from_ab_json(tmp_pat
     # The effect with its interval, the rounds used, the budget.
     row = next(line for line in run.comment.splitlines() if "**worse**" in line)
     assert "p99.9 +" in row and "] at 0." in row and "`max ≤ 100000 · avg ≤ 1000 µs" in row
-    # Decided at the first look (3 rounds a side): the later rounds are not looked at.
+    # Decided at the first look (3 rounds a side): the later rounds are not looked at, and the
+    # JUnit holds the budget verdicts of the candidate's three rounds (the base's decide nothing).
     assert "| 3/3 |" in row
+    suites = list(JUnitXml.fromfile(str(run.junit)))
+    sources = [p.value for s in suites for p in s.properties() if "result.json" in p.value]
+    assert sorted(sources) == [str(art / "B" / f"round-{n}" / "running" / "idle" / "result.json")
+                               for n in (1, 2, 3)]
     assert "Effect: Δ p99.9" in run.comment and "re-decided from the rounds' results" \
         in run.comment and "same within ± 50 µs" in row
     assert "approved by" not in run.comment and "same (exit 0)" not in run.comment

@@ -145,8 +145,8 @@ class Board:
     name: str
     outcomes: list[Outcome]
     ab: Gate | None = None
-    """The board's A/B decision, re-made from its rounds; ``outcomes`` are then its rounds'
-    budget verdicts."""
+    """The board's A/B decision, re-made from its rounds; ``outcomes`` are then the candidate
+    rounds' budget verdicts."""
 
     @property
     def kind(self) -> Kind:
@@ -224,7 +224,9 @@ def _ab_board(directory: Path, spec: BoardSpec, flavors: list[str], scenarios: l
         gate.replay()
     except InputError as exc:
         return Board(spec.name, [Unjudged(Path(exc.path or directory), exc.oneline())])
-    return Board(spec.name, [v.evaluation for v in gate.verdicts], gate)
+    # Only the candidate's rounds decide a budget; the base's are notes in the A/B section.
+    return Board(spec.name, [v.evaluation for v in gate.verdicts
+                             if v.side.role == "candidate"], gate)
 
 
 def _run(directory: Path, spec: BoardSpec, flavor: str, scenario: str, thresholds: Thresholds,
