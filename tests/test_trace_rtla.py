@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from rtgate.board import initramfs
+from rtgate.board.spec import QemuOptions, load_board
 from rtgate.kernel.cache import cache_root
 from rtgate.kernel.source import materialize, resolve
 from rtgate.trace import rtla, timerlat
@@ -61,3 +63,24 @@ def test_tracer_probe_says_what_the_kernel_lacks(tmp_path: Path, tracers: str | 
         (tmp_path / "available_tracers").write_text(tracers)
     why = timerlat.missing(tmp_path)
     assert (why is None) if expected is None else (expected in (why or ""))
+
+
+def test_the_guest_initramfs_carries_rtla_and_its_libraries(tmp_path: Path) -> None:
+    spec = load_board("qemu-arm64")
+    assert isinstance(spec.options, QemuOptions)
+    built = rtla.build("arm64")
+    roots = [*spec.options.packages, *rtla.RUNTIME_PACKAGES]
+    image = initramfs.build(roots, spec.options.skip_packages,
+                            extra={"usr/bin/rtla": built.path})
+    listing = subprocess.run(f"gzip -dc {image.path} | cpio -t --quiet", shell=True,
+                             capture_output=True, text=True, check=True).stdout.split()
+    assert "usr/bin/rtla" in listing
+    assert any(name.endswith("/libtracefs.so.1") for name in listing)
+    # The archive is keyed by the binary too: another rtla is another initramfs.
+    other = tmp_path / "rtla"
+    other.write_bytes(built.path.read_bytes() + b"\0")
+    key = initramfs.cache_key(image.packages, initramfs.INIT_SCRIPT.read_text(),
+                              {"usr/bin/rtla": built.path})
+    assert key == image.path.name.split(".")[0]
+    assert key != initramfs.cache_key(image.packages, initramfs.INIT_SCRIPT.read_text(),
+                                      {"usr/bin/rtla": other})
