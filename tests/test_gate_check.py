@@ -273,6 +273,14 @@ def test_unbudgeted_is_exit_2_unless_allowed(tmp_path: Path) -> None:
     assert "no budget (allowed)" in allowed.markdown
 
 
+def test_an_allowed_unbudgeted_result_that_is_partial_is_still_incomplete(
+        tmp_path: Path) -> None:
+    path = variant(tmp_path, "idle.json", scenario="idle", status="partial",
+                   reasons=["cyclictest was killed"])
+    run = Run(tmp_path, path, "--allow-unbudgeted")
+    assert run.code == 3, run.proc.stderr
+
+
 @pytest.mark.parametrize(("content", "problem"), [
     ("", "not a JSON document"),
     ('{"schema": "rtgate/result/v1", "run_id": ', "not a JSON document"),

@@ -252,7 +252,13 @@ class Unjudged:
 
     @property
     def exit(self) -> Exit:
-        return Exit.OK if self.allowed else Exit.INPUT
+        if not self.allowed:
+            return Exit.INPUT
+        # Allowed to have no budget is not allowed to be untrustworthy: a partial or degraded
+        # measurement stays "not decided from the data", budget or none.
+        if self.result is not None and self.result.status != "complete":
+            return Exit.INCOMPLETE
+        return Exit.OK
 
 
 @dataclass(frozen=True)
