@@ -29,12 +29,19 @@ manage devices list | grep -qw "$DEVICE" \
 manage devices update --health GOOD "$DEVICE"
 
 cd /
-runuser -u lavaserver -- gunicorn3 lava_server.wsgi --bind 0.0.0.0:80 --workers 2 \
+gunicorn3 lava_server.wsgi -u lavaserver -g lavaserver --bind 0.0.0.0:80 --workers 2 \
   --log-file $LOGS/gunicorn.log &
 lava-server manage lava-scheduler --level DEBUG --log-file $LOGS/lava-scheduler.log &
 lava-server manage lava-publisher --level DEBUG --log-file $LOGS/lava-publisher.log &
-for _ in $(seq 60); do curl -fs -o /dev/null http://127.0.0.1/api/v0.2/ && break; sleep 1; done
+api() { python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=5)' \
+        "http://127.0.0.1/api/v0.2/$1"; }
+for _ in $(seq 60); do api system/version/ 2>/dev/null && break; sleep 1; done
+token=$(manage workers details "$WORKER" | sed -n 's/^token *: //p')
 lava-worker --level DEBUG --log-file /var/log/lava-dispatcher/lava-worker.log \
-  --url http://127.0.0.1/ --worker-name "$WORKER" &
-echo "LAVA-UP"
+  --url http://127.0.0.1/ --name "$WORKER" --token "$token" &
+# Up when the worker has reported in: a job submitted now gets the device.
+for _ in $(seq 60); do
+  manage workers details "$WORKER" | grep -q '^state *: Online' && { echo "LAVA-UP"; break; }
+  sleep 1
+done
 wait -n

@@ -34,6 +34,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from contextlib import suppress
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -100,8 +101,14 @@ class Lava:
         return job
 
     def log(self, job_id: int, start: int = 0) -> list[dict[str, Any]]:
-        """The job's log entries (dt, lvl, msg) from line ``start``."""
-        text = self.call("GET", f"jobs/{job_id}/logs/?start={start}").decode("utf-8", "replace")
+        """The job's log entries (dt, lvl, msg) from line ``start`` (none yet: none)."""
+        try:
+            text = self.call("GET", f"jobs/{job_id}/logs/?start={start}").decode("utf-8",
+                                                                                 "replace")
+        except LavaError as exc:
+            if "HTTP 404" in str(exc):
+                return []
+            raise
         entries = yaml.load(text, Loader=yaml.CSafeLoader) if text.strip() else []
         return entries if isinstance(entries, list) else []
 
@@ -116,16 +123,21 @@ class ImageServer:
         table = dict(files)
 
         class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+            def do_HEAD(self) -> Path | None:  # noqa: N802 - the stdlib's names
                 path = table.get(self.path.lstrip("/"))
                 if path is None:
                     self.send_error(404)
-                    return
+                    return None
                 self.send_response(200)
                 self.send_header("Content-Length", str(path.stat().st_size))
                 self.end_headers()
-                with open(path, "rb") as fh:
-                    shutil.copyfileobj(fh, self.wfile)
+                return path
+
+            def do_GET(self) -> None:  # noqa: N802
+                if path := self.do_HEAD():
+                    with open(path, "rb") as fh, suppress(ConnectionError):
+                        # The worker may probe a file and hang up: not an error here.
+                        shutil.copyfileobj(fh, self.wfile)
 
             def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
                 pass
@@ -207,6 +219,8 @@ class LavaBoard(Board):
         self.caps: Capabilities | None = None
         self.facts: GuestFacts | None = None
         self.job_id: int | None = None
+        """The job still to cancel if rtgate stops."""
+        self.finished: int | None = None
         self.lava: Lava | None = None
         self._status = Console(stderr=True)
 
@@ -289,16 +303,16 @@ class LavaBoard(Board):
             server.close()
         qemu._unpack(payload([line for _, line in lines], self.job_log), out)
         (out / "lava-images.json").write_text(json.dumps(
-            {"job": self.lava.job_url(self.job_id or 0), "sha256": digests}, indent=2) + "\n")
+            {"job": self.lava.job_url(self.finished or 0), "sha256": digests}, indent=2) + "\n")
         return RawRun(out=out, scenario=plan.scenario, flavor=flavor,
-                      run_id=f"{self.spec.name}-{plan.scenario}-job{self.job_id}",
+                      run_id=f"{self.spec.name}-{plan.scenario}-job{self.finished}",
                       files={"plan": plan, "outcome": outcome})
 
     def _follow(self, definition: str, plan: Plan, outcome: Outcome,
                 out: Path) -> list[tuple[str, str]]:
         """Submit, wait for the device and the end; the device's lines. Ctrl-C cancels."""
         assert self.lava is not None
-        self.job_id = self.lava.submit(definition)
+        self.job_id = self.finished = self.lava.submit(definition)
         url = self.lava.job_url(self.job_id)
         entries: list[dict[str, Any]] = []
         submitted = time.monotonic()
@@ -332,11 +346,10 @@ class LavaBoard(Board):
             self.job_log.write_text(yaml.safe_dump(entries, sort_keys=False))
             if self.job_log.resolve() != (out / "lava-job.log").resolve():
                 shutil.copyfile(self.job_log, out / "lava-job.log")
-        self.job_id, finished = None, self.job_id
+        self.job_id = None  # finished: nothing left to cancel
         if job["health"] != "Complete":
             raise LavaError(f"LAVA job {job['health'].lower()}: {lava_error(entries)}; "
-                            f"job {self.lava.job_url(finished)}", path=out / "lava-job.log")
-        self.job_id = finished
+                            f"job {url}", path=out / "lava-job.log")
         lines = target_lines(entries)
         for dt, line in lines:
             if line.startswith("RTGATE-MEASURE-START"):
