@@ -136,3 +136,13 @@ def test_local_board_says_why_it_took_no_trace(tmp_path: Path) -> None:
         timerlat.missing() or "tracing at the breach runs on qemu-arm64 only so far")
     (failure,) = ET.parse(tmp_path / "junit.xml").getroot().iter("failure")
     assert "no trace taken on local" in (failure.text or "")
+
+
+def test_rt_kernel_under_net_load_names_the_interrupted_network_path() -> None:
+    """A real breach of a 5 ms threshold on the PREEMPT_RT kernel under the net scenario (the
+    host's iperf3 client): the timer IRQ waited while iperf3 allocated an skb."""
+    (b,) = timerlat.parse((DATA / "timerlat-rt-net-irq-breach.stdout").read_text())
+    assert (b.cpu, b.kind, b.total_us) == (1, "irq", 13156.98)
+    assert b.blocking_task == "iperf3:103"
+    interrupted = b.stack[b.stack.index("el1h_64_irq") + 1:]
+    assert interrupted[0] == "allocate_slab" and "tcp_recvmsg_locked" in interrupted
