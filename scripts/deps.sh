@@ -8,8 +8,8 @@ set -euo pipefail
 declare -A APT=(
   [core]="rt-tests stress-ng iperf3 gnuplot-nox procps iproute2 python3-venv"
   [kernel]="gcc-aarch64-linux-gnu libc6-dev-arm64-cross bc bison flex libssl-dev libelf-dev kmod cpio ccache make xz-utils linux-source-6.12 patch quilt"
-  # libtracefs/libtraceevent -dev (host and arm64): rtla built from the kernel source (rtgate/trace)
-  [qemu]="qemu-system-arm openssh-client openssh-server cpio binutils libtracefs-dev libtraceevent-dev libtracefs-dev:arm64 libtraceevent-dev:arm64"
+  # pkg-config + libtracefs/libtraceevent -dev (host and arm64): rtla from the kernel source (rtgate/trace)
+  [qemu]="qemu-system-arm openssh-client openssh-server cpio binutils pkg-config libtracefs-dev libtraceevent-dev libtracefs-dev:arm64 libtraceevent-dev:arm64"
   [report]="chromium"
   [docker]="docker.io debootstrap qemu-user-static binfmt-support"
   [ci]="shellcheck jq"

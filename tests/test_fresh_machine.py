@@ -190,3 +190,9 @@ def test_make_demo_on_a_stock_debian_12(fresh: Container, kernels: list[BuildRes
     proc = fresh.run(f"set -e; for t in {tools}; do command -v $t; done; docker buildx version",
                      timeout=120)
     assert proc.returncode == 0, tail(proc)
+    # rtla (rtgate/trace/rtla.py) links libtracefs/libtraceevent, for the host and arm64.
+    libs = "libtracefs libtraceevent"
+    proc = fresh.run(f"set -e; pkg-config --exists {libs}; PKG_CONFIG_LIBDIR="
+                     f"/usr/lib/aarch64-linux-gnu/pkgconfig pkg-config --exists {libs}",
+                     timeout=120)
+    assert proc.returncode == 0, tail(proc)
