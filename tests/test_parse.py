@@ -342,3 +342,18 @@ def test_seed_003_summary_of_a_24h_run() -> None:
     assert (t.min_us, t.avg_us, t.max_us) == (15, 23, 190)
     assert t.avg_truncated and r.totals.avg_truncated  # "Avg: 23": (long)(sum / cycles)
     assert r.totals.p50 is None and r.totals.stddev_us is None
+
+
+@pytest.mark.parametrize(("files", "intervals"), [
+    # -i1000 -t without a histogram: thread n every 1000 + n * 500 µs, as the same run's T:
+    # lines say; merged with them, the two must agree.
+    (["quiet-json.json"], [1000, 1500]),
+    (["quiet-json.json", "quiet-json.stdout"], [1000, 1500]),
+    # With -h cyclictest sets the distance to 0: both threads every 1000 µs.
+    (["overflow.json"], [1000, 1000]),
+    (["overflow.json", "overflow.stdout"], [1000, 1000]),
+])
+def test_thread_intervals_from_the_json_command_line(files: list[str],
+                                                     intervals: list[int]) -> None:
+    result = parse([DATA / "cyclictest" / f for f in files])
+    assert [t.interval_us for t in result.threads] == intervals

@@ -82,6 +82,7 @@ def read_json(path: Path) -> RunView:
     for key, entry in doc.thread.items():
         number = _index(key, "thread", path)
         view.threads[number] = _thread(number, entry, limit, path)
+        view.threads[number].interval_us = thread_interval(doc.cmdline, number)
     return view
 
 
@@ -137,21 +138,51 @@ def _thread(number: int, entry: _Thread, limit: int | None, path: Path) -> Threa
 _HIST_FLAGS = ("-h", "-H", "--histogram", "--histofall")
 
 
+_INTERVAL_FLAGS = ("-i", "--interval")
+_DISTANCE_FLAGS = ("-d", "--distance")
+# cyclictest's defaults: thread n samples every interval + n * distance µs; with a histogram
+# (-h/-H) it sets the distance to 0 and ignores -d (captured: tests/data/cyclictest/quiet.txt
+# has I:1000 and I:1500, overflow.stdout (-h 12) I:1000 for both threads).
+_DEFAULT_INTERVAL_US, _DEFAULT_DISTANCE_US = 1000, 500
+
+
 def histogram_limit(cmdline: str) -> int | None:
     """The ``-h``/``-H`` limit in a cyclictest command line, when given in a plain spelling."""
+    return _option_int(cmdline, _HIST_FLAGS)
+
+
+def thread_interval(cmdline: str, thread: int) -> int | None:
+    """Thread ``thread``'s interval in µs as cyclictest sets it (the JSON does not record it;
+    block maxima need it to say how long a block lasts); None when the line cannot tell."""
     try:
         words = shlex.split(cmdline)
     except ValueError:
         return None
+    if any(len(w) > 2 and w[0] == "-" and w[1] != "-" and set(w[1:]) & {"i", "d"}
+           and not w[2:].isdigit() for w in words):
+        return None  # a bundle such as -vmi100: not read here
+    interval = _option_int(cmdline, _INTERVAL_FLAGS)
+    distance = 0 if histogram_limit(cmdline) else _option_int(cmdline, _DISTANCE_FLAGS)
+    return ((_DEFAULT_INTERVAL_US if interval is None else interval)
+            + thread * (_DEFAULT_DISTANCE_US if distance is None else distance))
+
+
+def _option_int(cmdline: str, flags: tuple[str, ...]) -> int | None:
+    """The last integer value given to one of ``flags`` (cyclictest keeps the last)."""
+    try:
+        words = shlex.split(cmdline)
+    except ValueError:
+        return None
+    found = None
     for i, word in enumerate(words):
-        for flag in _HIST_FLAGS:
+        for flag in flags:
             if word == flag and i + 1 < len(words) and words[i + 1].isdigit():
-                return int(words[i + 1])
+                found = int(words[i + 1])
             sep = "=" if flag.startswith("--") else ""
             value = word[len(flag) + len(sep):]
             if word.startswith(flag + sep) and value.isdigit():
-                return int(value)
-    return None
+                found = int(value)
+    return found
 
 
 def _in_nanoseconds(cmdline: str) -> bool:
