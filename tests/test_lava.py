@@ -2,19 +2,23 @@
 throwaway container (docker/lava.sh), its aarch64 `qemu` device booting the cached qemu-arm64 RT
 kernel with rtgate's initramfs, driven through `rtgate board run`.
 
-A job that cannot boot must be exit 3 naming the job's URL, with LAVA's log kept.
+A job that cannot boot, or that finds no device within the queue timeout, must be exit 3
+naming the job's URL, with LAVA's log kept.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import shutil
 import subprocess
 import sys
+import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -31,17 +35,30 @@ pytestmark = [pytest.mark.integration, pytest.mark.kernel, pytest.mark.timeout(2
 LAB = paths.ROOT / "docker" / "lava.sh"
 
 
+@dataclass(frozen=True)
+class Lab:
+    name: str
+    port: int
+    token: str
+
+    def device_health(self, health: str) -> None:
+        proc = subprocess.run(["docker", "exec", self.name, "lava-server", "manage", "devices",
+                               "update", "--health", health, "qemu-01"],
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+
+
 @pytest.fixture(scope="module")
-def lab() -> Iterator[tuple[int, str]]:
-    """A running LAVA lab: (its published API port, the admin token)."""
-    name, port, token = f"rtgate-lava-{uuid.uuid4().hex[:8]}", free_port(), secrets.token_hex(20)
-    proc = subprocess.run([str(LAB), "start", name, str(port), token], capture_output=True,
-                          text=True, timeout=3600)
+def lab() -> Iterator[Lab]:
+    """A running LAVA lab with one aarch64 qemu device, qemu-01."""
+    lab = Lab(f"rtgate-lava-{uuid.uuid4().hex[:8]}", free_port(), secrets.token_hex(20))
+    proc = subprocess.run([str(LAB), "start", lab.name, str(lab.port), lab.token],
+                          capture_output=True, text=True, timeout=3600)
     try:
         assert proc.returncode == 0, proc.stderr[-4000:]
-        yield port, token
+        yield lab
     finally:
-        subprocess.run([str(LAB), "stop", name], capture_output=True, timeout=120)
+        subprocess.run([str(LAB), "stop", lab.name], capture_output=True, timeout=120)
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +66,8 @@ def rt_kernel(kernel_build: Callable[[str, str], BuildResult]) -> BuildResult:
     return kernel_build("qemu-arm64", "rt")
 
 
-def _root(tmp_path: Path, port: int, **context: object) -> Path:
+def _root(tmp_path: Path, port: int, *, queue_timeout_s: float = 300,
+          **context: object) -> Path:
     """An RTGATE_ROOT whose lava-qemu board points at the lab on ``port``."""
     root = tmp_path / "rtgate-root"
     (root / "bench" / "boards").mkdir(parents=True)
@@ -58,6 +76,7 @@ def _root(tmp_path: Path, port: int, **context: object) -> Path:
     board = yaml.safe_load((paths.BOARDS / "lava-qemu.yml").read_text())
     board["options"]["server"] = f"http://127.0.0.1:{port}"
     board["options"]["context"].update(context)
+    board["options"]["queue_timeout_s"] = queue_timeout_s
     (root / "bench" / "boards" / "lava-qemu.yml").write_text(yaml.safe_dump(board))
     return root
 
@@ -76,9 +95,9 @@ def _log(out: Path) -> str:
     return path.read_text(errors="replace")[-4000:] if path.is_file() else "(no job log)"
 
 
-def test_rt_kernel_measured_in_a_lava_job(tmp_path: Path, lab: tuple[int, str],
+def test_rt_kernel_measured_in_a_lava_job(tmp_path: Path, lab: Lab,
                                          rt_kernel: BuildResult) -> None:
-    port, token = lab
+    port, token = lab.port, lab.token
     out = tmp_path / "out"
     proc = _board_run(rt_kernel.out, out, _root(tmp_path, port), token)
     assert proc.returncode == 0, proc.stderr[-3000:] + _log(out)
@@ -103,8 +122,8 @@ def test_rt_kernel_measured_in_a_lava_job(tmp_path: Path, lab: tuple[int, str],
 
 
 def test_a_job_that_cannot_boot_is_an_infrastructure_failure(
-        tmp_path: Path, lab: tuple[int, str], rt_kernel: BuildResult) -> None:
-    port, token = lab
+        tmp_path: Path, lab: Lab, rt_kernel: BuildResult) -> None:
+    port, token = lab.port, lab.token
     broken = tmp_path / "broken-kernel"
     shutil.copytree(rt_kernel.out, broken)
     (broken / "Image").write_bytes(b"\0" * 4096)  # no kernel: the device never prints anything
@@ -114,3 +133,22 @@ def test_a_job_that_cannot_boot_is_an_infrastructure_failure(
     assert f"http://127.0.0.1:{port}/scheduler/job/" in proc.stderr
     assert "LAVA job incomplete" in proc.stderr
     assert (out / "lava-job.log").is_file() and not (out / "result.json").exists()
+
+
+def test_no_device_within_the_queue_timeout_cancels_the_job(
+        tmp_path: Path, lab: Lab, rt_kernel: BuildResult) -> None:
+    lab.device_health("MAINTENANCE")
+    try:
+        out = tmp_path / "out"
+        proc = _board_run(rt_kernel.out, out, _root(tmp_path, lab.port, queue_timeout_s=15),
+                          lab.token)
+    finally:
+        lab.device_health("GOOD")
+    assert proc.returncode == 3, proc.stderr[-3000:]
+    said = re.search(r"job (http://127\.0\.0\.1:\d+/scheduler/job/(\d+)) waited 15 s for a "
+                     r"qemu device and was canceled", proc.stderr)
+    assert said, proc.stderr[-3000:]
+    job = json.loads(urllib.request.urlopen(urllib.request.Request(
+        f"http://127.0.0.1:{lab.port}/api/v0.2/jobs/{said[2]}/",
+        headers={"Authorization": f"Token {lab.token}"}), timeout=30).read())
+    assert job["state"] in ("Canceling", "Finished") and job["health"] in ("Unknown", "Canceled")
