@@ -1,0 +1,311 @@
+"""`rtgate bisect`: which patch of a series made the latency worse, and the proof that it did.
+
+A *variant* is a set of the series' patches (numbers from 1, applied in series order): the prefix
+``1..k``, or the whole series without the culprit (the revert). Every step compares a variant, the
+candidate, against a base variant with a ``Measure`` function — on a board that is a kernel build
+and an ``rtgate ab`` run (interleaved rounds until same, worse, better or unknown at the step's time
+cap, and the budgets); in the unit tests a deterministic function. The search itself is pure.
+
+The search (like ``git bisect``, over prefixes):
+
+1. the ends: the bad end against the good end. Same or better with the default ends: the whole
+   series is good, "nothing to bisect". Not worse with an explicit ``--bad``, or the good end's
+   own rounds over their budget: the ends are wrong (exit 2, with the measurements).
+2. binary search for the first prefix worse than the good end. A prefix that does not build or
+   boot, or is still *unknown* at the step's cap, is skipped (``git bisect skip``): the next
+   untested prefix nearest the middle is measured instead; when every prefix between the known
+   good and bad ones is skipped the culprit is one of them and the report says which.
+3. confirmation (KernelCI's rule), before a culprit is named: the culprit against its parent is
+   *worse* in ``repeats`` separate measurements, and the bad end without the culprit is same as the
+   good end. When the revert does not apply (a later patch depends on the culprit) the report says
+   so and rests on the culprit-against-parent evidence. When the culprit against its parent is not
+   worse, the first worse prefix is reported with "the regression may be spread" — never a guess.
+
+An interrupted bisect resumes from its state file: the log of every measurement made. The search
+is replayed against the log (a deterministic search asks for the same measurements in the same
+order) and only the first measurement not in the log goes to the board.
+"""
+
+from __future__ import annotations
+
+import email.parser
+import json
+import math
+import re
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rtgate.errors import Exit, InputError
+from rtgate.gate.markdown import cell, code
+from rtgate.kernel.patches import read_series
+from rtgate.result import write_atomic
+
+SCHEMA_ID = "rtgate/bisect/v1"
+
+Variant = tuple[int, ...]
+"""The patch numbers (from 1) a kernel carries, ascending."""
+
+# What a measurement can say of a candidate against its base.
+WORSE, SAME, BETTER, UNKNOWN, SKIP = "worse", "same", "better", "unknown", "skip"
+_GOOD = (SAME, BETTER)
+
+
+@dataclass(frozen=True)
+class Measurement:
+    outcome: str
+    """worse, same, better, unknown (undecided at the step's cap) or skip (no build, no boot,
+    a round the lab failed)."""
+    summary: str
+    """One line for the evidence table: the effect and its interval, or why it was skipped."""
+    base_ok: bool = True
+    """The base's own rounds were within their budget."""
+    applies: bool = True
+    """False when skipped because a patch of the candidate did not apply."""
+    detail: dict[str, Any] = field(default_factory=dict)
+    """Where the raw measurement is (the A/B output directory), the effect: for the JSON."""
+
+
+Measure = Callable[[Variant, Variant], Measurement]
+"""measure(base, candidate)."""
+
+
+@dataclass(frozen=True)
+class Step:
+    purpose: str  # ends, search, parent, revert
+    base: Variant
+    cand: Variant
+    measurement: Measurement
+    seconds: float
+
+
+def prefix(k: int) -> Variant:
+    return tuple(range(1, k + 1))
+
+
+def label(v: Variant, n: int) -> str:
+    """1-5, 1-7 without 5, none."""
+    if not v:
+        return "none"
+    missing = [p for p in range(1, max(v) + 1) if p not in v]
+    span = f"1-{max(v)}" if max(v) > 1 else "1"
+    return span + (f" without {', '.join(map(str, missing))}" if missing else "")
+
+
+@dataclass
+class Log:
+    """The measurements made, in order: the state file. Replayed first, then measured."""
+
+    path: Path | None
+    identity: dict[str, Any]
+    steps: list[Step] = field(default_factory=list)
+    replayed: int = 0
+
+    @classmethod
+    def open(cls, path: Path | None, identity: dict[str, Any]) -> Log:
+        log = cls(path, identity)
+        if path is None or not path.exists():
+            return log
+        try:
+            data = json.loads(path.read_text())
+            if data.get("identity") != identity:
+                raise InputError("the state file is of another bisect (series, ends, board or "
+                                 "settings differ): give another --out or remove it", path=path)
+            log.steps = [Step(s["purpose"], tuple(s["base"]), tuple(s["cand"]),
+                              Measurement(**s["measurement"]), s["seconds"])
+                         for s in data["steps"]]
+        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            raise InputError(f"unreadable bisect state: {exc}", path=path) from exc
+        return log
+
+    def save(self) -> None:
+        if self.path is not None:
+            write_atomic(self.path, json.dumps(
+                {"schema": SCHEMA_ID + "/state", "identity": self.identity,
+                 "steps": [asdict(s) for s in self.steps]}, indent=2) + "\n")
+
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class Bisect:
+    n: int
+    good: int
+    bad: int
+    measure: Measure
+    log: Log
+    explicit_bad: bool = False
+    repeats: int = 2
+    progress: Progress = print
+    clock: Callable[[], float] = time.monotonic
+    started: float = 0.0
+    _search_left: int = 0
+
+    def _measure(self, purpose: str, base: Variant, cand: Variant) -> Measurement:
+        index = self.log.replayed
+        if index < len(self.log.steps):
+            step = self.log.steps[index]
+            if (step.purpose, step.base, step.cand) != (purpose, base, cand):
+                raise InputError(f"the state file's step {index + 1} ({step.purpose} "
+                                 f"{label(step.cand, self.n)} vs {label(step.base, self.n)}) is "
+                                 "not what this bisect asks next: it is of another bisect",
+                                 path=self.log.path)
+            self.log.replayed += 1
+            self.progress(f"step {index + 1}: {purpose} {label(cand, self.n)} vs "
+                          f"{label(base, self.n)}: {step.measurement.outcome} (from the state "
+                          "file)")
+            return step.measurement
+        self.progress(f"step {index + 1} ({self._left()}): {purpose}: measuring "
+                      f"{label(cand, self.n)} against {label(base, self.n)}")
+        start = self.clock()
+        m = self.measure(base, cand)
+        self.log.steps.append(Step(purpose, base, cand, m, round(self.clock() - start, 1)))
+        self.log.replayed += 1
+        self.log.save()
+        self.progress(f"  → {m.outcome}: {m.summary}")
+        return m
+
+    def _left(self) -> str:
+        """Step k of ~total, builds left, time spent: the search's remaining halvings plus the
+        confirmation's measurements (the parent's repeats and the revert) are the estimate."""
+        done = len(self.log.steps)
+        confirming = sum(s.purpose in ("parent", "revert") for s in self.log.steps)
+        left = self._search_left + max(self.repeats + 1 - confirming, 0)
+        spent = sum(s.seconds for s in self.log.steps)
+        return (f"of ~{done + left} · ~{left} build(s) left · {spent:.0f} s measured, "
+                f"{self.clock() - self.started:.0f} s this session")
+
+    def run(self) -> dict[str, Any]:
+        self.started = self.clock()
+        g, b = prefix(self.good), prefix(self.bad)
+        self._search_left = math.ceil(math.log2(max(self.bad - self.good, 1)))
+        ends = self._measure("ends", g, b)
+        if not ends.base_ok:
+            return self._end("ends", f"the good end ({label(g, self.n)}) is not good: its own "
+                             "rounds exceed their budget", Exit.INPUT)
+        if ends.outcome == SKIP:
+            return self._end("ends", "the ends could not be measured (the evidence below)",
+                             Exit.INCOMPLETE)
+        if ends.outcome in _GOOD and not self.explicit_bad:
+            return self._end("nothing", f"the whole series is {ends.outcome} as the good end: "
+                             "nothing to bisect", Exit.OK)
+        if ends.outcome != WORSE:
+            return self._end("ends", f"the bad end ({label(b, self.n)}) is not worse than the "
+                             f"good end ({label(g, self.n)}): {ends.outcome}", Exit.INPUT)
+        lo, hi, skipped = self.good, self.bad, []
+        while True:
+            untried = [k for k in range(lo + 1, hi) if k not in skipped]
+            if not untried:
+                break
+            self._search_left = math.ceil(math.log2(len(untried) + 1))
+            mid = min(untried, key=lambda k: (abs(k - (lo + hi) / 2), k))
+            m = self._measure("search", g, prefix(mid))
+            if m.outcome == WORSE:
+                hi = mid
+            elif m.outcome in _GOOD:
+                lo = mid
+            else:
+                skipped.append(mid)
+        self._search_left = 0
+        if hi - lo > 1:
+            between = ", ".join(str(p) for p in range(lo + 1, hi + 1))
+            return self._end("ambiguous", f"prefixes {lo + 1}..{hi - 1} were skipped: the "
+                             f"culprit is one of patches {between} (not confirmed)",
+                             Exit.INCOMPLETE, skipped=skipped)
+        return self._confirm(hi, skipped)
+
+    def _confirm(self, culprit: int, skipped: list[int]) -> dict[str, Any]:
+        parent, cand = prefix(culprit - 1), prefix(culprit)
+        g = prefix(self.good)
+        # The ends step already is culprit against parent when they are the ends.
+        earlier = [s.measurement for s in self.log.steps[:self.log.replayed]
+                   if (s.base, s.cand) == (parent, cand)]
+        for _ in range(self.repeats - len(earlier)):
+            earlier.append(self._measure("parent", parent, cand))
+        worse = sum(m.outcome == WORSE for m in earlier)
+        revert = tuple(p for p in prefix(self.bad) if p != culprit)
+        if revert == parent and culprit - 1 == self.good:
+            reverted = "the bad end without the culprit is the good end itself"
+            revert_ok: bool | None = True
+        else:
+            r = self._measure("revert", g, revert)
+            if not r.applies:
+                reverted = (f"the revert ({label(revert, self.n)}) does not apply (a later patch "
+                            f"depends on patch {culprit}): the evidence is the culprit against "
+                            "its parent alone")
+                revert_ok = None
+            else:
+                revert_ok = r.outcome in _GOOD
+                reverted = f"the bad end without patch {culprit} is {r.outcome} as the good end"
+        if worse < self.repeats:
+            return self._end("spread", f"prefix {label(cand, self.n)} is the first that is "
+                             f"worse than the good end, but patch {culprit} against its parent "
+                             f"was worse in {worse} of {self.repeats} measurements: the "
+                             "regression may be spread over several patches (not confirmed); "
+                             + reverted, Exit.INCOMPLETE, culprit=culprit, skipped=skipped)
+        if revert_ok is False:
+            return self._end("unconfirmed", f"patch {culprit} against its parent was worse "
+                             f"{worse} of {self.repeats} times, but {reverted}: another patch "
+                             "regresses too (not confirmed)", Exit.INCOMPLETE, culprit=culprit,
+                             skipped=skipped)
+        return self._end("confirmed", f"patch {culprit} is the culprit: worse than its parent in "
+                         f"{worse} of {self.repeats} measurements, and {reverted}", Exit.BUDGET,
+                         culprit=culprit, skipped=skipped)
+
+    def _end(self, outcome: str, why: str, exit: Exit, *, culprit: int | None = None,
+             skipped: list[int] | None = None) -> dict[str, Any]:
+        self.progress(why)
+        return {"outcome": outcome, "why": why, "exit": int(exit), "culprit": culprit,
+                "skipped": skipped or [],
+                "steps": [asdict(s) for s in self.log.steps],
+                "elapsed_s": round(self.clock() - self.started, 1),
+                "measured_s": round(sum(s.seconds for s in self.log.steps), 1)}
+
+
+def patch_header(path: Path) -> dict[str, str]:
+    """Subject and author of a `git format-patch` file; empty when the header has none."""
+    with path.open(errors="replace") as f:
+        head = email.parser.Parser().parse(f, headersonly=True)
+    subject = re.sub(r"^\[PATCH[^\]]*\]\s*", "", " ".join(str(head["Subject"] or "").split()))
+    return {"subject": subject, "author": " ".join(str(head["From"] or "").split())}
+
+
+def describe(series: Path, result: dict[str, Any]) -> dict[str, Any]:
+    """The result with the patches named: file, subject, author."""
+    names = [p.name for p in read_series(series)]
+    patches = [{"number": i, "file": name, **patch_header(series.parent / name)}
+               for i, name in enumerate(names, start=1)]
+    culprit = result["culprit"]
+    return {"schema": SCHEMA_ID, "series": str(series), **result, "patches": patches,
+            "culprit_patch": patches[culprit - 1] if culprit else None}
+
+
+_HEADLINE = {"confirmed": "❌ culprit found and confirmed", "nothing": "✅ nothing to bisect",
+             "spread": "❔ not confirmed: the regression may be spread",
+             "unconfirmed": "❔ not confirmed", "ambiguous": "❔ not confirmed: skipped patches",
+             "ends": "⚠️ the ends are wrong"}
+
+
+def markdown(doc: dict[str, Any]) -> str:
+    n = len(doc["patches"])
+    lines = [f"## rtgate bisect: {_HEADLINE[doc['outcome']]} (exit {doc['exit']})", "",
+             doc["why"], ""]
+    if (p := doc["culprit_patch"]) is not None:
+        lines += [f"Patch {p['number']}: {code(p['file'])} — {cell(p['subject'])} "
+                  f"({cell(p['author'])})", ""]
+    if doc["skipped"]:
+        lines += [f"Skipped (no build, no boot, or unknown at the step's cap): prefixes "
+                  f"{', '.join(map(str, doc['skipped']))}", ""]
+    lines += ["| step | purpose | candidate | base | outcome | evidence | s |",
+              "| --- | --- | --- | --- | --- | --- | --- |"]
+    for i, s in enumerate(doc["steps"], start=1):
+        m = s["measurement"]
+        lines.append(f"| {i} | {s['purpose']} | {label(tuple(s['cand']), n)} | "
+                     f"{label(tuple(s['base']), n)} | {m['outcome']} | {cell(m['summary'])} | "
+                     f"{s['seconds']:.0f} |")
+    lines += ["", f"{len(doc['steps'])} measurements, {doc['measured_s']:.0f} s measured, "
+              f"{doc['elapsed_s']:.0f} s this session."]
+    return "\n".join(lines) + "\n"
