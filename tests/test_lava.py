@@ -152,3 +152,29 @@ def test_no_device_within_the_queue_timeout_cancels_the_job(
         f"http://127.0.0.1:{lab.port}/api/v0.2/jobs/{said[2]}/",
         headers={"Authorization": f"Token {lab.token}"}), timeout=30).read())
     assert job["state"] in ("Canceling", "Finished") and job["health"] in ("Unknown", "Canceled")
+
+
+def test_pipeline_through_lava_gives_the_qemu_boards_results(
+        tmp_path: Path, lab: Lab, kernel_build: Callable[[str, str], BuildResult]) -> None:
+    """`rtgate pipeline --board lava-qemu`: both flavors built (cache hits), measured in LAVA
+    jobs, judged (no budget for the LAVA board in thresholds.yml: skipped) and compared."""
+    for flavor in ("stock", "rt"):
+        kernel_build("qemu-arm64", flavor)  # warm the cache: the pipeline's builds are copies
+    out = tmp_path / "out"
+    root = _root(tmp_path, lab.port)
+    (root / "thresholds.yml").symlink_to(paths.THRESHOLDS)
+    for data in ("kernel", "docker"):
+        (root / data).symlink_to(paths.ROOT / data)
+    proc = subprocess.run(
+        [sys.executable, "-m", "rtgate", "pipeline", "--board", "lava-qemu", "--duration", "5s",
+         "--allow-unbudgeted", "--out", str(out)],
+        env={**os.environ, "RTGATE_ROOT": str(root), "RTGATE_LAVA_TOKEN": lab.token},
+        capture_output=True, text=True, timeout=2400)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    results = {flavor: load_result(out / flavor / "idle" / "result.json")
+               for flavor in ("stock", "rt")}
+    for flavor, result in results.items():
+        assert result.status == "complete" and result.board.virtual is True
+        assert result.kernel.preempt_rt is (flavor == "rt")
+        assert (out / flavor / "idle" / "lava-job.log").is_file()
+    assert "virtual board, not a real-time claim" in (out / "comparison.md").read_text()
