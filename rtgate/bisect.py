@@ -28,6 +28,7 @@ order) and only the first measurement not in the log goes to the board.
 
 from __future__ import annotations
 
+import argparse
 import email.parser
 import json
 import math
@@ -38,9 +39,21 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rtgate.errors import Exit, InputError
+from rich.console import Console
+
+from rtgate import paths
+from rtgate.ab import Gate, Side
+from rtgate.bench.cli import duration, scale
+from rtgate.board.spec import BoardSpec, load_board
+from rtgate.errors import Exit, InfraError, InputError
 from rtgate.gate.markdown import cell, code
-from rtgate.kernel.patches import read_series
+from rtgate.gate.thresholds import Thresholds, load_thresholds
+from rtgate.kernel.build import build
+from rtgate.kernel.cache import TRUST_DOMAINS
+from rtgate.kernel.patches import PatchError, read_series
+from rtgate.kernel.runtime import RUNTIMES
+from rtgate.pipeline import _csv, _scenarios
+from rtgate.report.cli import _positive, _rate
 from rtgate.result import write_atomic
 
 SCHEMA_ID = "rtgate/bisect/v1"
@@ -309,3 +322,177 @@ def markdown(doc: dict[str, Any]) -> str:
     lines += ["", f"{len(doc['steps'])} measurements, {doc['measured_s']:.0f} s measured, "
               f"{doc['elapsed_s']:.0f} s this session."]
     return "\n".join(lines) + "\n"
+
+
+# --- on a board: a kernel build of each variant and an `rtgate ab` run of each step ---------
+
+_AB_OUTCOME = {"worse": WORSE, "budget": WORSE, "same": SAME, "better": BETTER,
+               "undecided": UNKNOWN, "incomplete": SKIP}
+
+
+@dataclass
+class BoardMeasure:
+    """measure(base, candidate) on a board: build both variants (the kernel cache and ccache make
+    a repeated or neighbouring variant cheap), then the A/B gate's rounds until decided or the
+    step's cap. A variant that does not build is skipped; one whose patch does not apply is
+    skipped with ``applies=False`` (the revert's test: patch(1) on the real tree tells)."""
+
+    spec: BoardSpec
+    flavor: str
+    scenarios: list[str]
+    series: Path
+    thresholds: Thresholds
+    args: argparse.Namespace
+    """`rtgate ab`'s settings (round_duration, max_time, …) and the build's (runtime, trust)."""
+    console: Console
+    steps: int = 0
+    built: dict[Variant, Path] = field(default_factory=dict)
+
+    def _build(self, v: Variant) -> Path:
+        if v in self.built:
+            return self.built[v]
+        names = [p.name for p in read_series(self.series)]
+        home = self.args.out / "variants" / _slug(label(v, len(names)))
+        patches = home / "patches"
+        patches.mkdir(parents=True, exist_ok=True)
+        # The build reads patches beside its series file: a temporary series of the variant's.
+        for number in v:
+            (patches / names[number - 1]).write_bytes(
+                (self.series.parent / names[number - 1]).read_bytes())
+        (patches / "series").write_text("".join(names[p - 1] + "\n" for p in v))
+        build(self.spec.name, self.flavor, series=patches / "series",
+              out=home / "kernels" / self.flavor, runtime=self.args.runtime,
+              trust=self.args.trust)
+        self.built[v] = home / "kernels"
+        return self.built[v]
+
+    def __call__(self, base: Variant, cand: Variant) -> Measurement:
+        self.steps += 1
+        n = len(read_series(self.series))
+        out = self.args.out / "steps" / _slug(f"{self.steps:02d} {label(cand, n)} vs "
+                                              f"{label(base, n)}")
+        try:
+            kernels = [self._build(v) for v in (base, cand)]
+        except PatchError as exc:
+            return Measurement(SKIP, f"does not apply: {exc.oneline()}", applies=False)
+        except (InputError, InfraError) as exc:
+            return Measurement(SKIP, f"does not build: {exc.oneline()}")
+        ab_args = argparse.Namespace(**{**vars(self.args), "out": out})
+        gate = Gate(self.spec, (Side("A", "base", kernels[0], None),
+                                Side("B", "candidate", kernels[1], None)),
+                    [(self.flavor, s) for s in self.scenarios], self.thresholds, ab_args,
+                    self.console)
+        gate.run()
+        out.mkdir(parents=True, exist_ok=True)
+        doc = gate.to_json()
+        write_atomic(out / "ab.json", json.dumps(doc, indent=2) + "\n")
+        write_atomic(out / "ab.md", gate.markdown())
+        effects = [f"{d['flavor']}/{d['scenario']} {d['outcome']}: Δ {e['metric']} "
+                   f"{e['delta_us']:+.0f} µs [{e['low_us']:+.0f}, {e['high_us']:+.0f}]"
+                   for d in doc["decisions"] for e in d["effects"] if e["metric"] == d["headline"]]
+        base_ok = not any(v.side.role == "base" and v.evaluation.exit is Exit.BUDGET
+                          for v in gate.verdicts)
+        # A candidate over its budget, a round the lab failed: the gate's reason is the evidence.
+        summary = gate.why if gate.why and gate.outcome != "same" else "; ".join(effects)
+        return Measurement(_AB_OUTCOME[gate.outcome], summary, base_ok=base_ok,
+                           detail={"ab": str(out / "ab.json"), "ab_outcome": gate.outcome,
+                                   "pairs": gate.pairs, "elapsed_s": gate.elapsed_s})
+
+
+EPILOG = """\
+Each step builds a prefix of the series (a temporary series file of the first k patches; the
+kernel cache and ccache rebuild only what changed), then runs the A/B gate (`rtgate ab`) of it
+against the good end until same, worse or better, or --step-time: unknown at the cap is skipped
+like `git bisect skip`, as is a prefix that does not build or boot. A culprit is named only when
+confirmed: worse than its parent in --repeats measurements, and the bad end without it same as the
+good end (when that revert applies; otherwise the report says so).
+
+Outputs in OUT: state.json (the measurements so far: run the same command again to resume),
+steps/NN-…/ (each step's A/B rounds, ab.json, ab.md), variants/…/ (series and kernels),
+bisect.json (schema rtgate/bisect/v1) and bisect.md, also printed.
+
+exit codes:
+  0  nothing to bisect: the whole series is same as (or better than) the good end
+  1  culprit found and confirmed
+  2  usage or input error, or the ends are wrong (the good end over its budget, an explicit bad
+     end not worse), with the measurements
+  3  no confirmed culprit: skipped prefixes leave several, the regression may be spread, the
+     revert is still worse, or a step could not be measured
+"""
+
+
+def _slug(text: str) -> str:
+    return text.replace(", ", "+").replace(" ", "_")
+
+
+def handler(args: argparse.Namespace) -> int:
+    console = Console(stderr=True)
+    spec = load_board(args.board)
+    if not spec.kernel_board:
+        raise InputError(f"board {spec.name!r} runs its own kernel: nothing to build, nothing "
+                         "to bisect (use a kernel board such as qemu-arm64)")
+    n = len(read_series(args.series))
+    good, bad = args.good or 0, n if args.bad is None else args.bad
+    if not 0 <= good < bad <= n:
+        raise InputError(f"--good {good} --bad {bad}: need 0 <= good < bad <= {n} (patches in "
+                         "the series)", path=args.series)
+    thresholds = load_thresholds(args.thresholds)
+    args.out.mkdir(parents=True, exist_ok=True)
+    identity = {"series": [p.model_dump() for p in read_series(args.series)], "good": good,
+                "bad": bad, "board": spec.name, "flavor": args.flavor,
+                "scenarios": _scenarios(spec, args.scenarios), "repeats": args.repeats,
+                "round_duration_s": args.round_duration, "max_time_s": args.max_time,
+                "min_effect_us": args.min_effect_us, "alpha": args.alpha}
+    log = Log.open(args.out / "state.json", identity)
+    measure = BoardMeasure(spec, args.flavor, identity["scenarios"], args.series, thresholds,
+                           args, console, steps=len(log.steps))
+    result = Bisect(n, good, bad, measure, log, explicit_bad=args.bad is not None,
+                    repeats=args.repeats, progress=lambda line: console.print(line,
+                                                                              markup=False)).run()
+    doc = describe(args.series, {"board": spec.name, "flavor": args.flavor, **result})
+    write_atomic(args.out / "bisect.json", json.dumps(doc, indent=2) + "\n")
+    text = markdown(doc)
+    write_atomic(args.out / "bisect.md", text)
+    print(text)
+    print(f"bisect.json: {args.out / 'bisect.json'}\nbisect.md: {args.out / 'bisect.md'}")
+    return int(result["exit"])
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    def count(text: str) -> int:
+        if not text.isdigit():
+            raise argparse.ArgumentTypeError(f"{text!r}: a number of patches (0 or more)")
+        return int(text)
+
+    p = subparsers.add_parser(
+        "bisect", help="find the patch of a series that made latency worse, and confirm it",
+        description="Binary search over prefixes of a patch series with the A/B gate against "
+                    "the good end; names a culprit only when confirmed.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--board", required=True, help="a kernel board from bench/boards/")
+    p.add_argument("--flavor", required=True, help="the kernel flavor to build (stock, rt)")
+    p.add_argument("--series", type=Path, required=True, metavar="FILE",
+                   help="quilt series file; its patches beside it")
+    p.add_argument("--good", type=count, metavar="N",
+                   help="the first N patches are good (default 0: the unpatched kernel)")
+    p.add_argument("--bad", type=count, metavar="M",
+                   help="the first M patches are bad (default: the whole series)")
+    p.add_argument("--scenarios", type=_csv, help="comma-separated; `board`: the board's own")
+    p.add_argument("--round-duration", type=duration, required=True,
+                   help="measurement per A/B round, e.g. 20s")
+    p.add_argument("--step-time", dest="max_time", type=duration, required=True,
+                   help="time cap of one step's A/B rounds, e.g. 10m: unknown (skipped) after")
+    p.add_argument("--repeats", type=int, default=2,
+                   help="culprit-against-parent measurements that must all be worse (default 2)")
+    p.add_argument("--out", type=Path, required=True, help="output directory (and state)")
+    p.add_argument("--scale", type=scale, default=None, help="multiply load instances/streams")
+    p.add_argument("--thresholds", type=Path, default=paths.THRESHOLDS, metavar="FILE")
+    p.add_argument("--min-effect-us", type=_positive, metavar="US",
+                   help="minimum effect worth reporting (overrides ab.min_effect_us)")
+    p.add_argument("--alpha", type=_rate, metavar="RATE",
+                   help="false-alarm rate of each step (overrides ab.alpha; default 0.01)")
+    p.add_argument("--runtime", choices=RUNTIMES, default="host",
+                   help="where the kernels build (as `rtgate kernel build`)")
+    p.add_argument("--cache-trust", dest="trust", choices=TRUST_DOMAINS,
+                   help="the kernel cache's trust domain: untrusted for a pull request's series")
+    p.set_defaults(func=handler, planned_rounds=None)

@@ -35,6 +35,7 @@ COMMANDS = {
     "board": "rtgate.board.cli",
     "pipeline": "rtgate.pipeline",
     "ab": "rtgate.ab",
+    "bisect": "rtgate.bisect",
     "sweep": "rtgate.sweep",
     "report": "rtgate.report.cli",
     "compare": "rtgate.report.cli",
