@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -210,3 +212,24 @@ def test_report_names_the_patch_file_subject_and_author() -> None:
 def test_patch_header_unfolds_subject() -> None:
     h = patch_header(DATA / "0005-rtgate-planted-latency-on.patch")
     assert "\n" not in h["subject"]
+
+
+def rtgate_bisect(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "rtgate", "bisect", "--series", str(DATA / "series"),
+         "--round-duration", "2s", "--step-time", "1m", "--out", str(tmp_path / "out"), *args],
+        capture_output=True, text=True, timeout=120)
+
+
+def test_cli_refuses_a_board_that_runs_its_own_kernel(tmp_path: Path) -> None:
+    proc = rtgate_bisect(tmp_path, "--board", "local", "--flavor", "stock")
+    assert proc.returncode == 2, proc.stderr
+    assert "runs its own kernel" in proc.stderr
+
+
+def test_cli_refuses_ends_outside_the_series_before_any_build(tmp_path: Path) -> None:
+    proc = rtgate_bisect(tmp_path, "--board", "qemu-arm64", "--flavor", "stock",
+                         "--good", "5", "--bad", "9")
+    assert proc.returncode == 2, proc.stderr
+    assert "need 0 <= good < bad <= 8" in proc.stderr and "series" in proc.stderr
+    assert not (tmp_path / "out" / "variants").exists()
