@@ -240,19 +240,20 @@ class Bisect:
             earlier.append(self._measure("parent", parent, cand))
         worse = sum(m.outcome == WORSE for m in earlier)
         revert = tuple(p for p in prefix(self.bad) if p != culprit)
-        if revert == parent and culprit - 1 == self.good:
-            reverted = "the bad end without the culprit is the good end itself"
-            revert_ok: bool | None = True
+        revert_ok: bool | None  # None: the revert does not apply
+        if revert == parent:
+            # The culprit is the bad end's last patch: the revert is the parent, which the
+            # search found good (or which is the good end).
+            reverted = f"the bad end without it is {label(parent, self.n)}, good above"
+            revert_ok = True
         else:
             r = self._measure("revert", g, revert)
-            if not r.applies:
-                reverted = (f"the revert ({label(revert, self.n)}) does not apply (a later patch "
-                            f"depends on patch {culprit}): the evidence is the culprit against "
-                            "its parent alone")
-                revert_ok = None
-            else:
-                revert_ok = r.outcome in _GOOD
-                reverted = f"the bad end without patch {culprit} is {r.outcome} as the good end"
+            revert_ok = r.outcome in _GOOD if r.applies else None
+            reverted = (f"the bad end without patch {culprit} is {r.outcome} against the good "
+                        "end" if r.applies else
+                        f"the revert ({label(revert, self.n)}) does not apply (a later patch "
+                        f"depends on patch {culprit}): the evidence is the culprit against its "
+                        "parent alone")
         if worse < self.repeats:
             return self._end("spread", f"prefix {label(cand, self.n)} is the first that is "
                              f"worse than the good end, but patch {culprit} against its parent "
@@ -261,9 +262,9 @@ class Bisect:
                              + reverted, Exit.INCOMPLETE, culprit=culprit, skipped=skipped)
         if revert_ok is False:
             return self._end("unconfirmed", f"patch {culprit} against its parent was worse "
-                             f"{worse} of {self.repeats} times, but {reverted}: another patch "
-                             "regresses too (not confirmed)", Exit.INCOMPLETE, culprit=culprit,
-                             skipped=skipped)
+                             f"{worse} of {self.repeats} times, but {reverted} (worse: another "
+                             "patch regresses too; unknown: measure longer): not confirmed",
+                             Exit.INCOMPLETE, culprit=culprit, skipped=skipped)
         return self._end("confirmed", f"patch {culprit} is the culprit: worse than its parent in "
                          f"{worse} of {self.repeats} measurements, and {reverted}", Exit.BUDGET,
                          culprit=culprit, skipped=skipped)

@@ -83,6 +83,8 @@ def test_first_or_last_patch(culprit: int) -> None:
     r = bisect(model)
     assert (r["outcome"], r["culprit"]) == ("confirmed", culprit)
     assert len(model.calls) <= budget(8)
+    # The last patch's revert is its parent, which the search already found good.
+    assert [s["purpose"] for s in r["steps"]].count("revert") == (culprit != 8)
 
 
 def test_single_patch_series_reuses_the_ends_as_culprit_against_parent() -> None:
@@ -151,6 +153,12 @@ def test_revert_that_does_not_apply_rests_on_the_parent_evidence() -> None:
     r = bisect(model)
     assert (r["outcome"], r["culprit"]) == ("confirmed", 5)
     assert "does not apply" in r["why"]
+
+
+def test_a_revert_still_unknown_at_the_cap_is_not_confirmation() -> None:
+    r = bisect(Model({5: 500.0}, undecided={(1, 2, 3, 4, 6, 7, 8)}))
+    assert (r["outcome"], r["culprit"], r["exit"]) == ("unconfirmed", 5, 3)
+    assert "is unknown against the good end" in r["why"]
 
 
 def test_a_second_regression_fails_the_revert_check() -> None:
