@@ -19,7 +19,7 @@ manage users list | grep -qw admin \
 manage tokens add --user admin --secret "$LAVA_TOKEN" >/dev/null 2>&1 || true
 manage workers list | grep -qw "$WORKER" || manage workers add "$WORKER"
 manage device-types list | grep -qw qemu || manage device-types add qemu
-cat >/etc/lava-server/dispatcher-config/devices/$DEVICE.jinja2 <<JINJA
+cat >"/etc/lava-server/dispatcher-config/devices/$DEVICE.jinja2" <<JINJA
 {% extends 'qemu.jinja2' %}
 {% set mac_addr = '52:54:00:12:34:59' %}
 {% set memory = 1024 %}

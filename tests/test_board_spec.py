@@ -59,7 +59,7 @@ def test_board_list_prints_name_driver_virtual_description() -> None:
      "  tools:\n    ../cyclictest: " + "0" * 64 + "\n",
      "lab.yml:8: options.tools.../cyclictest.[key]: String should match pattern"),
     ("name: lab\ndescription: d\ndriver: serial\nvirtual: false\n",
-     "lab.yml:3: driver: Input should be 'local', 'qemu' or 'ssh'"),
+     "lab.yml:3: driver: Input should be 'local', 'qemu', 'ssh' or 'lava'"),
     ("name: other\ndescription: d\ndriver: local\nvirtual: auto\n",
      "lab.yml:1: name 'other' does not match the file name"),
 ])
