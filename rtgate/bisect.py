@@ -200,7 +200,7 @@ class Bisect:
             return self._end("ends", f"the good end ({label(g, self.n)}) is not good: its own "
                              "rounds exceed their budget", Exit.INPUT)
         if ends.outcome == SKIP:
-            return self._end("ends", "the ends could not be measured (the evidence below)",
+            return self._end("unmeasured", "the ends could not be measured (the evidence below)",
                              Exit.INCOMPLETE)
         if ends.outcome in _GOOD and not self.explicit_bad:
             return self._end("nothing", f"the whole series is {ends.outcome} as the good end: "
@@ -300,7 +300,8 @@ def describe(series: Path, result: dict[str, Any]) -> dict[str, Any]:
 _HEADLINE = {"confirmed": "❌ culprit found and confirmed", "nothing": "✅ nothing to bisect",
              "spread": "❔ not confirmed: the regression may be spread",
              "unconfirmed": "❔ not confirmed", "ambiguous": "❔ not confirmed: skipped patches",
-             "ends": "⚠️ the ends are wrong"}
+             "ends": "⚠️ the ends are wrong",
+             "unmeasured": "⚠️ no verdict: the ends could not be measured"}
 
 
 def markdown(doc: dict[str, Any]) -> str:
