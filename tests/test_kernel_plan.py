@@ -41,7 +41,8 @@ def test_cli_plan_is_json_with_every_input() -> None:
     assert plan["source"]["location"] == "linux-source-6.12"
     assert plan["source"]["ref"].startswith("6.12.")
     assert plan["base_config"] == "tinyconfig"
-    assert [f["name"] for f in plan["fragments"]] == ["qemu-arm64.config", "rt.config"]
+    assert [f["name"] for f in plan["fragments"]] == ["qemu-arm64.config", "tracing.config",
+                                                      "rt.config"]
     assert all(len(f["sha256"]) == 64 for f in plan["fragments"])
     assert plan["toolchain"]["gcc"].startswith("aarch64-linux-gnu-gcc")
     assert len(plan["cache_key"]) == 64
@@ -154,10 +155,13 @@ def test_fragment_requests_and_unmet_on_a_real_config() -> None:
     final = parse_config(DATA / "qemu-arm64-rt.config")
     assert final["CONFIG_PREEMPT_RT"] == "y"
     assert final["CONFIG_MODULES"] is None
-    fragments = [Path("kernel/configs/qemu-arm64.config"), Path("kernel/configs/rt.config")]
+    fragments = [Path("kernel/configs/qemu-arm64.config"), Path("kernel/configs/tracing.config"),
+                 Path("kernel/configs/rt.config")]
     assert unmet(effective_requests(fragments), final) == []
     stock = effective_requests([Path("kernel/configs/stock.config")])
-    assert [r.option for r in unmet(stock, final)] == ["CONFIG_PREEMPT_RT"]
+    # Stock asks for PREEMPT_DYNAMIC (one build, preempt= at boot), which RT excludes in 6.12.
+    assert [r.option for r in unmet(stock, final)] == ["CONFIG_PREEMPT_RT",
+                                                       "CONFIG_PREEMPT_DYNAMIC"]
 
 
 def test_later_fragment_wins_and_not_set_parses(tmp_path: Path) -> None:
