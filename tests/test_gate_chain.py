@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from steps import run
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -80,7 +81,11 @@ def plan(origin: Path, tmp: Path, head: str) -> tuple[Path, subprocess.Completed
     git(tmp, "clone", "-q", str(origin), str(clone))
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp), "EVENT": "workflow_run",
            "HEAD_SHA": head, "CONTEXT": "run-context", "GITHUB_OUTPUT": str(tmp / "out"),
-           "BOARD": "", "SCENARIOS": "", "LAB_BOARDS": '["rpi5"]', "GITHUB_TOKEN": "unused"}
+           "BOARD": "", "SCENARIOS": "", "LAB_BOARDS": '["rpi5"]', "GITHUB_TOKEN": "unused",
+           # The workflow's own env, as the runner sets it, but no A/B plan: these tests judge
+           # one result per board by main's budgets (the A/B rounds have tests of their own).
+           **{k: str(v) for k, v in yaml.safe_load(GATE.read_text()).get("env", {}).items()},
+           "GATE_AB": "{}"}
     boards = run(GATE, "Boards to measure", cwd=clone, env=env)
     assert boards.returncode == 0, boards.stderr
     return clone / "run-context", run(GATE, "Kernel inputs of the head commit, as data",
