@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 
 from rtgate import paths
 from rtgate.bench.cli import duration, scale
@@ -132,7 +133,8 @@ def run_all(spec: BoardSpec, flavors: list[str], scenarios: list[str],
                             follow_up=args.breach_tracing.follow_up(scenario, args.scale)
                             if args.breach_tracing else None)
             except InfraError as exc:
-                console.print(f"[red]infrastructure failure:[/] {exc.oneline()}")
+                # escape: the message quotes build logs and consoles, whose [..] is not markup.
+                console.print(f"[red]infrastructure failure:[/] {escape(exc.oneline())}")
                 runs.append(Run(flavor, scenario, out, infra=exc))
                 continue
             runs.append(Run(flavor, scenario, out, result=m.result_path))

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 
 from rtgate import paths
 from rtgate.bench.cli import duration, scale
@@ -222,7 +223,7 @@ def handler(args: argparse.Namespace) -> int:
     bad = [p for p in points if p.result is None or p.result.status != "complete"]
     for p in bad:
         why = p.why or "; ".join(p.result.reasons if p.result else [])
-        console.print(f"[red]{p.label}/{p.scenario} incomplete:[/] {why}")
+        console.print(f"[red]{escape(p.label)}/{escape(p.scenario)} incomplete:[/] {escape(why)}")
     return int(Exit.INCOMPLETE if bad else Exit.OK)
 
 

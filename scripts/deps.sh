@@ -7,9 +7,11 @@ set -euo pipefail
 
 declare -A APT=(
   [core]="rt-tests stress-ng iperf3 gnuplot-nox procps iproute2 python3-venv"
-  [kernel]="gcc-aarch64-linux-gnu libc6-dev-arm64-cross bc bison flex libssl-dev libelf-dev kmod cpio ccache make xz-utils linux-source-6.12 patch quilt"
-  # pkg-config + libtracefs/libtraceevent -dev (host and arm64): rtla from the kernel source (rtgate/trace)
-  [qemu]="qemu-system-arm openssh-client openssh-server cpio binutils pkg-config libtracefs-dev libtraceevent-dev libtracefs-dev:arm64 libtraceevent-dev:arm64"
+  [kernel]="gcc libc6-dev gcc-aarch64-linux-gnu libc6-dev-arm64-cross bc bison flex libssl-dev libelf-dev kmod cpio ccache make xz-utils linux-source-6.12 patch quilt"
+  # gcc, libc6-dev (kernel, qemu): the host programs kbuild and rtla's build make first (fixdep);
+  # Debian's linux-source only recommends them. pkg-config + libtracefs/libtraceevent -dev (host
+  # and arm64): rtla from the kernel source (rtgate/trace).
+  [qemu]="qemu-system-arm openssh-client openssh-server cpio binutils gcc libc6-dev make pkg-config libtracefs-dev libtraceevent-dev libtracefs-dev:arm64 libtraceevent-dev:arm64"
   [report]="chromium"
   [docker]="docker.io debootstrap qemu-user-static binfmt-support"
   [ci]="shellcheck jq"
