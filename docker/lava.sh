@@ -31,7 +31,7 @@ case ${1:-} in
     build >/dev/null
     docker run -d --name "$name" -p "127.0.0.1:$port:80" -e LAVA_TOKEN="$token" \
       --add-host=host.docker.internal:host-gateway "$image" >/dev/null
-    for _ in $(seq 180); do
+    for _ in $(seq 420); do
       docker logs "$name" 2>/dev/null | grep -q '^LAVA-UP' && { echo "$name"; exit 0; }
       docker inspect -f '{{.State.Running}}' "$name" 2>/dev/null | grep -q true || break
       sleep 1
