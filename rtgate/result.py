@@ -197,6 +197,11 @@ class TraceBreach(_Model):
     blocking_task: str | None = Field(None, description="comm:pid of the task that ran instead.")
     stack: list[str] = Field(default_factory=list,
                              description="Kernel stack at the breach, innermost first.")
+    tail: list[str] = Field(
+        default_factory=list,
+        description="The last ftrace entries on the breach's CPU before the stop, oldest first "
+                    "(cyclictest breaktrace: the functions and events the tracer recorded): what "
+                    "ran there, not a call stack.")
 
 
 class Trace(_Model):
