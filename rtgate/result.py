@@ -74,7 +74,9 @@ class BlockMaxima(_Model):
     samples cyclictest never printed at exit cross a block boundary). ``cycles`` is how many
     cycles the blocks account for: a complete run's equals the thread's samples, and its largest
     maximum equals the thread's max_us (else samples were lost on the way and the run is
-    partial)."""
+    partial), except when the run ended in a stall longer than the histogram holds: then the
+    blocks stop before the block that stall ends, a note says so, and a tail estimate needing
+    every block is incomplete."""
 
     block_cycles: int = Field(ge=1)
     cycles: int = Field(ge=0)

@@ -17,6 +17,8 @@ from rtgate.cyclictest.command import REDUCER, CyclictestSpec, build
 from rtgate.cyclictest.parse import parse
 from rtgate.cyclictest.version import detect
 from rtgate.errors import InputError
+from rtgate.gate.thresholds import load_thresholds
+from rtgate.gate.verdict import Verdict, evaluate
 
 DATA = Path(__file__).parent / "data" / "cyclictest"
 JSON, BLOCKS = DATA / "blocks-idle.json", DATA / "blocks-idle.blocks.txt"
@@ -187,3 +189,48 @@ def test_bench_cli_local_idle_blocks_match_the_histogram(tmp_path: Path) -> None
 
 def test_reducer_is_package_data() -> None:
     assert REDUCER.is_file() and REDUCER.suffix == ".awk"
+
+
+STALL_JSON, STALL_BLOCKS = DATA / "stall-end.json", DATA / "stall-end.blocks.txt"
+
+
+def test_run_that_ended_in_its_largest_stall_keeps_it_in_the_last_block() -> None:
+    # The stall's sample is above the histogram and never printed, but it is cyclictest's
+    # maximum and no printed sample reached it: the last block's maximum is known.
+    result = parse([STALL_JSON, STALL_BLOCKS], board="qemu-arm64")
+    assert result.status == "complete", result.reasons
+    assert not any("ended in a stall" in line for line in result.notes)
+    t0 = result.threads[0]
+    assert t0.blocks is not None and t0.blocks.cycles == t0.samples == 8834
+    assert t0.blocks.maxima_us[-1] == t0.max_us == 1901919
+
+
+def test_run_that_ended_in_a_stall_of_unknown_length_leaves_its_block_out(
+        tmp_path: Path) -> None:
+    # The same run had a printed sample as large as cyclictest's maximum: the unprinted stall
+    # is somewhere between the histogram's limit and that maximum, so its block is left out.
+    doc = json.loads(STALL_JSON.read_text())
+    doc["thread"]["0"]["max"] = 1900109  # the largest printed sample of thread 0
+    edited = tmp_path / "stall-end.json"
+    edited.write_text(json.dumps(doc))
+    result = parse([edited, STALL_BLOCKS], board="qemu-arm64")
+    assert result.status == "complete", result.reasons
+    t0 = result.threads[0]
+    assert t0.blocks is not None and t0.blocks.cycles == 8000 < t0.samples
+    assert len(t0.blocks.maxima_us) == 8 and max(t0.blocks.maxima_us) == 1900109
+    (note,) = [n for n in result.notes if "ended in a stall" in n]
+    assert note == ("thread 0: the run ended in a stall: 8 cycles measured but never printed, "
+                    "1 of them at or above the histogram's 20000 us limit, length unknown up to "
+                    "cyclictest's maximum 1900109 us: the block maxima stop at cycle 8000 of "
+                    "8834")
+    # The run's own statistics still count the stall; a tail estimate needing every block
+    # cannot be made.
+    thresholds = tmp_path / "thresholds.yml"
+    thresholds.write_text("schema: rtgate/thresholds/v1\nbudgets:\n  - {board: '*', flavor: '*', "
+                          "scenario: '*', max_us: 500000, avg_us: 20000, pwcet_us: {per_hour: "
+                          "1.0e-3, max: 3000000}, reason: test}\n")
+    checks = {c.metric: c for c in evaluate(result, load_thresholds(thresholds).budgets[0],
+                                            edited).checks}
+    assert checks["max_us"].verdict is Verdict.FAIL
+    assert checks["pwcet_us"].verdict is Verdict.INCOMPLETE
+    assert "thread 0's last 834 cycles are in no block" in checks["pwcet_us"].why

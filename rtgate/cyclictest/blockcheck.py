@@ -8,24 +8,42 @@ main thread empties every 10 ms. Two things keep the stream from being the whole
   reducer saw, and they are the run's last cycles, known as a group only: they join the last
   block (its maximum becomes the larger of the two). When they cross a block boundary, that
   last block is longer than ``block_cycles`` (by less than one block): splitting them would
-  need their order. More than a block's worth is not an exit but a stream cut short: partial.
+  need their order. One of them beyond the histogram's limit (the run ended in a stall) is
+  known only when it is the run's maximum: cyclictest's maximum covers every cycle, so when no
+  printed sample reached it, the unprinted group holds it. Otherwise its length is unknown
+  (between the limit and the maximum) and the blocks stop before the last block it spoils: a
+  note says so, the run's own statistics (maximum, histogram) still count it, and a tail
+  estimate that needs every block (``pwcet_us``) is incomplete. More than a block's worth is
+  not an exit but a stream cut short: partial.
 * A main thread starved for longer than the ring holds prints overwritten slots, later samples
   in place of the lost ones, with consecutive cycle numbers: silent in the stream itself. It
   shows as latencies the reducer saw more often than the histogram counted them, or as a
   largest block maximum below the histogram's maximum. A lost sample whose bin the unprinted
   last samples also fill cannot be told from them: it joins the last block.
 
-Blocks that do not account for every cycle, or whose largest maximum is not the histogram's
-maximum, make the run partial, with the thread and the numbers in the reason.
+Blocks that do not account for every cycle (but for a stall the run ended in), or whose largest
+maximum is not the histogram's maximum, make the run partial, with the thread and the numbers in
+the reason.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from rtgate.cyclictest.formats.view import ReducedStream, ThreadView
+from rtgate.cyclictest.stats import Sparse
 from rtgate.result import BlockMaxima
 
 
-def reconcile(t: ThreadView, stream: ReducedStream) -> tuple[BlockMaxima, list[str]]:
+@dataclass
+class Reconciled:
+    blocks: BlockMaxima
+    reasons: list[str] = field(default_factory=list)
+    """Why the blocks are not the run's: the run is partial."""
+    notes: list[str] = field(default_factory=list)
+
+
+def reconcile(t: ThreadView, stream: ReducedStream) -> Reconciled:
     """The blocks of thread ``t`` (its final statistics merged from the other files), and why
     they are not the whole run, if they are not."""
     block, maxima = stream.block_cycles, list(stream.maxima)
@@ -38,7 +56,7 @@ def reconcile(t: ThreadView, stream: ReducedStream) -> tuple[BlockMaxima, list[s
     if t.hist is None or t.samples is None:
         reasons.append(f"{name}: no histogram of the run to check its block maxima against "
                        "(give cyclictest's --json or -h output with the blocks file)")
-        return BlockMaxima(block_cycles=block, cycles=seen, maxima_us=maxima), reasons
+        return Reconciled(BlockMaxima(block_cycles=block, cycles=seen, maxima_us=maxima), reasons)
     total = t.samples
     below, above = stream.seen.below(t.limit) if t.limit is not None else (stream.seen, 0)
     unprinted = t.hist.minus(below)
@@ -47,24 +65,49 @@ def reconcile(t: ThreadView, stream: ReducedStream) -> tuple[BlockMaxima, list[s
                        f"not count ({seen} of {total} samples seen): its ring of 16384 samples "
                        "overran while its main thread was starved, later samples were printed "
                        "in place of lost ones")
-        return BlockMaxima(block_cycles=block, cycles=seen, maxima_us=maxima), reasons
+        return Reconciled(BlockMaxima(block_cycles=block, cycles=seen, maxima_us=maxima), reasons)
     tail, tail_overflows = total - seen, t.overflows - above
     cycles = seen
     room = -seen % block  # left in the last block; a full last block leaves none
-    if 0 < tail <= block and not tail_overflows:
+    notes: list[str] = []
+    last = _unprinted_max(t, unprinted, maxima, tail_overflows) if 0 < tail <= block else None
+    if last is not None:
         # The samples cyclictest measured but never printed: the run's last cycles.
         if room:
-            maxima[-1] = max(maxima[-1], int(unprinted.values[-1]))
+            maxima[-1] = max(maxima[-1], last)
         else:
-            maxima.append(int(unprinted.values[-1]))
+            maxima.append(last)
         cycles = total
+    elif 0 < tail <= block:
+        # A stall the run ended in, of unknown length: the block it ends is left out, never
+        # given a made-up maximum.
+        if room:
+            maxima.pop()
+            cycles = seen - (block - room)
+        bound = "" if t.max_us is None else f" up to cyclictest's maximum {t.max_us:.10g} us"
+        notes.append(f"{name}: the run ended in a stall: {tail} cycles measured but never "
+                     f"printed, {tail_overflows} of them at or above the histogram's {t.limit} us "
+                     f"limit, length unknown{bound}: the block maxima stop at cycle {cycles} of "
+                     f"{total}")
     elif tail > 0:
-        where = (f"{tail_overflows} of them at or above the histogram's {t.limit} us limit"
-                 if tail <= block else f"more than a block ({block} cycles)")
         reasons.append(f"{name}: the block maxima account for {seen} of {total} cycles: the "
-                       f"other {tail} never reached the -v stream, {where}")
+                       f"other {tail} never reached the -v stream, more than a block ({block} "
+                       "cycles)")
     top = max(maxima) if maxima else None
-    if t.max_us is not None and top is not None and top != t.max_us:
+    # Without the stall's block the largest maximum may be below cyclictest's: that is no loss.
+    if t.max_us is not None and top is not None and (top > t.max_us if notes
+                                                     else top != t.max_us):
         reasons.append(f"{name}: the largest block maximum is {top} us, cyclictest's maximum "
-                       f"{t.max_us:g} us: samples of the -v stream were lost")
-    return BlockMaxima(block_cycles=block, cycles=cycles, maxima_us=maxima), reasons
+                       f"{t.max_us:.10g} us: samples of the -v stream were lost")
+    return Reconciled(BlockMaxima(block_cycles=block, cycles=cycles, maxima_us=maxima),
+                      reasons, notes)
+
+
+def _unprinted_max(t: ThreadView, unprinted: Sparse, maxima: list[int],
+                   overflows: int) -> int | None:
+    """The largest of the run's unprinted last samples, when it is known."""
+    if not overflows:
+        return int(unprinted.values[-1])
+    if t.max_us is None or not float(t.max_us).is_integer():
+        return None
+    return int(t.max_us) if not maxima or max(maxima) < t.max_us else None

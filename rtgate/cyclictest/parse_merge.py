@@ -73,8 +73,10 @@ def merge(views: list[RunView]) -> Merged:
     for t in merged.threads if blocks else []:
         stream = blocks[0].threads[t.thread].stream
         assert stream is not None
-        t.blocks, reasons = blockcheck.reconcile(t, stream)
-        merged.partial_reasons.extend(reasons)
+        checked = blockcheck.reconcile(t, stream)
+        t.blocks = checked.blocks
+        merged.partial_reasons.extend(checked.reasons)
+        merged.notes.extend(checked.notes)
     return merged
 
 

@@ -201,6 +201,10 @@ def _pwcet(result: Result, limit: PwcetBudget) -> Check:
             missing.append(f"thread {t.thread} has no "
                            + ("block maxima" if t.blocks is None else "interval"))
             continue
+        if t.blocks.cycles < t.samples:
+            missing.append(f"thread {t.thread}'s last {t.samples - t.blocks.cycles} cycles are "
+                           "in no block (the run ended in a stall longer than its histogram)")
+            continue
         whole = t.blocks.cycles // t.blocks.block_cycles  # a shorter last block is left out
         series.append((f"thread {t.thread}", t.blocks.maxima_us[:whole],
                        t.blocks.block_cycles * t.interval_us / 1e6))
