@@ -7,18 +7,22 @@ import os
 import re
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
 from rtgate.bench import environment
 from rtgate.bench.assemble import RunInfo, assemble
 from rtgate.bench.loads import free_port
-from rtgate.bench.plan import Params, make_plan, timeout_for
+from rtgate.bench.plan import Params, Plan, make_plan, timeout_for
 from rtgate.bench.runner import execute
-from rtgate.bench.scenario import load_scenario
+from rtgate.bench.scenario import Scenario, load_scenario
 from rtgate.board.spec import board_path, load_board
-from rtgate.cyclictest.version import detect
-from rtgate.errors import Exit, InputError
+from rtgate.cyclictest.version import Capabilities, detect
+from rtgate.errors import Exit, InfraError, InputError
+from rtgate.timerlat.command import TOOL as TIMERLAT
+from rtgate.trace import timerlat
 
 _DURATION = re.compile(r"^(\d+)([smhd]?)$")
 _UNIT_S = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -34,7 +38,8 @@ exit codes:
   2  usage or input error (unknown board/scenario, invalid scenario file, a cyclictest option
      the installed cyclictest lacks)
   3  partial or degraded measurement (interrupted, a load exited early, cyclictest failed),
-     or an infrastructure failure; the raw files and a result.json are kept where possible
+     or an infrastructure failure (a `tool: timerlat` scenario: this kernel has no timerlat
+     tracer); the raw files and a result.json are kept where possible
 """
 
 
@@ -55,26 +60,40 @@ def scale(text: str) -> float:
     return value
 
 
+@contextmanager
+def planned(scenario: Scenario, source: Path, caps: Capabilities, *, duration_s: int,
+            rawdir: Path, scale: float | None) -> Iterator[tuple[Plan, Path]]:
+    """The plan of one run of ``scenario`` here, with outputs in ``rawdir``, and the scratch
+    directory its loads work in (removed after the block)."""
+    # A stressor leaving an odd file behind must not cost the result: cleanup errors are ignored.
+    with tempfile.TemporaryDirectory(prefix=f"rtgate-{scenario.name}-",
+                                     ignore_cleanup_errors=True) as scratch:
+        params = Params(cpus=os.cpu_count() or 1, port=free_port(), tmpdir=scratch,
+                        scale=scale or scenario.scale,
+                        timeout_s=timeout_for(scenario, duration_s))
+        yield (make_plan(scenario, source, caps, duration_s=duration_s, params=params,
+                         outdir=str(rawdir)), Path(scratch))
+
+
 def run(args: argparse.Namespace) -> int:
     board = load_board(args.board)
     if board.driver != "local":
         raise InputError(f"board {board.name!r} uses the {board.driver!r} driver; `rtgate bench` "
                          "measures the local board", path=board_path(board.name))
     scenario, source = load_scenario(args.scenario)
+    if scenario.tool == TIMERLAT:
+        # Never a cyclictest run in its place: the budget that judges it would be another tool's.
+        why = timerlat.missing() or "rtgate runs rtla timerlat on qemu-arm64 only so far"
+        raise InfraError(f"scenario {scenario.name!r} measures with timerlat, which cannot run "
+                         f"on board {board.name!r}: {why}", path=source)
     caps = detect()
     out: Path = args.out
     rawdir = (out / "raw").resolve()
     env = environment.capture()
     virtual = env["virtual"] if board.virtual == "auto" else bool(board.virtual)
     flavor = args.flavor or ("rt" if env["preempt_rt"] else "stock")
-    # A stressor leaving an odd file behind must not cost the result: cleanup errors are ignored.
-    with tempfile.TemporaryDirectory(prefix=f"rtgate-{scenario.name}-",
-                                     ignore_cleanup_errors=True) as scratch:
-        params = Params(cpus=os.cpu_count() or 1, port=free_port(), tmpdir=scratch,
-                        scale=args.scale or scenario.scale,
-                        timeout_s=timeout_for(scenario, args.duration))
-        plan = make_plan(scenario, source, caps, duration_s=args.duration, params=params,
-                         outdir=str(rawdir))
+    with planned(scenario, source, caps, duration_s=args.duration, rawdir=rawdir,
+                 scale=args.scale) as (plan, scratch):
         try:
             rawdir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -83,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
         # A previous run's output in the same DIR must not pass for this run's.
         for name in RAW_OUTPUTS:
             (rawdir / name).unlink(missing_ok=True)
-        outcome = execute(plan, rawdir, Path(scratch))
+        outcome = execute(plan, rawdir, scratch)
     stamp = (outcome.start or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
     info = RunInfo(run_id=f"{board.name}-{scenario.name}-{stamp}", board=board.name,
                    virtual=virtual, flavor=flavor, cyclictest_version=caps.version)

@@ -24,7 +24,7 @@ from rtgate.board.spec import BoardSpec
 from rtgate.board.tuning import Applied, parse_readback, programs, recorded
 from rtgate.errors import InfraError, InputError
 from rtgate.result import Result, Trace, TuningCheck, load_result
-from rtgate.trace import timerlat
+from rtgate.trace import breaktrace
 
 STATE = Path(os.environ.get("RTGATE_TUNING_STATE", "/var/lib/rtgate/tuning-state"))
 """Where the old values wait to be put back; one machine, one tuned run at a time."""
@@ -63,17 +63,11 @@ class LocalBoard(Board):
         # The local runner writes result.json itself; its exit code is the result's status,
         # which collect() reads back from the file.
         sampler = None
+        scenario = self._pinned(scenario, out)
         if self.tuned:
-            # The pinned scenario is a file beside the result: what ran, reviewable.
-            pinned, _ = load_scenario(scenario)
-            pinned = self.tuned.pin(pinned)
-            out.mkdir(parents=True, exist_ok=True)
-            scenario = str((out / f"{pinned.name}.yml").resolve())
-            Path(scenario).write_text(yaml.safe_dump(pinned.model_dump(exclude_none=True),
-                                                     sort_keys=False), encoding="utf-8")
             # The tasks' real affinities, once loads and cyclictest run.
             sampler = subprocess.Popen(
-                ["sh", "-c", f"sleep {pinned.warmup_s + 1:g}\n"
+                ["sh", "-c", f"sleep {load_scenario(scenario)[0].warmup_s + 1:g}\n"
                              f"{self.tuned.readback_script(tasks=True)}"],
                 stdout=open(out / "tuning-run.txt", "wb"), stdin=subprocess.DEVNULL)
         try:
@@ -84,6 +78,18 @@ class LocalBoard(Board):
             if sampler is not None:
                 sampler.wait()
         return RawRun(out=out, scenario=scenario, flavor=flavor, run_id="")
+
+    def _pinned(self, scenario: str, out: Path) -> str:
+        """The scenario as it runs here: a tuned board's is pinned, written beside the result
+        (what ran, reviewable)."""
+        if not self.tuned:
+            return scenario
+        pinned = self.tuned.pin(load_scenario(scenario)[0])
+        out.mkdir(parents=True, exist_ok=True)
+        path = (out / f"{pinned.name}.yml").resolve()
+        path.write_text(yaml.safe_dump(pinned.model_dump(exclude_none=True), sort_keys=False),
+                        encoding="utf-8")
+        return str(path)
 
     def collect(self, raw: RawRun) -> Measurement:
         path = raw.out / "result.json"
@@ -106,10 +112,9 @@ class LocalBoard(Board):
 
     def trace(self, scenario: str, threshold_us: float, cap_s: int, out: Path, *,
               scale: float | None = None) -> Trace:
-        """No trace run on this machine yet: the note says what its kernel lacks, if anything."""
-        why = timerlat.missing() or "tracing at the breach runs on qemu-arm64 only so far"
-        return Trace(tool="none", threshold_us=threshold_us, cap_s=cap_s, breached=False,
-                     note=f"no trace taken on {self.spec.name}: {why}")
+        """cyclictest's breaktrace under the measurement's scenario (rtgate.trace.breaktrace):
+        it needs only ftrace, and rtla timerlat is not run on this machine."""
+        return breaktrace.run(self._pinned(scenario, out), threshold_us, cap_s, out, scale=scale)
 
     def restore(self) -> None:
         """Put back every value a profile changed (nothing, untuned)."""

@@ -109,10 +109,14 @@ def _trace(o: Outcome) -> str:
 
 
 def _breach(b: TraceBreach) -> str:
-    # A span per stack frame: one long span would be cut at MAX_TEXT, maybe before the culprit.
+    # A span per stack frame or trace entry: one long span would be cut at MAX_TEXT, maybe
+    # before the culprit.
     text = code(explain_trace.breach(b, with_stack=False))
     if b.stack:
         text += ", stack: " + " ← ".join(code(f) for f in b.stack[:explain_trace.MAX_FRAMES])
+    if b.tail:
+        text += (f", {explain_trace.tail_label(b)}: "
+                 + " · ".join(code(e) for e in b.tail[-explain_trace.MAX_TAIL:]))
     return text
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from rtgate.gate.verdict import fmt
 from rtgate.result import Trace, TraceBreach
 
-# Frames kept in a paragraph; the result and the raw trace hold them all.
+# Frames and trace entries kept in a paragraph; the result and the raw trace hold them all.
 MAX_FRAMES = 24
+MAX_TAIL = 6
 
 
 def headline(trace: Trace) -> str:
@@ -28,7 +29,15 @@ def breach(b: TraceBreach, *, with_stack: bool = True) -> str:
         more = len(b.stack) - MAX_FRAMES
         parts.append("stack (innermost first): " + " <- ".join(b.stack[:MAX_FRAMES])
                      + (f" <- … {more} more" if more > 0 else ""))
+    if b.tail and with_stack:
+        parts.append(f"{tail_label(b)}: " + " | ".join(b.tail[-MAX_TAIL:]))
     return "; ".join(parts)
+
+
+def tail_label(b: TraceBreach) -> str:
+    # Said every time: a list of functions reads like a stack, and this one is not.
+    return (f"last {min(len(b.tail), MAX_TAIL)} trace entries on the CPU before the stop "
+            "(oldest first; a trace tail, not a stack)")
 
 
 def paragraph(trace: Trace) -> str:
