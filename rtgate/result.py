@@ -29,7 +29,10 @@ SCHEMA_ID = "rtgate/result/v2"
 SCHEMA_FILE = Path(__file__).parent / "schemas" / "result-v2.schema.json"
 
 Status = Literal["complete", "partial", "degraded"]
-Format = Literal["json", "histogram", "verbose", "summary", "blocks"]
+Format = Literal["json", "histogram", "verbose", "summary", "blocks", "timerlat-hist"]
+Context = Literal["irq", "thread", "user"]
+"""rtla timerlat's series: the timer IRQ, the timerlat thread it wakes (kernel thread, or
+the kernel side of a user-space one), and the user-space thread's return (``-u``)."""
 Micros = Annotated[float, Field(ge=0)]
 AvgTruncated = Annotated[bool, Field(description=(
     "avg_us is cyclictest's integer average (histogram footer, 'T:' line), cut toward zero: "
@@ -56,9 +59,13 @@ class Percentile(_Model):
 
 
 class Histogram(_Model):
-    """A 1 µs-bin histogram: sparse ``[latency_us, count]`` pairs, ascending, zero bins omitted."""
+    """A histogram of ``bucket_us``-wide bins (1 µs unless rtla timerlat's ``-b`` said otherwise):
+    sparse ``[latency_us, count]`` pairs, each bin's lower edge, ascending, zero bins omitted."""
 
     limit_us: int = Field(ge=1, description="Latencies >= limit_us are counted as overflows.")
+    bucket_us: int = Field(1, ge=1, description=(
+        "Bin width: a bin [v, v + bucket_us). Percentiles and the standard deviation are only "
+        "computed from 1 µs bins."))
     buckets: list[tuple[int, int]] = Field(default_factory=list)
     overflows: int = Field(0, ge=0)
     overflow_cycles: list[int] = Field(
@@ -84,7 +91,12 @@ class BlockMaxima(_Model):
 
 
 class Thread(_Model):
-    thread: int = Field(ge=0, description="cyclictest thread number")
+    """One measured series: a cyclictest thread, or one rtla timerlat context on one CPU."""
+
+    thread: int = Field(ge=0, description=(
+        "cyclictest thread number; for rtla timerlat, the series' column in its histogram"))
+    context: Context | None = Field(None, description=(
+        "rtla timerlat's context of this series (the CPU is ``cpu``); absent for cyclictest."))
     cpu: int | None = Field(None, description="CPU the thread ran on, when known")
     tid: int | None = None
     priority: int | None = None
@@ -99,6 +111,8 @@ class Thread(_Model):
 
 
 class Totals(_Model):
+    """Statistics over the run's ``threads``: for rtla timerlat, its thread context only."""
+
     samples: int = Field(ge=0)
     min_us: Micros | None = None
     avg_us: Micros | None = None
@@ -110,6 +124,13 @@ class Totals(_Model):
     p99: Percentile | None = None
     p99_9: Percentile | None = None
     p99_99: Percentile | None = None
+
+
+class Series(_Model):
+    """One rtla timerlat context: its series (one per CPU) and their totals."""
+
+    threads: list[Thread]
+    totals: Totals
 
 
 class Kernel(_Model):
@@ -246,6 +267,10 @@ class Result(_Model):
         None, description="Absent: no tuning profile (the board as it boots, profile none).")
     trace: Trace | None = Field(
         None, description="Absent: no trace was taken (no breach, or not asked for).")
+    contexts: dict[Context, Series] = Field(
+        default_factory=dict,
+        description="rtla timerlat: each context's series and totals, never mixed; ``threads`` "
+                    "and ``totals`` are the thread context's. Empty for cyclictest.")
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 

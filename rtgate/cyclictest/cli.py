@@ -1,13 +1,15 @@
-"""``rtgate parse RAW... -o result.json``: normalize cyclictest output into a result."""
+"""``rtgate parse RAW... -o result.json``: normalize cyclictest (or rtla timerlat hist) output
+into a result."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rtgate.errors import Exit
+from rtgate.errors import Exit, InputError
 
 if TYPE_CHECKING:
     from rtgate.result import Result
@@ -23,6 +25,11 @@ the live screen). Several files of the same run are merged; files that contradic
 are refused. cyclictest's WARN: lines (stderr captured with 2>&1), lines before its output (a
 file name, the shell prompt with the command: read as the command line) and a shell prompt
 after it are kept as notes in the result, when the output itself is complete.
+
+An `rtla timerlat hist` output (rtla 6.12; one file) is read too: one series per CPU and context
+(IRQ, thread), the totals being the thread context's. Its histogram limit and bin width are not
+in the output: give the run's with --timerlat-limit and --timerlat-bucket (default rtla's
+-E 256 -b 1).
 
 exit codes: 0 written; 2 malformed or contradictory input (one line on stderr naming the file
 and line; the output is not written)."""
@@ -42,7 +49,17 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="kernel flavor (default: rt or stock, from the kernel version string)")
     p.add_argument("--run-id", default=None,
                    help="run id (default: derived from board, scenario, start and the files)")
+    p.add_argument("--timerlat-limit", type=_positive, default=None, metavar="US",
+                   help="rtla timerlat hist: the histogram limit, -E × -b (default 256)")
+    p.add_argument("--timerlat-bucket", type=_positive, default=None, metavar="US",
+                   help="rtla timerlat hist: the bin width, -b (default 1)")
     p.set_defaults(func=run)
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected whole µs >= 1, got {text!r}")
+    return int(text)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -53,6 +70,16 @@ def run(args: argparse.Namespace) -> int:
     from rtgate.cyclictest.formats.blocks import Progress as Told
     from rtgate.cyclictest.formats.blocks import no_progress
     from rtgate.cyclictest.parse import parse
+    from rtgate.timerlat import hist
+
+    if timerlat := [p for p in args.raw if _head(p, hist.looks_like)]:
+        if len(args.raw) > 1:
+            raise InputError("rtla timerlat hist output is read alone, not with other files",
+                             path=timerlat[0])
+        hist.parse(args.raw[0], limit_us=args.timerlat_limit, bucket_us=args.timerlat_bucket,
+                   board=args.board, virtual=args.virtual, scenario=args.scenario,
+                   flavor=args.flavor, run_id=args.run_id).write(args.output)
+        return int(Exit.OK)
 
     def run_parse(progress: Told = no_progress) -> Result:
         return parse(args.raw, board=args.board, virtual=args.virtual, scenario=args.scenario,
@@ -70,3 +97,12 @@ def run(args: argparse.Namespace) -> int:
         result = run_parse()
     result.write(args.output)
     return int(Exit.OK)
+
+
+def _head(path: Path, looks: Callable[[bytes], bool]) -> bool:
+    """Whether the file's start looks like that; an unreadable file is left to its reader."""
+    try:
+        with path.open("rb") as fh:
+            return looks(fh.read(64))
+    except OSError:
+        return False

@@ -1,0 +1,294 @@
+"""``rtla timerlat hist`` output (rtla 6.12, the one rtgate builds) -> the normalized result.
+
+rtla prints, after the run::
+
+    # RTLA timerlat histogram
+    # Time unit is microseconds (us)
+    # Duration:   0 00:00:20
+    Index   IRQ-000   Thr-000   IRQ-001   Thr-001
+    3            12         0        40         0      one row per non-empty bin: its lower edge,
+    ...                                                then a count per series
+    over:         0         0         0         0      samples at or above the limit (-E × -b)
+    count:    19998     19998     19999     19999
+    min:          3        10         3         9      (per series; '-' where it has no sample)
+    avg:          5        15         5        14      (cut toward zero: sum / count)
+    max:         80       120        71       133
+    ALL:        IRQ       Thr                           the same four lines over all CPUs
+    count: ...
+
+A series is one context on one CPU: ``IRQ`` (the timer interrupt's latency), ``Thr`` (the
+timerlat thread it wakes), ``Usr`` (a user-space thread's return, ``-u``). They are kept apart:
+one :class:`~rtgate.result.Thread` per CPU and context, with ``context`` saying which, and
+``Result.contexts`` holding each context's series and totals. ``threads`` and ``totals`` are the
+**thread** context's: the latency a real-time task sees, and the one comparable to cyclictest's.
+A thread activation's latency is measured from the same timer expiry as its IRQ's and includes
+it, so a budget the thread series meets bounds the IRQ series too; mixing the two into one total
+would instead dilute the thread's tail with the shorter IRQ samples.
+
+The histogram's limit and bin width are not in the output: they come from the command line
+(rtgate's own runs), else rtla's defaults (``-E 256 -b 1``); a row at or above the limit, or off
+the bin grid, is refused rather than misread. Everything is cross-checked (counts against the
+histogram, min/max against its bins, the ALL lines against the per-CPU ones): a file cut short or
+edited is an InputError naming the file and line. With 1 µs bins and no overflow the average is
+the histogram's exact mean; otherwise it is rtla's integer average (``avg_truncated``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rtgate.cyclictest.parse import default_run_id
+from rtgate.cyclictest.stats import Sparse, percentiles, stddev
+from rtgate.errors import InputError
+from rtgate.result import (
+    Board,
+    Context,
+    Histogram,
+    Kernel,
+    Result,
+    Series,
+    SourceFile,
+    Thread,
+    Tool,
+    Totals,
+)
+from rtgate.timerlat.command import TOOL
+
+DEFAULT_ENTRIES, DEFAULT_BUCKET_US, DEFAULT_PERIOD_US = 256, 1, 1000
+"""rtla's own -E, -b and -p."""
+TITLE = "# RTLA timerlat histogram"
+_UNIT = re.compile(r"^# Time unit is (microseconds \(us\)|nanoseconds \(ns\))$")
+_DURATION = re.compile(r"^# Duration: +\d+ \d\d:\d\d:\d\d$")
+_COLUMN = re.compile(r"^(IRQ|Thr|Usr)-(\d{3,})$")
+_CONTEXTS: dict[str, Context] = {"IRQ": "irq", "Thr": "thread", "Usr": "user"}
+_SUMMARY = ("count", "min", "avg", "max")
+# Each context's totals under 'ALL:', with what rtla prints there.
+_ALL = re.compile(r"^ALL:((?:\s+(?:IRQ|Thr|Usr))+)\s*$")
+
+
+def looks_like(head: bytes) -> bool:
+    return head.lstrip().startswith(TITLE.encode())
+
+
+@dataclass
+class _Column:
+    context: Context
+    cpu: int
+    bins: dict[int, int] = field(default_factory=dict)
+    summary: dict[str, int | None] = field(default_factory=dict)
+    """count, min, avg, max as printed; None for '-'."""
+
+
+class _Reader:
+    def __init__(self, path: Path, limit_us: int, bucket_us: int) -> None:
+        self.path, self.limit_us, self.bucket_us = path, limit_us, bucket_us
+        self.line_no = 0
+        self.all_lines: dict[str, int] = {}
+        """The line of each ALL summary line, for errors found once every line is read."""
+
+    def error(self, problem: str) -> InputError:
+        return InputError(f"line {self.line_no}: {problem}", path=self.path)
+
+    def read(self, lines: list[str]) -> tuple[list[_Column], dict[Context, dict[str, int | None]]]:
+        it = iter(enumerate(lines, start=1))
+
+        def next_line(what: str) -> str:
+            for self.line_no, line in it:
+                return line.rstrip("\n")
+            raise self.error(f"the output ends before {what} (cut short?)")
+
+        if next_line("its title") != TITLE:
+            raise self.error(f"not rtla timerlat hist output: expected {TITLE!r}")
+        unit = _UNIT.match(next_line("the time unit"))
+        if not unit:
+            raise self.error("expected '# Time unit is microseconds (us)'")
+        if unit[1].startswith("nano"):
+            raise self.error("rtla timerlat hist -n (nanoseconds) output is not read: rtgate's "
+                             "budgets and histograms are in µs")
+        if not _DURATION.match(next_line("the duration")):
+            raise self.error("expected '# Duration: D HH:MM:SS'")
+        header = next_line("the header").split()
+        if not header or header[0] != "Index":
+            raise self.error("expected the header 'Index IRQ-000 Thr-000 ...' (--no-index and "
+                             "--no-header output are not read)")
+        columns = []
+        for name in header[1:]:
+            m = _COLUMN.match(name)
+            if not m:
+                raise self.error(f"unknown column {name!r} in the header")
+            columns.append(_Column(_CONTEXTS[m[1]], int(m[2])))
+        if len({(c.context, c.cpu) for c in columns}) != len(columns):
+            raise self.error("a column appears twice in the header")
+        last = -1
+        while True:
+            words = next_line("'over:'").split()
+            if words[:1] == ["over:"]:
+                break
+            values = self._ints(words, len(columns) + 1, "a histogram row")
+            index = values[0]
+            if index <= last or index % self.bucket_us or index >= self.limit_us:
+                raise self.error(
+                    f"bin {index} is out of order or off the histogram's grid (limit "
+                    f"{self.limit_us} µs, bins of {self.bucket_us} µs: pass the run's -E and -b)")
+            last = index
+            for col, count in zip(columns, values[1:], strict=True):
+                if count:
+                    col.bins[index] = count
+        overflows = self._ints(words[1:], len(columns), "'over:'")
+        for name in _SUMMARY:
+            words = next_line(f"'{name}:'").split()
+            if words[:1] != [f"{name}:"]:
+                raise self.error(f"expected '{name}:' after the histogram")
+            for col, value in zip(columns, self._values(words[1:], len(columns), name),
+                                  strict=True):
+                col.summary[name] = value
+        for col, over in zip(columns, overflows, strict=True):
+            col.summary["over"] = over
+        m = _ALL.match(next_line("'ALL:'"))
+        if not m:
+            raise self.error("expected 'ALL:' and its contexts after the per-CPU summary")
+        contexts: list[Context] = [_CONTEXTS[w] for w in m[1].split()]
+        every: dict[Context, dict[str, int | None]] = {c: {} for c in contexts}
+        for name in _SUMMARY:
+            words = next_line(f"'{name}:' of ALL").split()
+            if words[:1] != [f"{name}:"]:
+                raise self.error(f"expected '{name}:' of ALL")
+            self.all_lines[name] = self.line_no
+            for context, value in zip(contexts, self._values(words[1:], len(contexts), name),
+                                      strict=True):
+                every[context][name] = value
+        for self.line_no, rest in it:
+            if rest.strip():
+                raise self.error(f"unexpected line after the histogram: {rest.strip()[:80]!r}")
+        return columns, every
+
+    def _ints(self, words: list[str], n: int, what: str) -> list[int]:
+        if len(words) != n or not all(w.isdigit() for w in words):
+            raise self.error(f"{what}: expected {n} whole numbers, got {' '.join(words)[:80]!r}")
+        return [int(w) for w in words]
+
+    def _values(self, words: list[str], n: int, what: str) -> list[int | None]:
+        if len(words) != n or not all(w.isdigit() or (w == "-" and what != "count")
+                                      for w in words):
+            raise self.error(f"'{what}:' expected {n} values, got {' '.join(words)[:80]!r}")
+        return [None if w == "-" else int(w) for w in words]
+
+
+def parse(path: Path, *, limit_us: int | None = None, bucket_us: int | None = None,
+          period_us: int | None = None, board: str = "unknown", virtual: bool = False,
+          scenario: str = "unknown", flavor: str | None = None,
+          run_id: str | None = None) -> Result:
+    """Normalize one ``rtla timerlat hist`` output file. ``limit_us``/``bucket_us``: the run's
+    ``-E × -b`` and ``-b`` (default rtla's 256 × 1 µs)."""
+    bucket = bucket_us or DEFAULT_BUCKET_US
+    limit = limit_us or DEFAULT_ENTRIES * bucket
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", path=path) from exc
+    if b"\0" in data:
+        raise InputError("binary data, not rtla timerlat output", path=path)
+    reader = _Reader(path, limit, bucket)
+    columns, every = reader.read(data.decode("utf-8", errors="replace").splitlines())
+    series = [_series(reader, i, col, period_us) for i, col in enumerate(columns)]
+    contexts: dict[Context, Series] = {}
+    for context, printed in every.items():
+        members = [t for t in series if t.context == context]
+        totals = _totals(members)
+        _agree(reader, context, totals, printed)
+        contexts[context] = Series(threads=members, totals=totals)
+    if {c.context for c in columns} - set(every):
+        raise reader.error("'ALL:' leaves out a context the histogram has")
+    sources = [SourceFile(path=str(path), sha256=hashlib.sha256(data).hexdigest(),
+                          format="timerlat-hist")]
+    thread = contexts.get("thread")
+    reasons = []
+    if thread is None:
+        reasons.append("no thread context (rtla --no-thread): the result has no totals to judge")
+    elif not thread.totals.samples:
+        reasons.append("no samples in the thread context: rtla stopped before its first")
+    return Result(
+        run_id=run_id or default_run_id(board, scenario, None, sources),
+        board=Board(name=board, virtual=virtual), kernel=Kernel(flavor=flavor),
+        scenario=scenario, tool=Tool(name=TOOL), sources=sources,
+        threads=thread.threads if thread else [],
+        totals=thread.totals if thread else Totals(samples=0),
+        contexts=contexts, status="partial" if reasons else "complete", reasons=reasons)
+
+
+def _series(reader: _Reader, index: int, col: _Column, period_us: int | None) -> Thread:
+    """One column, checked against itself: its count, minimum and maximum against its bins."""
+    s = col.summary
+    count, over = s["count"] or 0, s["over"] or 0
+    label = f"{'IRQ' if col.context == 'irq' else col.context} CPU {col.cpu}"
+    in_bins = sum(col.bins.values())
+    if in_bins + over != count:
+        raise reader.error(f"{label}: count {count}, but its histogram holds {in_bins} + "
+                           f"{over} over")
+    if not count:
+        if any(s[k] is not None for k in ("min", "avg", "max")):
+            raise reader.error(f"{label}: min/avg/max without a sample")
+        histogram = Histogram(limit_us=reader.limit_us, bucket_us=reader.bucket_us)
+        return Thread(thread=index, context=col.context, cpu=col.cpu, interval_us=period_us,
+                      samples=0, histogram=histogram)
+    low, avg, high = s["min"], s["avg"], s["max"]
+    if low is None or avg is None or high is None or not low <= avg <= high:
+        raise reader.error(f"{label}: min/avg/max {low}/{avg}/{high} do not fit {count} samples")
+    edge = reader.bucket_us
+    if low < reader.limit_us and (not col.bins or min(col.bins) != low // edge * edge):
+        raise reader.error(f"{label}: min {low} µs is not in its lowest bin")
+    if over and high < reader.limit_us:
+        raise reader.error(f"{label}: {over} over the limit of {reader.limit_us} µs, but max "
+                           f"{high} µs")
+    if not over and max(col.bins) != high // edge * edge:
+        raise reader.error(f"{label}: max {high} µs is not in its highest bin")
+    mean, truncated = float(avg), True
+    if edge == 1 and not over:
+        total = sum(v * n for v, n in col.bins.items())
+        if total // count != avg:
+            raise reader.error(f"{label}: avg {avg} µs, but its histogram's mean is "
+                               f"{total / count:.2f} µs")
+        mean, truncated = total / count, False
+    histogram = Histogram(limit_us=reader.limit_us, bucket_us=edge,
+                          buckets=sorted(col.bins.items()), overflows=over)
+    return Thread(thread=index, context=col.context, cpu=col.cpu, interval_us=period_us,
+                  samples=count, min_us=low, avg_us=mean, avg_truncated=truncated, max_us=high,
+                  histogram=histogram)
+
+
+def _totals(threads: list[Thread]) -> Totals:
+    measured = [t for t in threads if t.samples]
+    samples = sum(t.samples for t in measured)
+    totals = Totals(samples=samples)
+    if not measured:
+        return totals
+    totals.min_us = min(t.min_us for t in measured if t.min_us is not None)
+    totals.max_us = max(t.max_us for t in measured if t.max_us is not None)
+    totals.avg_us = sum((t.avg_us or 0) * t.samples for t in measured) / samples
+    totals.avg_truncated = any(t.avg_truncated for t in measured)
+    hists = [t.histogram for t in measured if t.histogram is not None]
+    if all(h.bucket_us == 1 for h in hists):
+        merged = Sparse.from_pairs(pair for h in hists for pair in h.buckets)
+        overflows = sum(h.overflows for h in hists)
+        totals.stddev_us = stddev(merged, overflows)
+        for name, value in percentiles(merged, overflows, hists[0].limit_us).items():
+            setattr(totals, name, value)
+    return totals
+
+
+def _agree(reader: _Reader, context: Context, totals: Totals,
+           printed: dict[str, int | None]) -> None:
+    """rtla's ALL lines against the totals of the per-CPU series: an edited or spliced file
+    rarely keeps both."""
+    mine = {"count": totals.samples, "min": totals.min_us, "max": totals.max_us}
+    if totals.avg_us is not None and not totals.avg_truncated:
+        mine["avg"] = math.floor(totals.avg_us)  # rtla's: the sum over the count, cut
+    for name, value in mine.items():
+        if printed[name] != (None if value is None else int(value)):
+            reader.line_no = reader.all_lines[name]
+            raise reader.error(f"ALL {context} {name} {printed[name]}, but the CPUs' series give "
+                               f"{value if value is None else int(value)}")
