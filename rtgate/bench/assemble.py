@@ -1,5 +1,6 @@
-"""The result of a bench run: the parser's reading of cyclictest's raw output, overlaid with what
-only the runner knows (board, loads, environment, and why the run is partial or degraded)."""
+"""The result of a bench run: the parser's reading of the measuring tool's raw output (cyclictest,
+or rtla timerlat hist), overlaid with what only the runner knows (board, loads, environment, and
+why the run is partial or degraded)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from rtgate.bench.runner import Outcome
 from rtgate.cyclictest.parse import parse
 from rtgate.errors import InputError
 from rtgate.result import Board, Kernel, Load, Result, Status, Tool, Totals
+from rtgate.timerlat import hist
 
 
 @dataclass(frozen=True)
@@ -23,6 +25,7 @@ class RunInfo:
     virtual: bool
     flavor: str
     cyclictest_version: str
+    rtla_version: str | None = None
 
 
 def exit_text(status: int) -> str:
@@ -84,6 +87,22 @@ def _parse_raw(plan: Plan, rawdir: Path, info: RunInfo,
     return None, problem
 
 
+def _parse_timerlat(plan: Plan, info: RunInfo) -> tuple[Result | None, str | None]:
+    """rtla timerlat hist's stdout, with the run's histogram limit, bins and period."""
+    assert plan.timerlat is not None
+    command = plan.timerlat
+    path = Path(command.stdout)
+    if not (path.is_file() and path.stat().st_size > 0):
+        return None, f"{path}: missing or empty"
+    try:
+        return hist.parse(path, limit_us=command.limit_us, bucket_us=command.bucket_us,
+                          period_us=command.period_us or hist.DEFAULT_PERIOD_US,
+                          board=info.board, virtual=info.virtual, scenario=plan.scenario,
+                          flavor=info.flavor, run_id=info.run_id), None
+    except InputError as exc:
+        return None, exc.oneline()
+
+
 def _reasons(plan: Plan, outcome: Outcome, rawdir: Path) -> tuple[list[str], list[str]]:
     """(why partial, why degraded)."""
     partial: list[str] = []
@@ -91,13 +110,13 @@ def _reasons(plan: Plan, outcome: Outcome, rawdir: Path) -> tuple[list[str], lis
         partial.append(f"interrupted by {outcome.interrupted} after {outcome.measured_s:.1f} s "
                        f"of {plan.duration_s} s of measurement")
     if outcome.hung:
-        partial.append(f"cyclictest still running {plan.duration_s} s + margin after start: "
+        partial.append(f"{plan.tool} still running {plan.duration_s} s + margin after start: "
                        "stopped with SIGINT")
     rc = outcome.cyclictest_rc
     if rc not in (None, 0) and not (outcome.interrupted and rc == -signal.SIGINT):
-        detail = _last_line(rawdir / "cyclictest.stderr")
-        partial.append(f"cyclictest exited {exit_text(rc)}" + (f": {detail}" if detail
-                                                                     else ""))
+        detail = _last_line(rawdir / f"{plan.tool}.stderr")
+        partial.append(f"{plan.tool} exited {exit_text(rc)}" + (f": {detail}" if detail
+                                                                      else ""))
     if outcome.reducer_rc not in (None, 0):
         detail = _last_line(rawdir / "reducer.stderr")
         partial.append(f"the block-maxima reducer exited {exit_text(outcome.reducer_rc)}"
@@ -110,10 +129,11 @@ def _reasons(plan: Plan, outcome: Outcome, rawdir: Path) -> tuple[list[str], lis
 
 def assemble(plan: Plan, outcome: Outcome, env: dict[str, Any], rawdir: Path,
              info: RunInfo, *, strict: bool = False) -> Result:
-    parsed, problem = _parse_raw(plan, rawdir, info, strict)
+    parsed, problem = (_parse_timerlat(plan, info) if plan.timerlat
+                       else _parse_raw(plan, rawdir, info, strict))
     partial, degraded = _reasons(plan, outcome, rawdir)
     if parsed is None:
-        partial.append(f"no result from cyclictest's output: {problem}")
+        partial.append(f"no result from {plan.tool}'s output: {problem}")
         parsed = Result(run_id=info.run_id, board=Board(name=info.board), kernel=Kernel(),
                         scenario=plan.scenario, tool=Tool(), threads=[],
                         totals=Totals(samples=0), status="partial")
@@ -131,9 +151,15 @@ def assemble(plan: Plan, outcome: Outcome, env: dict[str, Any], rawdir: Path,
     })
     environment = dict(env)
     environment["tools"] = {"cyclictest": info.cyclictest_version, **env["tools"]}
+    tool = Tool(name="cyclictest", version=info.cyclictest_version,
+                cmdline=shlex.join(plan.cyclictest.argv))
+    if plan.timerlat:
+        environment["tools"]["rtla"] = info.rtla_version
+        tool = Tool(name=plan.tool, version=info.rtla_version,
+                    cmdline=shlex.join(plan.timerlat.argv))
     environment |= {
         "scale": plan.scale, "warmup_s": plan.warmup_s, "duration_s": plan.duration_s,
-        "cyclictest_notes": plan.cyclictest.notes,
+        "cyclictest_notes": [] if plan.timerlat else plan.cyclictest.notes,
         "loadavg_before": outcome.loadavg_before, "loadavg_after": outcome.loadavg_after,
     }
     if outcome.max_temp_c is not None:
@@ -142,8 +168,7 @@ def assemble(plan: Plan, outcome: Outcome, env: dict[str, Any], rawdir: Path,
         "board": Board(name=info.board, virtual=info.virtual),
         "kernel": kernel,
         "scenario": plan.scenario,
-        "tool": Tool(name="cyclictest", version=info.cyclictest_version,
-                     cmdline=shlex.join(plan.cyclictest.argv)),
+        "tool": tool,
         "start": parsed.start or (outcome.start.isoformat() if outcome.start else None),
         "end": parsed.end or (outcome.end.isoformat() if outcome.end else None),
         "status": status,

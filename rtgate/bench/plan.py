@@ -12,6 +12,7 @@ from pathlib import Path
 from rtgate.bench.scenario import PLACEHOLDER, SCALED, Scenario
 from rtgate.cyclictest.command import Command, build
 from rtgate.cyclictest.version import Capabilities
+from rtgate.timerlat import command as timerlat
 
 TIMEOUT_MARGIN_S = 30
 """Loads get this much beyond warm-up + duration, so they never end before rtgate stops them."""
@@ -54,6 +55,13 @@ class Plan:
     warmup_s: float
     duration_s: int
     scale: float
+    timerlat: timerlat.Command | None = None
+    """Set when rtla timerlat hist measures instead of cyclictest (``tool: timerlat``)."""
+
+    @property
+    def tool(self) -> str:
+        """What measures: its raw files are raw/TOOL.stdout and .stderr."""
+        return timerlat.TOOL if self.timerlat else "cyclictest"
 
 
 def timeout_for(scenario: Scenario, duration_s: int) -> int:
@@ -67,5 +75,7 @@ def make_plan(scenario: Scenario, source: Path, caps: Capabilities, *, duration_
     loads = [PlannedLoad(spec.name, [render(a, params) for a in spec.argv],
                          None if spec.listens_on is None else int(render(spec.listens_on, params)))
              for spec in scenario.loads]
+    measure = (timerlat.build(scenario.timerlat, duration_s=duration_s, outdir=outdir)
+               if scenario.tool == timerlat.TOOL else None)
     return Plan(scenario.name, source, command, loads, scenario.warmup_s, duration_s,
-                params.scale)
+                params.scale, measure)

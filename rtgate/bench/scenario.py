@@ -1,4 +1,5 @@
-"""Scenarios are data: which cyclictest options and which loads, one YAML file each.
+"""Scenarios are data: which measuring tool (cyclictest, or ``tool: timerlat`` for rtla timerlat
+hist) with which options, and which loads, one YAML file each.
 
 Loads are argv templates. Placeholders are filled in when a run is planned:
 
@@ -15,11 +16,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from rtgate import paths
 from rtgate.cyclictest.command import CyclictestSpec
+from rtgate.timerlat.command import TimerlatSpec
 from rtgate.yamlsource import load_named
 
 PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
@@ -62,7 +65,11 @@ class Scenario(BaseModel):
         description="Multiplies {scaled:N} counts; `rtgate bench --scale` overrides it.")
     warmup_s: float = Field(2.0, ge=0, le=600,
                             description="Seconds the loads run before cyclictest starts.")
+    tool: Literal["cyclictest", "timerlat"] = Field(
+        "cyclictest", description="What measures: cyclictest, or rtla timerlat hist (on boards "
+                                  "whose kernel has the timerlat tracer: qemu-arm64).")
     cyclictest: CyclictestSpec = Field(default_factory=CyclictestSpec)
+    timerlat: TimerlatSpec = Field(default_factory=TimerlatSpec)
     loads: list[LoadSpec] = Field(default_factory=list)
 
     @field_validator("loads")

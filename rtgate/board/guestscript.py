@@ -1,7 +1,8 @@
 """A bench Plan as a busybox shell script, for a guest that has no Python.
 
 The script does in the guest what ``rtgate.bench.runner`` does on the host: start the loads (a
-listening load must listen before the next starts), warm up, run cyclictest with a hang guard,
+listening load must listen before the next starts), warm up, run cyclictest (or, for a scenario
+with ``tool: timerlat``, rtla timerlat hist) with a hang guard,
 then note which loads died early and stop the rest. It prints markers on the console so the host
 can start the peer's loads and time the measurement, and ends by sending every raw file back as
 base64 of a tar.gz between ``RTGATE-BEGIN`` and ``RTGATE-END <sha256>``.
@@ -32,6 +33,9 @@ LISTEN_TIMEOUT_S = 10
 STOP_GRACE_S = 5
 TRACEFS = "/sys/kernel/tracing"
 TRACE_TAIL_LINES = 4000
+# The kernel's tracers, noted: a guest kernel without timerlat says so in state/tracers.
+_TRACEFS = [f"  mount -t tracefs nodev {TRACEFS} 2>/dev/null",
+            f"  cat {TRACEFS}/available_tracers >{STATE}/tracers 2>/dev/null"]
 
 PROBE = f"""\
 set -u
@@ -99,7 +103,7 @@ def render(plan: Plan, guest_loads: list[str], epoch: float | None = None,
         f"  sleep {plan.warmup_s:g}",
         f"  cat /proc/loadavg >{STATE}/loadavg-before",
         "  echo RTGATE-MEASURE-START",
-        *(_traced(tracer) if tracer else _measured(plan)),
+        *(_traced(tracer) if tracer else _timerlat(plan) if plan.timerlat else _measured(plan)),
         "  echo RTGATE-MEASURE-END",
         f"  cat /proc/loadavg >{STATE}/loadavg-after",
         "fi",
@@ -113,8 +117,7 @@ def _traced(tracer: list[str]) -> list[str]:
     """The tracer in raw/ (where it saves its trace), the kernel's tracers noted, and only the
     tail of a saved trace kept: what precedes the stop explains it, and the console is slow."""
     return [
-        f"  mount -t tracefs nodev {TRACEFS} 2>/dev/null",
-        f"  cat {TRACEFS}/available_tracers >{STATE}/tracers 2>/dev/null",
+        *_TRACEFS,
         f"  ( cd {RAW} && {_q(tracer)} >{RAW}/tracer.stdout 2>{RAW}/tracer.stderr; "
         f"echo $? >{STATE}/tracer-rc )",
         f"  for f in {RAW}/*.txt; do [ -f \"$f\" ] && tail -n {TRACE_TAIL_LINES} \"$f\" "
@@ -122,9 +125,25 @@ def _traced(tracer: list[str]) -> list[str]:
     ]
 
 
+def _guarded(plan: Plan, start: str) -> list[str]:
+    """``start`` (a command line ending in ``&``) watched by the hang guard: SIGINT once it
+    overruns the duration by the margin (cyclictest and rtla both still write their output on
+    it); its exit status in state/TOOL-rc, the seconds it ran in state/measured-s."""
+    hang_after = plan.duration_s + int(HANG_MARGIN_S)
+    return [
+        f"  {start}",
+        "  ct=$!; t0=$(up)",
+        "  while kill -0 $ct 2>/dev/null; do",
+        f"    if [ ! -e {STATE}/hung ] && [ $(( $(up) - t0 )) -gt {hang_after} ]; then",
+        f"      kill -INT $ct; echo $(( $(up) - t0 )) >{STATE}/hung; fi",
+        "    sleep 0.2; done",
+        f"  wait $ct; echo $? >{STATE}/{plan.tool}-rc; echo $(( $(up) - t0 )) "
+        f">{STATE}/measured-s",
+    ]
+
+
 def _measured(plan: Plan) -> list[str]:
     """cyclictest, its -v stream reduced through a FIFO, with a hang guard."""
-    hang_after = plan.duration_s + int(HANG_MARGIN_S)
     program = REDUCER.read_text()
     return [
         f"  cat >{GUEST_REDUCER} <<'RTGATE-AWK'\n{program}RTGATE-AWK",
@@ -132,15 +151,18 @@ def _measured(plan: Plan) -> list[str]:
         f"  {_q(plan.cyclictest.reducer(GUEST_REDUCER))} <{VERBOSE_FIFO} "
         f">{RAW}/cyclictest.stdout 2>{RAW}/reducer.stderr &",
         "  red=$!",
-        f"  {_q(plan.cyclictest.argv)} >{VERBOSE_FIFO} 2>{RAW}/cyclictest.stderr &",
-        "  ct=$!; t0=$(up)",
-        "  while kill -0 $ct 2>/dev/null; do",
-        f"    if [ ! -e {STATE}/hung ] && [ $(( $(up) - t0 )) -gt {hang_after} ]; then",
-        f"      kill -INT $ct; echo $(( $(up) - t0 )) >{STATE}/hung; fi",
-        "    sleep 0.2; done",
-        f"  wait $ct; echo $? >{STATE}/cyclictest-rc; echo $(( $(up) - t0 )) >{STATE}/measured-s",
+        *_guarded(plan, f"{_q(plan.cyclictest.argv)} >{VERBOSE_FIFO} "
+                        f"2>{RAW}/cyclictest.stderr &"),
         f"  wait $red; echo $? >{STATE}/reducer-rc",
     ]
+
+
+def _timerlat(plan: Plan) -> list[str]:
+    """rtla timerlat hist, its histogram on stdout, with the same hang guard."""
+    assert plan.timerlat is not None
+    return [*_TRACEFS,
+            *_guarded(plan, f"{_q(plan.timerlat.argv)} >{plan.timerlat.stdout} "
+                            f"2>{RAW}/{plan.tool}.stderr &")]
 
 
 def probe() -> str:

@@ -258,8 +258,13 @@ class QemuBoard(Board):
         infra = state / "infra"
         if infra.is_file():
             raise InfraError(f"in the guest: {infra.read_text().strip()}", path=infra)
+        tracers = state / "tracers"
+        if plan.timerlat and tracers.is_file() and (
+                why := timerlat.lacking(_text(tracers), "the guest kernel")):
+            raise InfraError(f"scenario {plan.scenario!r} measures with timerlat: {why}",
+                             path=self.console_log)
         loads = LoadReport([*board_records(plan, state), *peer.records(outcome.end)])
-        outcome.cyclictest_rc = _int(state / "cyclictest-rc")
+        outcome.cyclictest_rc = _int(state / f"{plan.tool}-rc")
         outcome.reducer_rc = _int(state / "reducer-rc")
         outcome.measured_s = float(_int(state / "measured-s") or 0)
         outcome.hung = (state / "hung").is_file()
@@ -270,11 +275,14 @@ class QemuBoard(Board):
                            json_path=_moved(plan.cyclictest.json_path, rawdir),
                            histfile=_moved(plan.cyclictest.histfile, rawdir),
                            blocks=_moved(plan.cyclictest.blocks, rawdir))
-        host_plan = replace(plan, cyclictest=host_cmd)
+        measure = plan.timerlat and replace(plan.timerlat,
+                                            stdout=str(rawdir / Path(plan.timerlat.stdout).name))
+        host_plan = replace(plan, cyclictest=host_cmd, timerlat=measure)
         info = RunInfo(run_id=raw.run_id, board=self.spec.name, virtual=True,
                        flavor=raw.flavor or (self.kernel.flavor if self.kernel else None)
                        or ("rt" if self.facts.preempt_rt else "stock"),
-                       cyclictest_version=self.facts.cyclictest_version)
+                       cyclictest_version=self.facts.cyclictest_version,
+                       rtla_version=self.facts.get("rtla-version") or None)
         env = self.facts.environment(self.spec, self.smp)
         result = loads.apply(assemble(host_plan, outcome, env, rawdir, info))
         if self.tuned:

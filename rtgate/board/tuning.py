@@ -452,6 +452,9 @@ class Applied:
             ct = scenario.cyclictest
             update["cyclictest"] = ct.model_copy(
                 update={"args": [*ct.args, f"-a{cpu_list(self.isolated)}"]})
+            # The same CPUs when rtla timerlat measures instead (tool: timerlat).
+            update["timerlat"] = scenario.timerlat.model_copy(
+                update={"cpus": cpu_list(self.isolated) or None})
         if self.profile.pin.loads:
             update["loads"] = [ld.model_copy(update={
                 "argv": ["taskset", "-c", cpu_list(self.housekeeping), *ld.argv]})

@@ -115,10 +115,15 @@ def missing(tracefs: Path = Path("/sys/kernel/tracing")) -> str | None:
     except OSError:
         return (f"the running kernel has no tracefs at {tracefs} (CONFIG_FTRACE off, or not "
                 "mounted): neither rtla timerlat nor cyclictest's breaktrace can trace here")
-    if "timerlat" not in tracers:
-        return (f"the running kernel has no timerlat tracer (available: "
-                f"{' '.join(tracers) or 'none'}): CONFIG_TIMERLAT_TRACER is needed")
-    return None
+    return lacking(" ".join(tracers), "the running kernel")
+
+
+def lacking(tracers: str, kernel: str) -> str | None:
+    """Why ``kernel`` with these available_tracers cannot run timerlat, or None when it can."""
+    if "timerlat" in tracers.split():
+        return None
+    return (f"{kernel} has no timerlat tracer (available: {' '.join(tracers.split()) or 'none'})"
+            ": CONFIG_TIMERLAT_TRACER is needed")
 
 
 def trace(stdout: Path, stderr: Path, rc: int | None, *, threshold_us: float, cap_s: int,
@@ -127,10 +132,8 @@ def trace(stdout: Path, stderr: Path, rc: int | None, *, threshold_us: float, ca
     result refers to them). ``tracers`` is the guest's available_tracers, None when unknown."""
     base = {"tool": TOOL, "version": version, "threshold_us": threshold_us, "cap_s": cap_s,
             "raw": raw}
-    if tracers is not None and "timerlat" not in tracers.split():
-        return Trace(**base, breached=False,
-                     note="the guest kernel has no timerlat tracer (available: "
-                          f"{tracers.strip() or 'none'}): CONFIG_TIMERLAT_TRACER is needed")
+    if tracers is not None and (why := lacking(tracers, "the guest kernel")):
+        return Trace(**base, breached=False, note=why)
     text = _read(stdout)
     breaches = parse(text)
     if breaches:
