@@ -20,10 +20,10 @@ def schema_of(model: type[BaseModel], schema_id: str) -> dict[str, Any]:
 
 def main() -> None:
     # The models import schema_of from here: import them only when writing the files.
-    from rtgate import result
+    from rtgate import bisectdoc, result
     from rtgate.gate import thresholds
 
-    for module in (result, thresholds):
+    for module in (result, thresholds, bisectdoc):
         result.write_atomic(module.SCHEMA_FILE, json.dumps(module.json_schema(), indent=2) + "\n")
         print(module.SCHEMA_FILE)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from rtgate.errors import Exit, InputError
 from rtgate.gate import infrarecord
-from rtgate.report import compare, site
+from rtgate.report import bisectpage, compare, site
 from rtgate.report.history import CLOCK_SKEW, History, publication_order
 from rtgate.report.judge import Judge
 from rtgate.report.provenance import OPTIONS, stated
@@ -36,6 +36,11 @@ nothing is merged or written, exit 2.
 
 Runs that measured nothing because the lab failed (the pipeline's infra.json records below
 a directory given) are listed on the index page; they never enter the history.
+
+A bisect (`rtgate bisect`'s bisect.json, given or below a directory given) gets a page linked
+from the index: its outcome and culprit as the bisect recorded them, the evidence of each step,
+and the steps' ab.json and ab.md (as text) found below its directory. Bisects are published
+from the inputs given, never stored in the history.
 
 exit codes: 0 the site was written (whatever the verdicts: `rtgate check` is the gate),
   2 usage or input error (unreadable result or thresholds file, a start in the future, bad
@@ -114,7 +119,8 @@ def report_handler(args: argparse.Namespace) -> int:
     provenance = stated(options, os.environ)
     judge = Judge.from_file(args.thresholds)
     runs = collect(args.inputs) if args.inputs else []
-    for note in dict.fromkeys(n for run in runs for n in run.skipped):
+    bisects = bisectpage.collect(args.inputs)
+    for note in dict.fromkeys(n for item in (*runs, *bisects) for n in item.skipped):
         print(f"rtgate: {note}", file=sys.stderr)
     if args.history:
         history = History(args.history)
@@ -126,7 +132,7 @@ def report_handler(args: argparse.Namespace) -> int:
     else:
         runs = publication_order(runs, datetime.now(UTC))
     failures = [infra for _, infra in infrarecord.find(args.inputs)]
-    index = site.build(runs, args.out, judge, failures)
+    index = site.build(runs, args.out, judge, failures, bisects)
     print(index)
     return int(Exit.INCOMPLETE if failures else Exit.OK)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rtgate import bisectdoc
 from rtgate.errors import InputError
 from rtgate.gate import infrarecord
 from rtgate.report.provenance import Publication
@@ -55,8 +56,10 @@ def _first_link(home: Path, relative: Path) -> Path | None:
     return None
 
 
-def source_path(result_path: Path, recorded: str, skipped: list[str]) -> Path | None:
-    """Where a raw file named in ``sources`` is: as recorded, or where a history copy put it.
+def source_path(result_path: Path, recorded: str, skipped: list[str],
+                elsewhere: Path | None = None) -> Path | None:
+    """Where a raw file named in ``sources`` is: as recorded, or ``elsewhere`` below the result's
+    directory (by default where a history copy puts it, ``raw/NAME``).
 
     Only regular files inside the result's directory, reached through no symbolic link, count:
     a result naming ``/etc/shadow`` or a link to it must not get it published. A link on the
@@ -64,7 +67,7 @@ def source_path(result_path: Path, recorded: str, skipped: list[str]) -> Path | 
     """
     home = result_path.parent
     recorded_path = Path(recorded)
-    for relative in (_below(home, recorded_path), Path(RAW) / recorded_path.name):
+    for relative in (_below(home, recorded_path), elsewhere or Path(RAW) / recorded_path.name):
         if relative is None or ".." in relative.parts:
             continue
         if (link := _first_link(home, relative)) is not None:
@@ -96,12 +99,14 @@ def collect(paths: list[str | Path]) -> list[RunFiles]:
             hits = sorted(p for p in given.rglob(f"*{RESULT_NAME}")
                           if p.name == RESULT_NAME or p.name.endswith(f".{RESULT_NAME}"))
             # A directory of runs that all failed in the lab is not an empty input: its
-            # infra.json records are what the site shows then.
-            if not hits and not any(given.rglob(infrarecord.NAME)):
+            # infra.json records are what the site shows then; nor is a bisect's.
+            if not hits and not any(given.rglob(infrarecord.NAME)) and not any(
+                    given.rglob(bisectdoc.NAME)):
                 raise InputError(f"no {RESULT_NAME} below this directory", path=given)
             found += hits
         elif given.is_file():
-            found.append(given)
+            if given.name != bisectdoc.NAME:  # a bisect's page, not a run
+                found.append(given)
         else:
             raise InputError("no such file or directory", path=given)
     runs: dict[str, RunFiles] = {}

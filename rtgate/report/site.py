@@ -6,6 +6,7 @@
     SITE/runs/<run>/result.json      the downloads: the result and,
     SITE/runs/<run>/raw/NAME.txt     as text, its raw tool outputs
     SITE/plots/                      overlay and trend plots with their data files
+    SITE/bisect/<name>/index.html    one bisect: its outcome and evidence (report.bisectpage)
 
 Every link is relative, so the site works from ``file://`` and from any Pages sub-path. Every
 string from a result is escaped by the template engine: kernel strings are written by PR authors.
@@ -29,7 +30,7 @@ import jinja2
 
 from rtgate import __version__, paths
 from rtgate.gate.verdict import Infra, fmt
-from rtgate.report import plots
+from rtgate.report import bisectpage, plots
 from rtgate.report.files import publish, write_if_changed
 from rtgate.report.judge import Judge, Judged
 from rtgate.report.runs import RAW, RESULT_NAME, RunFiles
@@ -130,9 +131,11 @@ class Site:
         self.files: set[Path] = set()
         """Pages and downloads of this build, relative to ``out``."""
 
-    def build(self, runs: Iterable[RunFiles], failures: Sequence[Infra] = ()) -> Path:
+    def build(self, runs: Iterable[RunFiles], failures: Sequence[Infra] = (),
+              bisects: Sequence[bisectpage.BisectFiles] = ()) -> Path:
         """The site of these runs, given oldest publication first: the last of a key is its
-        latest; ``failures`` (runs the lab could not measure) are listed on the index."""
+        latest; ``failures`` (runs the lab could not measure) are listed on the index, and
+        each of ``bisects`` gets its page."""
         pages = [Page(r, r.summary, self.judge(r)) for r in runs]
         self.out.mkdir(parents=True, exist_ok=True)
         by_key: dict[tuple[str, str, str], list[Page]] = defaultdict(list)
@@ -140,6 +143,8 @@ class Site:
             by_key[page.summary.key].append(page)
         latest = [by_key[k][-1] for k in sorted(by_key)]
         run_contexts = [self._run(page) for page in pages]
+        bisect_pages = [(Path("bisect", name), self._bisect(Path("bisect", name), b))
+                        for name, b in zip(bisectpage.page_names(bisects), bisects, strict=True)]
         overlays = self._overlays(latest)
         groups = [self._trend(k, by_key[k]) for k in sorted(by_key)]
         plots.render(self.plots, self.out)
@@ -147,19 +152,23 @@ class Site:
 
         publish(paths.REPORTS / STYLE, self.out / STYLE)
         for page, context in zip(pages, run_contexts, strict=True):
-            self._write(f"{page.summary.dir}", "run.html", root="../../", **context)
+            self._write(Path("runs", page.summary.dir), "run.html", root="../../", **context)
+        for home, context in bisect_pages:
+            self._write(home, "bisect.html", root="../../", **context)
         self._write(None, "history.html", page="history", groups=groups)
         generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
         return self._write(None, "index.html", page="index", rows=latest, overlays=overlays,
-                           total=len(pages), generated=generated, failures=failures)
+                           total=len(pages), generated=generated, failures=failures,
+                           bisects=[{"href": f"{home.as_posix()}/index.html", **context}
+                                    for home, context in bisect_pages])
 
     def _prune(self) -> None:
         """Remove what an earlier build of this site left and this one does not publish (an
         --out re-used with other results, or written by an older rtgate): every file under
-        runs/ and plots/ is a page, plot or download of this build."""
+        runs/, bisect/ and plots/ is a page, plot or download of this build."""
         keep = self.files | {p.data for p in self.plots} | {
             o.relative_to(self.out) for p in self.plots for o in p.outputs(self.out)}
-        for area in ("runs", "plots"):
+        for area in ("runs", "bisect", "plots"):
             # Deepest first, so that a directory is emptied before it is looked at.
             for stale in sorted((self.out / area).rglob("*"), reverse=True):
                 if stale.is_dir() and not stale.is_symlink():
@@ -168,9 +177,10 @@ class Site:
                 elif stale.relative_to(self.out) not in keep:
                     stale.unlink()
 
-    def _write(self, run_dir: str | None, template: str, root: str = "", page: str = "",
+    def _write(self, home: Path | None, template: str, root: str = "", page: str = "",
                **context: Any) -> Path:
-        target = self.out / "runs" / run_dir / "index.html" if run_dir else self.out / template
+        """A page: ``home``/index.html, or the site's own ``template`` at its top."""
+        target = self.out / home / "index.html" if home else self.out / template
         html = self.templates.get_template(template).render(root=root, page=page, **context)
         write_if_changed(target, html)
         return target
@@ -178,6 +188,14 @@ class Site:
     def _publish(self, src: Path, dest: Path) -> None:
         publish(src, self.out / dest)
         self.files.add(dest)
+
+    def _bisect(self, home: Path, b: bisectpage.BisectFiles) -> dict[str, Any]:
+        """Copy a bisect's downloads and return its page's context."""
+        self.files.add(home / "index.html")
+        context, downloads = bisectpage.context(b)
+        for d in downloads:
+            self._publish(d.src, home / d.dest)
+        return context
 
     def _run(self, page: Page) -> dict[str, Any]:
         """Copy a run's downloads, plan its histogram, and return its page's context."""
@@ -329,7 +347,8 @@ def _num(value: float | None) -> str:
 
 
 def build(runs: Iterable[RunFiles], out: Path, judge: Judge,
-          failures: Sequence[Infra] = ()) -> Path:
-    """Write the site for these runs into ``out``; returns the path of its index page."""
-    return Site(out, judge).build(runs, failures)
+          failures: Sequence[Infra] = (),
+          bisects: Sequence[bisectpage.BisectFiles] = ()) -> Path:
+    """Write the site for these runs (and bisects) into ``out``; returns its index page."""
+    return Site(out, judge).build(runs, failures, bisects)
 
