@@ -175,6 +175,28 @@ def test_session_arms_events_and_puts_back_settings_that_were_not_the_defaults()
 
 @live
 @pytest.mark.integration
+def test_session_mounts_tracefs_when_absent_and_unmounts_it() -> None:
+    # In a mount namespace of its own, so the host keeps its tracefs mounted meanwhile.
+    script = ("from rtgate.trace import ftrace\n"
+              "assert not (ftrace.TRACEFS / 'trace_marker').exists()\n"
+              "assert ftrace.missing() is None\n"
+              "with ftrace.Session() as s:\n"
+              "    print(s.setup[0])\n"
+              "    print((ftrace.TRACEFS / 'tracing_on').read_text().strip())\n"
+              "print((ftrace.TRACEFS / 'trace_marker').exists())\n")
+    before = _tracing_settings()
+    proc = subprocess.run(
+        ["unshare", "-m", "--propagation", "private", "sh", "-c",
+         f"umount {ftrace.TRACEFS} && exec \"$0\" -c \"$1\"", sys.executable, script],
+        capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == [
+        f"mounted tracefs at {ftrace.TRACEFS} (unmounted afterwards)", "1", "False"]
+    assert _tracing_settings() == before
+
+
+@live
+@pytest.mark.integration
 def test_a_follow_up_run_that_does_not_break_says_so(tmp_path: Path) -> None:
     before = _tracing_settings()
     trace = breaktrace.run("idle", 1_000_000, 2, tmp_path, scale=None)

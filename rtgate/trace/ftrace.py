@@ -50,6 +50,8 @@ TAIL_LINES = 4000
 def missing(tracefs: Path = TRACEFS) -> str | None:
     """Why no ftrace session can be held here, or None when one can (tracefs mountable)."""
     if (tracefs / "trace_marker").exists():
+        if not os.access(tracefs / "tracing_on", os.W_OK):
+            return f"ftrace at {tracefs} is not writable by this user: breaktrace needs root"
         return None
     try:
         known = Path("/proc/filesystems").read_text()
@@ -57,6 +59,8 @@ def missing(tracefs: Path = TRACEFS) -> str | None:
         known = ""
     if "tracefs" not in known.split():
         return "the running kernel has no tracefs (CONFIG_FTRACE off): no ftrace to stop"
+    if os.geteuid() != 0:
+        return f"tracefs is not mounted at {tracefs} and only root can mount it"
     return None
 
 
@@ -78,8 +82,10 @@ class Session:
             self._mount()
             self._save()
             self._arm()
-        except BaseException:
+        except BaseException as exc:
             self.__exit__(None, None, None)
+            if isinstance(exc, OSError):
+                raise InfraError(f"cannot set up ftrace: {exc}", path=self.tracefs) from exc
             raise
         return self
 
