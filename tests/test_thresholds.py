@@ -222,3 +222,61 @@ def test_shipped_rpi5_budgets_agree_with_table_i() -> None:
     # The paper's stock kernel judged as if it were the RT kernel: its 36802 µs breaks the budget.
     against_rt = verdicts(stock_paper, rt)
     assert against_rt["max_us"] is Verdict.FAIL and against_rt["avg_us"] is Verdict.FAIL
+
+
+TOOLS = """\
+schema: rtgate/thresholds/v1
+budgets:
+  - {board: qemu-arm64, flavor: rt, scenario: "*", max_us: 1, avg_us: 1,
+     reason: "cyclictest's: the timerlat capture would fail it"}
+  - {board: qemu-arm64, flavor: rt, scenario: "*", tool: timerlat, max_us: 60000, avg_us: 1000,
+     reason: "timerlat's"}
+"""
+
+
+def _timerlat_result(tmp_path: Path) -> Path:
+    """A real rtla timerlat hist capture (qemu-arm64, rt, 20 s) through `rtgate parse`."""
+    out = tmp_path / "timerlat.json"
+    subprocess.run(
+        [sys.executable, "-m", "rtgate", "parse", str(ROOT / "tests/data/timerlat/rt-net.stdout"),
+         "-o", str(out), "--board", "qemu-arm64", "--virtual", "--scenario", "timerlat-net",
+         "--flavor", "rt", "--timerlat-limit", "20000"], check=True, cwd=ROOT, timeout=60)
+    return out
+
+
+def test_budgets_select_by_tool(tmp_path: Path) -> None:
+    """A timerlat result is judged by the timerlat budget only, a cyclictest result by the
+    cyclictest one, whatever their specificity; without a timerlat budget: no budget matches."""
+    path = write(tmp_path, TOOLS)
+    thresholds = load_thresholds(path)
+    timerlat = _timerlat_result(tmp_path)
+    budget = thresholds.for_result(load_result(timerlat))
+    assert budget is not None and budget.reason == "timerlat's"
+    cyclictest = thresholds.select("qemu-arm64", "rt", "net")
+    assert cyclictest is not None and cyclictest.tool == "cyclictest"
+    assert thresholds.select("qemu-arm64", "rt", "net", tool="timerlat") == budget
+
+    junit = str(tmp_path / "junit.xml")
+    judged = subprocess.run([sys.executable, "-m", "rtgate", "check", str(timerlat),
+                             "--thresholds", str(path), "--junit", junit],
+                            cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert judged.returncode == 0, judged.stdout + judged.stderr  # 52144 µs <= 60000 µs
+
+    only_cyclictest = tmp_path / "cyclictest-only.yml"
+    only_cyclictest.write_text(TOOLS.split("  - {board: qemu-arm64, flavor: rt, scenario: \"*\", "
+                                           "tool")[0])
+    unjudged = subprocess.run([sys.executable, "-m", "rtgate", "check", str(timerlat),
+                               "--thresholds", str(only_cyclictest), "--junit", junit],
+                              cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert unjudged.returncode == 2, unjudged.stdout + unjudged.stderr
+    assert "no budget matches" in unjudged.stdout + unjudged.stderr
+
+
+def test_tool_is_exact_and_part_of_the_budget_key(tmp_path: Path) -> None:
+    """No wildcard tool (one tool's budget never judges the other's numbers); the same key for
+    another tool is no duplicate, for the same tool it is."""
+    with pytest.raises(InputError, match="tool"):
+        load_thresholds(write(tmp_path, TOOLS.replace("tool: timerlat", 'tool: "*"')))
+    twice = TOOLS.replace("tool: timerlat, ", "")
+    with pytest.raises(InputError, match="a second budget"):
+        load_thresholds(write(tmp_path, twice))

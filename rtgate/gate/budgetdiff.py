@@ -97,10 +97,13 @@ def diff(old: Thresholds, new: Thresholds) -> list[Change]:
     changes: dict[tuple[object, object], Change] = {}
     # A budget may select a tuning profile: every profile named, and untuned results.
     profiles = sorted({b.profile for b in budgets} | {"none"})
-    for board, flavor, scenario, profile in product(boards, _FLAVORS, scenarios, profiles):
-        before = old.select(board, flavor, scenario, profile)
-        after = new.select(board, flavor, scenario, profile)
-        pair = (before.key if before else None, after.key if after else None)
+    # And each measuring tool's budgets apart (a budget judges only its own tool's results).
+    tools = sorted({b.tool for b in budgets})
+    for board, flavor, scenario, profile, tool in product(boards, _FLAVORS, scenarios, profiles,
+                                                          tools):
+        before = old.select(board, flavor, scenario, profile, tool)
+        after = new.select(board, flavor, scenario, profile, tool)
+        pair = ((*before.key, tool) if before else None, (*after.key, tool) if after else None)
         if pair in changes or (before is None and after is None):
             continue
         fields = _fields(before, after)

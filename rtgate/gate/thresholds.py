@@ -6,6 +6,11 @@ above the scenario (an exact board beats any flavor/scenario, then an exact flav
 scenario). Two budgets with the same key are refused when the file is loaded, so the choice is
 never ambiguous. The winning budget applies whole: fields are not inherited from wider budgets.
 
+A budget also names the measuring tool (``tool``, default ``cyclictest``), matched exactly and
+never by a wildcard: rtla timerlat's thread latency and cyclictest's are different quantities, so
+one tool's numbers are never judged by the other's budget. A v1 file without ``tool`` means what
+it meant: every budget in it is cyclictest's.
+
 The tail budget (``pwcet_us``) and the A/B test's parameters (``ab``) are optional blocks added to
 v1 without a version bump: every v1 file stays valid and means what it meant. An older rtgate
 refuses a file using them with "unknown key" (``extra="forbid"``), never by ignoring a budget.
@@ -29,6 +34,7 @@ WILDCARD = "*"
 
 Name = Annotated[str, StringConstraints(pattern=r"^(\*|[a-z0-9][a-z0-9._-]*)$")]
 Flavor = Literal["stock", "rt", "none", "voluntary", "preempt", "*"]
+ToolName = Literal["cyclictest", "timerlat"]
 Micros = Annotated[float, Field(gt=0)]
 Probability = Annotated[float, Field(gt=0, lt=1)]
 
@@ -72,6 +78,9 @@ class Budget(BaseModel):
     profile: Name = Field(WILDCARD, description=(
         'Tuning profile of the result (bench/tuning/NAME.yml; untuned results are "none") or '
         '"*", the default: weighs least when budgets are chosen.'))
+    tool: ToolName = Field("cyclictest", description=(
+        "The measuring tool whose results this budget judges (the result's tool.name); never a "
+        'wildcard. "timerlat": rtla timerlat hist, judged on its thread latency.'))
     max_us: Micros = Field(description="Worst observed latency must be <= this.")
     avg_us: Micros = Field(description="Mean latency must be <= this.")
     p99_us: Micros | None = Field(None, description="99th percentile must be <= this.")
@@ -94,16 +103,19 @@ class Budget(BaseModel):
     @property
     def label(self) -> str:
         tuned = "" if self.profile == WILDCARD else f"@{self.profile}"
-        return "/".join(self.key[:3]) + tuned
+        tool = "" if self.tool == "cyclictest" else f" ({self.tool})"
+        return "/".join(self.key[:3]) + tuned + tool
 
     @property
     def source(self) -> str:
         """``FILE:LINE`` of the budget, for reports that must say which rule judged a result."""
         return self._source
 
-    def matches(self, board: str, flavor: str, scenario: str, profile: str = "none") -> bool:
-        return all(mine in (WILDCARD, theirs) for mine, theirs in
-                   zip(self.key, (board, flavor, scenario, profile), strict=True))
+    def matches(self, board: str, flavor: str, scenario: str, profile: str = "none",
+                tool: str = "cyclictest") -> bool:
+        return self.tool == tool and all(
+            mine in (WILDCARD, theirs) for mine, theirs in
+            zip(self.key, (board, flavor, scenario, profile), strict=True))
 
     @property
     def specificity(self) -> int:
@@ -116,15 +128,16 @@ class Thresholds(BaseModel):
     schema_: Literal["rtgate/thresholds/v1"] = Field(alias="schema")
     budgets: list[Budget] = Field(min_length=1)
 
-    def select(self, board: str, flavor: str, scenario: str,
-               profile: str = "none") -> Budget | None:
+    def select(self, board: str, flavor: str, scenario: str, profile: str = "none",
+               tool: str = "cyclictest") -> Budget | None:
         """The most specific budget matching the names, or None when none does."""
-        matching = [b for b in self.budgets if b.matches(board, flavor, scenario, profile)]
+        matching = [b for b in self.budgets
+                    if b.matches(board, flavor, scenario, profile, tool)]
         return max(matching, key=lambda b: b.specificity, default=None)
 
     def for_result(self, result: Result) -> Budget | None:
         return self.select(result.board.name, flavor_of(result), result.scenario,
-                           profile_of(result))
+                           profile_of(result), result.tool.name)
 
 
 def flavor_of(result: Result) -> str:
@@ -142,13 +155,14 @@ def load_thresholds(path: str | Path = paths.THRESHOLDS) -> Thresholds:
         thresholds = Thresholds.model_validate(doc.data)
     except ValidationError as exc:
         raise doc.validation_error(exc) from exc
-    seen: dict[tuple[str, str, str, str], int] = {}
+    seen: dict[tuple[str, ...], int] = {}
     for i, budget in enumerate(thresholds.budgets):
         line = doc.line_of(("budgets", i))
-        if budget.key in seen:
+        key = (*budget.key, budget.tool)
+        if key in seen:
             raise doc.error(f"budgets.{i}: a second budget for {budget.label} "
-                            f"(first at line {seen[budget.key]})", ("budgets", i))
-        seen[budget.key] = line
+                            f"(first at line {seen[key]})", ("budgets", i))
+        seen[key] = line
         budget._source = f"{doc.path}:{line}"
     return thresholds
 
