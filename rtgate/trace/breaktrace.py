@@ -187,23 +187,26 @@ def run(scenario: str, threshold_us: float, cap_s: int, out: Path, *,
     spec, source = load_scenario(scenario)
     rawdir = (out / "raw").resolve()
     rawdir.mkdir(parents=True, exist_ok=True)
+    names: list[str] = []
     with tempfile.TemporaryDirectory(prefix="rtgate-breaktrace-") as tmp:
         staging = Path(tmp) / "raw"
         staging.mkdir()
-        with bench_cli.planned(spec, source, caps, duration_s=cap_s, rawdir=staging,
-                               scale=scale) as (plan, scratch):
-            armed = replace(plan, cyclictest=replace(
-                plan.cyclictest, argv=arm(plan.cyclictest.argv, threshold_us)))
-            with ftrace.Session() as session:
-                outcome = execute(armed, staging, scratch)
-                session.stop()
-                session.tail(staging / "ftrace.txt")
-            (staging / "ftrace-setup.txt").write_text("\n".join(session.setup) + "\n",
-                                                      encoding="utf-8")
-        names = []
-        for path in sorted(staging.iterdir()):
-            shutil.move(path, rawdir / f"trace-{path.name}")
-            names.append(f"raw/trace-{path.name}")
+        try:
+            with bench_cli.planned(spec, source, caps, duration_s=cap_s, rawdir=staging,
+                                   scale=scale) as (plan, scratch):
+                armed = replace(plan, cyclictest=replace(
+                    plan.cyclictest, argv=arm(plan.cyclictest.argv, threshold_us)))
+                with ftrace.Session() as session:
+                    outcome = execute(armed, staging, scratch)
+                    session.stop()
+                    session.tail(staging / "ftrace.txt")
+                (staging / "ftrace-setup.txt").write_text("\n".join(session.setup) + "\n",
+                                                          encoding="utf-8")
+        finally:
+            # A run that failed keeps what it wrote, too.
+            for path in sorted(staging.iterdir()):
+                shutil.move(path, rawdir / f"trace-{path.name}")
+                names.append(f"raw/trace-{path.name}")
     return trace(rawdir / "trace-cyclictest.stdout", rawdir / "trace-cyclictest.stderr",
                  rawdir / "trace-ftrace.txt", outcome.cyclictest_rc, threshold_us=threshold_us,
                  cap_s=cap_s, version=caps.version, raw=names)
