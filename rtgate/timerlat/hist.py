@@ -87,11 +87,13 @@ class _Reader:
     def __init__(self, path: Path, limit_us: int, bucket_us: int) -> None:
         self.path, self.limit_us, self.bucket_us = path, limit_us, bucket_us
         self.line_no = 0
-        self.all_lines: dict[str, int] = {}
-        """The line of each ALL summary line, for errors found once every line is read."""
+        self.lines: dict[str, int] = {}
+        """The line of each summary line ('over', 'count' ..., 'ALL count' ...), for errors
+        found once every line is read."""
 
-    def error(self, problem: str) -> InputError:
-        return InputError(f"line {self.line_no}: {problem}", path=self.path)
+    def error(self, problem: str, at: str | None = None) -> InputError:
+        line = self.lines[at] if at else self.line_no
+        return InputError(f"line {line}: {problem}", path=self.path)
 
     def read(self, lines: list[str]) -> tuple[list[_Column], dict[Context, dict[str, int | None]]]:
         it = iter(enumerate(lines, start=1))
@@ -139,10 +141,12 @@ class _Reader:
                 if count:
                     col.bins[index] = count
         overflows = self._ints(words[1:], len(columns), "'over:'")
+        self.lines["over"] = self.line_no
         for name in _SUMMARY:
             words = next_line(f"'{name}:'").split()
             if words[:1] != [f"{name}:"]:
                 raise self.error(f"expected '{name}:' after the histogram")
+            self.lines[name] = self.line_no
             for col, value in zip(columns, self._values(words[1:], len(columns), name),
                                   strict=True):
                 col.summary[name] = value
@@ -157,7 +161,7 @@ class _Reader:
             words = next_line(f"'{name}:' of ALL").split()
             if words[:1] != [f"{name}:"]:
                 raise self.error(f"expected '{name}:' of ALL")
-            self.all_lines[name] = self.line_no
+            self.lines[f"ALL {name}"] = self.line_no
             for context, value in zip(contexts, self._values(words[1:], len(contexts), name),
                                       strict=True):
                 every[context][name] = value
@@ -202,7 +206,7 @@ def parse(path: Path, *, limit_us: int | None = None, bucket_us: int | None = No
         _agree(reader, context, totals, printed)
         contexts[context] = Series(threads=members, totals=totals)
     if {c.context for c in columns} - set(every):
-        raise reader.error("'ALL:' leaves out a context the histogram has")
+        raise reader.error("'ALL:' leaves out a context the histogram has", "ALL count")
     sources = [SourceFile(path=str(path), sha256=hashlib.sha256(data).hexdigest(),
                           format="timerlat-hist")]
     thread = contexts.get("thread")
@@ -228,30 +232,31 @@ def _series(reader: _Reader, index: int, col: _Column, period_us: int | None) ->
     in_bins = sum(col.bins.values())
     if in_bins + over != count:
         raise reader.error(f"{label}: count {count}, but its histogram holds {in_bins} + "
-                           f"{over} over")
+                           f"{over} over", "count")
     if not count:
         if any(s[k] is not None for k in ("min", "avg", "max")):
-            raise reader.error(f"{label}: min/avg/max without a sample")
+            raise reader.error(f"{label}: min/avg/max without a sample", "min")
         histogram = Histogram(limit_us=reader.limit_us, bucket_us=reader.bucket_us)
         return Thread(thread=index, context=col.context, cpu=col.cpu, interval_us=period_us,
                       samples=0, histogram=histogram)
     low, avg, high = s["min"], s["avg"], s["max"]
     if low is None or avg is None or high is None or not low <= avg <= high:
-        raise reader.error(f"{label}: min/avg/max {low}/{avg}/{high} do not fit {count} samples")
+        raise reader.error(f"{label}: min/avg/max {low}/{avg}/{high} do not fit {count} "
+                           "samples", "avg")
     edge = reader.bucket_us
     if low < reader.limit_us and (not col.bins or min(col.bins) != low // edge * edge):
-        raise reader.error(f"{label}: min {low} µs is not in its lowest bin")
+        raise reader.error(f"{label}: min {low} µs is not in its lowest bin", "min")
     if over and high < reader.limit_us:
         raise reader.error(f"{label}: {over} over the limit of {reader.limit_us} µs, but max "
-                           f"{high} µs")
+                           f"{high} µs", "max")
     if not over and max(col.bins) != high // edge * edge:
-        raise reader.error(f"{label}: max {high} µs is not in its highest bin")
+        raise reader.error(f"{label}: max {high} µs is not in its highest bin", "max")
     mean, truncated = float(avg), True
     if edge == 1 and not over:
         total = sum(v * n for v, n in col.bins.items())
         if total // count != avg:
             raise reader.error(f"{label}: avg {avg} µs, but its histogram's mean is "
-                               f"{total / count:.2f} µs")
+                               f"{total / count:.2f} µs", "avg")
         mean, truncated = total / count, False
     histogram = Histogram(limit_us=reader.limit_us, bucket_us=edge,
                           buckets=sorted(col.bins.items()), overflows=over)
@@ -289,6 +294,5 @@ def _agree(reader: _Reader, context: Context, totals: Totals,
         mine["avg"] = math.floor(totals.avg_us)  # rtla's: the sum over the count, cut
     for name, value in mine.items():
         if printed[name] != (None if value is None else int(value)):
-            reader.line_no = reader.all_lines[name]
             raise reader.error(f"ALL {context} {name} {printed[name]}, but the CPUs' series give "
-                               f"{value if value is None else int(value)}")
+                               f"{value if value is None else int(value)}", f"ALL {name}")
