@@ -194,7 +194,8 @@ def run(scenario: str, threshold_us: float, cap_s: int, out: Path, *,
         try:
             with bench_cli.planned(spec, source, caps, duration_s=cap_s, rawdir=staging,
                                    scale=scale) as (plan, scratch):
-                armed = replace(plan, cyclictest=replace(
+                # cyclictest traces even a `tool: timerlat` scenario: breaktrace is its trigger.
+                armed = replace(plan, timerlat=None, cyclictest=replace(
                     plan.cyclictest, argv=arm(plan.cyclictest.argv, threshold_us)))
                 with ftrace.Session() as session:
                     outcome = execute(armed, staging, scratch)
