@@ -24,6 +24,13 @@ The search (like ``git bisect``, over prefixes):
 An interrupted bisect resumes from its state file: the log of every measurement made. The search
 is replayed against the log (a deterministic search asks for the same measurements in the same
 order) and only the first measurement not in the log goes to the board.
+
+The same determinism lets a publisher that did not run the bisect re-decide it (``--replay``): a
+pull request's bisect ran the PR's series on a lab board, so everything it wrote is untrusted
+data. The search runs again with a measure that re-decides step k from the rounds' result files
+in ``steps/NN_…/`` (``rtgate.ab.Gate.replay``, with the planned rounds fixed before the bisect
+began, ``--planned-rounds``), after checking that directory is the step the search asks for at
+that point. Its state file, ab.json, ab.md and bisect.json are never read.
 """
 
 from __future__ import annotations
@@ -39,13 +46,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from rich.console import Console
 
 from rtgate import paths
-from rtgate.ab import Gate, Side
+from rtgate.ab import Gate, Side, _at_least_3
 from rtgate.bench.cli import duration, scale
 from rtgate.board.spec import BoardSpec, load_board
-from rtgate.errors import Exit, InfraError, InputError
+from rtgate.errors import Exit, InfraError, InputError, RtgateError
 from rtgate.gate.markdown import cell, code
 from rtgate.gate.thresholds import Thresholds, load_thresholds
 from rtgate.kernel.build import build
@@ -304,7 +312,12 @@ _HEADLINE = {"confirmed": "❌ culprit found and confirmed", "nothing": "✅ not
              "unmeasured": "⚠️ no verdict: the ends could not be measured"}
 
 
-def markdown(doc: dict[str, Any]) -> str:
+_REPLAYED = ("Re-decided from the rounds' result files (`rtgate bisect --replay`): the "
+             "measuring job's verdicts, reports, state and times were not read.")
+
+
+def markdown(doc: dict[str, Any], *, replayed: bool = False) -> str:
+    """The report; ``replayed``: re-decided from the rounds, which took no board time here."""
     n = len(doc["patches"])
     lines = [f"## rtgate bisect: {_HEADLINE[doc['outcome']]} (exit {doc['exit']})", "",
              doc["why"], ""]
@@ -314,15 +327,35 @@ def markdown(doc: dict[str, Any]) -> str:
     if doc["skipped"]:
         lines += [f"Skipped (no build, no boot, or unknown at the step's cap): prefixes "
                   f"{', '.join(map(str, doc['skipped']))}", ""]
-    lines += ["| step | purpose | candidate | base | outcome | evidence | s |",
-              "| --- | --- | --- | --- | --- | --- | --- |"]
-    for i, s in enumerate(doc["steps"], start=1):
+    lines += _table(doc["steps"], n, replayed=replayed) + [""]
+    lines.append(f"{len(doc['steps'])} measurements. " + (_REPLAYED if replayed else
+                 f"{doc['measured_s']:.0f} s measured, {doc['elapsed_s']:.0f} s this session."))
+    return "\n".join(lines) + "\n"
+
+
+def _table(steps: list[dict[str, Any]], n: int, *, replayed: bool) -> list[str]:
+    lines = ["| step | purpose | candidate | base | outcome | evidence | s |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+    for i, s in enumerate(steps, start=1):
         m = s["measurement"]
         lines.append(f"| {i} | {s['purpose']} | {label(tuple(s['cand']), n)} | "
                      f"{label(tuple(s['base']), n)} | {m['outcome']} | {cell(m['summary'])} | "
-                     f"{s['seconds']:.0f} |")
-    lines += ["", f"{len(doc['steps'])} measurements, {doc['measured_s']:.0f} s measured, "
-              f"{doc['elapsed_s']:.0f} s this session."]
+                     f"{'—' if replayed else format(s['seconds'], '.0f')} |")
+    return lines
+
+
+def refused_markdown(error: RtgateError, steps: list[Step], n: int) -> str:
+    """A replay that stopped on its input: the error (untrusted text: the artifact's names) and
+    the steps re-decided before it. No outcome: nothing was concluded."""
+    headline = ("⚠️ input error: the bisect's rounds were refused, nothing was concluded"
+                if error.code is Exit.INPUT else
+                "🛠️ no verdict: the bisect's rounds end before it finished (the lab job's log "
+                "says why)")
+    lines = [f"## rtgate bisect: {headline} (exit {int(error.code)})", "",
+             code(error.oneline()), ""]
+    if steps:
+        lines += ["Re-decided before that:", ""]
+        lines += _table([asdict(s) for s in steps], n, replayed=True)
     return "\n".join(lines) + "\n"
 
 
@@ -332,12 +365,46 @@ _AB_OUTCOME = {"worse": WORSE, "budget": WORSE, "same": SAME, "better": BETTER,
                "undecided": UNKNOWN, "incomplete": SKIP}
 
 
+SKIPPED = "skipped.json"
+"""In a step's directory when no round was measured: the variant did not apply or build."""
+
+
+def step_dir(root: Path, number: int, base: Variant, cand: Variant, n: int) -> Path:
+    """Where step ``number`` (from 1) keeps its rounds: ROOT/steps/NN_<candidate>_vs_<base>."""
+    return root / "steps" / _slug(f"{number:02d} {label(cand, n)} vs {label(base, n)}")
+
+
+def _gate(spec: BoardSpec, flavor: str, scenarios: list[str], thresholds: Thresholds,
+          args: argparse.Namespace, out: Path, kernels: tuple[Path | None, Path | None],
+          console: Console) -> Gate:
+    """The A/B gate of one step: base (A) against candidate (B) into OUT."""
+    return Gate(spec, (Side("A", "base", kernels[0], None),
+                       Side("B", "candidate", kernels[1], None)),
+                [(flavor, s) for s in scenarios], thresholds,
+                argparse.Namespace(**{**vars(args), "out": out}), console)
+
+
+def _measurement(gate: Gate, detail: dict[str, Any]) -> Measurement:
+    """What a step's A/B gate, run or replayed, says of the candidate."""
+    doc = gate.to_json()
+    effects = [f"{d['flavor']}/{d['scenario']} {d['outcome']}: Δ {e['metric']} "
+               f"{e['delta_us']:+.0f} µs [{e['low_us']:+.0f}, {e['high_us']:+.0f}]"
+               for d in doc["decisions"] for e in d["effects"] if e["metric"] == d["headline"]]
+    base_ok = not any(v.side.role == "base" and v.evaluation.exit is Exit.BUDGET
+                      for v in gate.verdicts)
+    # A candidate over its budget, a round the lab failed: the gate's reason is the evidence.
+    summary = gate.why if gate.why and gate.outcome != "same" else "; ".join(effects)
+    return Measurement(_AB_OUTCOME[gate.outcome], summary, base_ok=base_ok,
+                       detail={**detail, "ab_outcome": gate.outcome, "pairs": gate.pairs})
+
+
 @dataclass
 class BoardMeasure:
     """measure(base, candidate) on a board: build both variants (the kernel cache and ccache make
     a repeated or neighbouring variant cheap), then the A/B gate's rounds until decided or the
     step's cap. A variant that does not build is skipped; one whose patch does not apply is
-    skipped with ``applies=False`` (the revert's test: patch(1) on the real tree tells)."""
+    skipped with ``applies=False`` (the revert's test: patch(1) on the real tree tells). Either
+    is recorded in the step's directory (skipped.json), for a replay."""
 
     spec: BoardSpec
     flavor: str
@@ -370,35 +437,88 @@ class BoardMeasure:
 
     def __call__(self, base: Variant, cand: Variant) -> Measurement:
         self.steps += 1
-        n = len(read_series(self.series))
-        out = self.args.out / "steps" / _slug(f"{self.steps:02d} {label(cand, n)} vs "
-                                              f"{label(base, n)}")
+        out = step_dir(self.args.out, self.steps, base, cand, len(read_series(self.series)))
         try:
             kernels = [self._build(v) for v in (base, cand)]
         except PatchError as exc:
-            return Measurement(SKIP, f"does not apply: {exc.oneline()}", applies=False)
+            return self._skipped(out, f"does not apply: {exc.oneline()}", applies=False)
         except (InputError, InfraError) as exc:
-            return Measurement(SKIP, f"does not build: {exc.oneline()}")
-        ab_args = argparse.Namespace(**{**vars(self.args), "out": out})
-        gate = Gate(self.spec, (Side("A", "base", kernels[0], None),
-                                Side("B", "candidate", kernels[1], None)),
-                    [(self.flavor, s) for s in self.scenarios], self.thresholds, ab_args,
-                    self.console)
+            return self._skipped(out, f"does not build: {exc.oneline()}", applies=True)
+        gate = _gate(self.spec, self.flavor, self.scenarios, self.thresholds, self.args, out,
+                     (kernels[0], kernels[1]), self.console)
         gate.run()
         out.mkdir(parents=True, exist_ok=True)
-        doc = gate.to_json()
-        write_atomic(out / "ab.json", json.dumps(doc, indent=2) + "\n")
+        write_atomic(out / "ab.json", json.dumps(gate.to_json(), indent=2) + "\n")
         write_atomic(out / "ab.md", gate.markdown())
-        effects = [f"{d['flavor']}/{d['scenario']} {d['outcome']}: Δ {e['metric']} "
-                   f"{e['delta_us']:+.0f} µs [{e['low_us']:+.0f}, {e['high_us']:+.0f}]"
-                   for d in doc["decisions"] for e in d["effects"] if e["metric"] == d["headline"]]
-        base_ok = not any(v.side.role == "base" and v.evaluation.exit is Exit.BUDGET
-                          for v in gate.verdicts)
-        # A candidate over its budget, a round the lab failed: the gate's reason is the evidence.
-        summary = gate.why if gate.why and gate.outcome != "same" else "; ".join(effects)
-        return Measurement(_AB_OUTCOME[gate.outcome], summary, base_ok=base_ok,
-                           detail={"ab": str(out / "ab.json"), "ab_outcome": gate.outcome,
-                                   "pairs": gate.pairs, "elapsed_s": gate.elapsed_s})
+        return _measurement(gate, {"ab": str(out / "ab.json"), "elapsed_s": gate.elapsed_s})
+
+    @staticmethod
+    def _skipped(out: Path, why: str, *, applies: bool) -> Measurement:
+        write_atomic(out / SKIPPED, json.dumps({"why": why, "applies": applies}) + "\n")
+        return Measurement(SKIP, why, applies=applies)
+
+
+class _Skipped(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    why: str = Field(max_length=4096)
+    applies: bool
+
+
+@dataclass
+class ReplayMeasure:
+    """measure(base, candidate) from the rounds a bisect left in SOURCE/steps/: step k must be
+    the directory the search asks for at step k, and is re-decided from its rounds' result files
+    with the plan fixed before the bisect began (``Gate.replay``). A step without rounds is
+    skipped only with its skipped.json (its reason quoted, never believed further); with no
+    directory at all the bisect stopped there, and no outcome is drawn."""
+
+    spec: BoardSpec
+    flavor: str
+    scenarios: list[str]
+    thresholds: Thresholds
+    args: argparse.Namespace
+    source: Path
+    n: int
+    used: list[Path] = field(default_factory=list)
+
+    def __call__(self, base: Variant, cand: Variant) -> Measurement:
+        number = len(self.used) + 1
+        home = step_dir(self.source, number, base, cand, self.n)
+        others = [p.name for p in self._entries() if p.name.startswith(f"{number:02d}_")
+                  and p.name != home.name]
+        if others:
+            raise InputError(f"{others[0]} is not step {number} of this bisect: the search asks "
+                             f"for {home.name} there: refused", path=home.parent)
+        if not home.exists() and not home.is_symlink():
+            raise InfraError(f"no {home.name}: the bisect's rounds end before step {number}",
+                             path=home.parent)
+        if home.is_symlink() or not home.is_dir():
+            raise InputError("not a directory the bisect wrote: refused", path=home)
+        self.used.append(home)
+        skipped = home / SKIPPED
+        if not any((home / side).exists() or (home / side).is_symlink() for side in "AB") \
+                and skipped.is_file() and not skipped.is_symlink():
+            try:
+                record = _Skipped.model_validate_json(skipped.read_bytes())
+            except ValidationError as exc:
+                raise InputError(f"unreadable: {exc.errors()[0]['msg']}", path=skipped) from exc
+            return Measurement(SKIP, record.why, applies=record.applies,
+                               detail={"step": home.name})
+        gate = _gate(self.spec, self.flavor, self.scenarios, self.thresholds, self.args, home,
+                     (None, None), Console(stderr=True, quiet=True))
+        gate.replay()
+        return _measurement(gate, {"step": home.name})
+
+    def _entries(self) -> list[Path]:
+        steps = self.source / "steps"
+        if steps.is_symlink():
+            raise InputError("a symbolic link where the bisect writes its steps: refused",
+                             path=steps)
+        return sorted(steps.iterdir()) if steps.is_dir() else []
+
+    def unused(self) -> list[str]:
+        """Step directories the search never asked for."""
+        return [p.name for p in self._entries() if p not in self.used]
 
 
 EPILOG = """\
@@ -410,8 +530,15 @@ confirmed: worse than its parent in --repeats measurements, and the bad end with
 good end (when that revert applies; otherwise the report says so).
 
 Outputs in OUT: state.json (the measurements so far: run the same command again to resume),
-steps/NN-…/ (each step's A/B rounds, ab.json, ab.md), variants/…/ (series and kernels),
-bisect.json (schema rtgate/bisect/v1) and bisect.md, also printed.
+steps/NN_…/ (each step's A/B rounds, ab.json, ab.md; skipped.json when it did not build),
+variants/…/ (series and kernels), bisect.json (schema rtgate/bisect/v1) and bisect.md, also
+printed.
+
+--replay DIR re-decides a finished bisect from the rounds in DIR/steps/ (a pull request's, from
+an artifact: untrusted data) and measures nothing: the same command with the same settings, and
+--planned-rounds as the bisect had it, writes bisect.json and bisect.md in OUT from them alone.
+A step directory that is not the one the search asks for is refused (exit 2, bisect.md says
+why); rounds that end before the bisect finished are no verdict (exit 3).
 
 exit codes:
   0  nothing to bisect: the whole series is same as (or better than) the good end
@@ -438,22 +565,46 @@ def handler(args: argparse.Namespace) -> int:
     if not 0 <= good < bad <= n:
         raise InputError(f"--good {good} --bad {bad}: need 0 <= good < bad <= {n} (patches in "
                          "the series)", path=args.series)
+    if args.replay is not None and args.planned_rounds is None:
+        raise InputError("--replay needs --planned-rounds, as the bisect had it: without a plan "
+                         "fixed before the first round its looks cannot be made again")
     thresholds = load_thresholds(args.thresholds)
     args.out.mkdir(parents=True, exist_ok=True)
+    scenarios = _scenarios(spec, args.scenarios)
     identity = {"series": [p.model_dump() for p in read_series(args.series)], "good": good,
-                "bad": bad, "board": spec.name, "flavor": args.flavor,
-                "scenarios": _scenarios(spec, args.scenarios), "repeats": args.repeats,
-                "round_duration_s": args.round_duration, "max_time_s": args.max_time,
+                "bad": bad, "board": spec.name, "flavor": args.flavor, "scenarios": scenarios,
+                "repeats": args.repeats, "round_duration_s": args.round_duration,
+                "max_time_s": args.max_time, "planned_rounds": args.planned_rounds,
                 "min_effect_us": args.min_effect_us, "alpha": args.alpha}
-    log = Log.open(args.out / "state.json", identity)
-    measure = BoardMeasure(spec, args.flavor, identity["scenarios"], args.series, thresholds,
-                           args, console, steps=len(log.steps))
-    result = Bisect(n, good, bad, measure, log, explicit_bad=args.bad is not None,
-                    repeats=args.repeats, progress=lambda line: console.print(line,
-                                                                              markup=False)).run()
+
+    def progress(line: str) -> None:
+        console.print(line, markup=False)
+
+    if args.replay is None:
+        log = Log.open(args.out / "state.json", identity)
+        measure: Measure = BoardMeasure(spec, args.flavor, scenarios, args.series, thresholds,
+                                        args, console, steps=len(log.steps))
+        result = Bisect(n, good, bad, measure, log, explicit_bad=args.bad is not None,
+                        repeats=args.repeats, progress=progress).run()
+    else:
+        # Nothing of the measuring job's own bookkeeping: no state file, no clock.
+        log = Log(None, identity)
+        replay = ReplayMeasure(spec, args.flavor, scenarios, thresholds, args, args.replay, n)
+        try:
+            result = Bisect(n, good, bad, replay, log, explicit_bad=args.bad is not None,
+                            repeats=args.repeats, progress=progress, clock=lambda: 0.0).run()
+            if unused := replay.unused():
+                raise InputError(f"{unused[0]} is not a step the search asks for (it ends after "
+                                 f"step {len(replay.used)}): refused", path=args.replay / "steps")
+        except RtgateError as exc:
+            text = refused_markdown(exc, log.steps, n)
+            (args.out / "bisect.json").unlink(missing_ok=True)
+            write_atomic(args.out / "bisect.md", text)
+            print(text)
+            raise
     doc = describe(args.series, {"board": spec.name, "flavor": args.flavor, **result})
     write_atomic(args.out / "bisect.json", json.dumps(doc, indent=2) + "\n")
-    text = markdown(doc)
+    text = markdown(doc, replayed=args.replay is not None)
     write_atomic(args.out / "bisect.md", text)
     print(text)
     print(f"bisect.json: {args.out / 'bisect.json'}\nbisect.md: {args.out / 'bisect.md'}")
@@ -484,9 +635,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
                    help="measurement per A/B round, e.g. 20s")
     p.add_argument("--step-time", dest="max_time", type=duration, required=True,
                    help="time cap of one step's A/B rounds, e.g. 10m: unknown (skipped) after")
+    p.add_argument("--planned-rounds", type=_at_least_3, metavar="N",
+                   help="rounds a side every step's alpha spending plans for, fixed before the "
+                        "first round (as `rtgate ab`; needed to --replay); default: what "
+                        "--step-time allows at each step's first pair's pace")
     p.add_argument("--repeats", type=int, default=2,
                    help="culprit-against-parent measurements that must all be worse (default 2)")
     p.add_argument("--out", type=Path, required=True, help="output directory (and state)")
+    p.add_argument("--replay", type=Path, metavar="DIR",
+                   help="measure nothing: re-decide the bisect whose rounds are in DIR/steps/ "
+                        "(e.g. a pull request's, from an artifact) into OUT")
     p.add_argument("--scale", type=scale, default=None, help="multiply load instances/streams")
     p.add_argument("--thresholds", type=Path, default=paths.THRESHOLDS, metavar="FILE")
     p.add_argument("--min-effect-us", type=_positive, metavar="US",
@@ -497,4 +655,4 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
                    help="where the kernels build (as `rtgate kernel build`)")
     p.add_argument("--cache-trust", dest="trust", choices=TRUST_DOMAINS,
                    help="the kernel cache's trust domain: untrusted for a pull request's series")
-    p.set_defaults(func=handler, planned_rounds=None)
+    p.set_defaults(func=handler)
