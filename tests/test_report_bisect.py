@@ -11,14 +11,17 @@ import json
 import shutil
 import subprocess
 import sys
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any, get_args
+from urllib.parse import unquote, urldefrag
 
 import jsonschema
 import pytest
 from test_bisect import DATA as SERIES_DIR
 from test_bisect import Model
 from test_bisect import bisect as search
+from test_bisect_replay import STEPS, lay_out, published, replay
 
 from rtgate import bisect as bisect_cli
 from rtgate import bisectdoc
@@ -63,6 +66,23 @@ def write_bisect(out: Path, model: Model, **culprit_fields: str) -> dict[str, An
     return doc
 
 
+class Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.targets: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.targets += [v for k, v in attrs if k in ("href", "src") and v]
+
+
+def broken_links(page: Path) -> list[str]:
+    """The page's links (href, src) to no file of the site."""
+    links = Links()
+    links.feed(page.read_text())
+    return [t for t in links.targets
+            if not (page.parent / unquote(urldefrag(t).url)).resolve().is_file()]
+
+
 def page_of(site: Path) -> Path:
     pages = sorted((site / "bisect").glob("*/index.html"))
     assert len(pages) == 1, pages
@@ -103,6 +123,7 @@ def test_a_bisect_alone_gets_a_page_linked_from_the_index(tmp_path: Path) -> Non
     assert json.loads((home / "bisect.json").read_text()) == doc
     assert (home / "bisect.md.txt").read_text() == (out / "bisect.md").read_text()
     assert f"{len(doc['steps'])} measurements" in html
+    assert broken_links(page) == [] and broken_links(site / "index.html") == []
 
 
 @pytest.mark.integration
@@ -119,6 +140,28 @@ def test_a_bisect_among_pipeline_results(tmp_path: Path) -> None:
     assert rtgate("report", inputs / "pipeline", "--out", site).returncode == 0
     assert not any((site / "bisect").rglob("*"))
     assert 'id="bisect-list"' not in (site / "index.html").read_text()
+
+
+@pytest.mark.integration
+def test_a_bisect_re_decided_from_real_rounds_among_their_results(tmp_path: Path) -> None:
+    """Real qemu-arm64 rounds laid out as a bisect of series-4 (test_bisect_replay), re-decided
+    by `rtgate bisect --replay`; the site of the rounds' results and the replayed bisect."""
+    artifact = lay_out(tmp_path / "artifact", STEPS)
+    assert replay(tmp_path, artifact, "--planned-rounds", "11").returncode == 1
+    doc, _ = published(tmp_path)
+    assert doc is not None
+    site = tmp_path / "site"
+    proc = rtgate("report", artifact, tmp_path / "published", "--out", site)
+    assert proc.returncode == 0, proc.stderr
+    index = (site / "index.html").read_text()
+    page = page_of(site)
+    assert f'href="{page.relative_to(site).as_posix()}"' in index and 'id="latest"' in index
+    html = page.read_text()
+    assert "culprit found and confirmed" in html and "Culprit: patch 3 of 4" in html
+    assert "0005-rtgate-planted-latency-on.patch" in html
+    assert html.count('class="step-row"') == len(STEPS) == len(doc["steps"])
+    assert "Δ p99.9 -570 µs [-10875, +9734]" in html  # the rounds' own effect
+    assert "max_us measured 1001278 µs" in html
 
 
 def test_a_step_file_outside_the_bisect_or_behind_a_link_is_not_published(
