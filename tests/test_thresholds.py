@@ -280,3 +280,15 @@ def test_tool_is_exact_and_part_of_the_budget_key(tmp_path: Path) -> None:
     twice = TOOLS.replace("tool: timerlat, ", "")
     with pytest.raises(InputError, match="a second budget"):
         load_thresholds(write(tmp_path, twice))
+
+
+def test_thresholds_diff_sees_each_tools_budgets(tmp_path: Path) -> None:
+    """Loosening the timerlat budget is reported (a diff over cyclictest's alone missed it)."""
+    old, new = tmp_path / "old.yml", tmp_path / "new.yml"
+    old.write_text(TOOLS)
+    new.write_text(TOOLS.replace("tool: timerlat, max_us: 60000", "tool: timerlat, max_us: 90000"))
+    proc = subprocess.run([sys.executable, "-m", "rtgate", "thresholds", "diff", str(old),
+                           str(new)], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == ("loosens   qemu-arm64/rt/* (timerlat): max_us 60000 → 90000 µs "
+                           "(+30000 µs, +50%)\n"), proc.stdout
