@@ -18,8 +18,10 @@ from rtgate.bench.plan import Params, make_plan
 from rtgate.bench.runner import Outcome
 from rtgate.bench.scenario import Scenario, load_scenario
 from rtgate.board import guestscript
+from rtgate.board.lava import LavaBoard
+from rtgate.board.spec import load_board
 from rtgate.cyclictest.version import parse_help
-from rtgate.errors import InputError
+from rtgate.errors import InfraError, InputError
 from rtgate.result import Percentile, load_result
 from rtgate.timerlat import hist
 from rtgate.timerlat.command import TimerlatSpec
@@ -212,3 +214,13 @@ def test_local_board_ends_exit_3_saying_what_the_kernel_lacks(tmp_path: Path) ->
     assert pipeline.returncode == 3, pipeline.stdout + pipeline.stderr
     infra = json.loads(next((tmp_path / "p").rglob("infra.json")).read_text())
     assert why in " ".join(json.dumps(infra).split()), infra
+
+
+def test_lava_board_refuses_a_timerlat_scenario(tmp_path: Path) -> None:
+    """Its initramfs has no rtla: an infrastructure failure naming the scenario, not a cyclictest
+    run in timerlat's place (or a run whose rtla is missing)."""
+    board = LavaBoard(load_board("lava-qemu"), tmp_path)
+    board.caps = parse_help(HELP.read_text())
+    with pytest.raises(InfraError, match="'timerlat-net' measures with timerlat"):
+        board._plan("timerlat-net", 10, None)
+    assert board._plan("net", 10, None).tool == "cyclictest"

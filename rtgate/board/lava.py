@@ -250,6 +250,11 @@ class LavaBoard(Board):
     def _plan(self, scenario_ref: str, duration_s: int, scale: float | None) -> Plan:
         assert self.caps is not None
         scenario, source = load_scenario(scenario_ref)
+        if scenario.tool != "cyclictest":
+            # Its initramfs has no rtla: never a cyclictest run in the scenario's tool's place.
+            raise InfraError(f"scenario {scenario.name!r} measures with {scenario.tool}, which "
+                             f"board {self.spec.name!r} cannot run (no rtla in its initramfs)",
+                             path=source)
         if self.opts.interval_us:
             test = scenario.cyclictest
             scenario = scenario.model_copy(update={"cyclictest": test.model_copy(
