@@ -14,7 +14,7 @@ import sys
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any, get_args
-from urllib.parse import unquote, urldefrag
+from urllib.parse import unquote, urldefrag, urlparse
 
 import jsonschema
 import pytest
@@ -22,6 +22,7 @@ from test_bisect import DATA as SERIES_DIR
 from test_bisect import Model
 from test_bisect import bisect as search
 from test_bisect_replay import STEPS, lay_out, published, replay
+from test_site import Browser, crawl
 
 from rtgate import bisect as bisect_cli
 from rtgate import bisectdoc
@@ -162,6 +163,39 @@ def test_a_bisect_re_decided_from_real_rounds_among_their_results(tmp_path: Path
     assert html.count('class="step-row"') == len(STEPS) == len(doc["steps"])
     assert "Δ p99.9 -570 µs [-10875, +9734]" in html  # the rounds' own effect
     assert "max_us measured 1001278 µs" in html
+
+
+@pytest.mark.integration
+def test_in_a_browser_the_bisect_page_runs_no_script_and_every_link_resolves(
+        tmp_path: Path) -> None:
+    """Headless Chromium (test_site's): hostile strings in the subject, the author, a step's
+    evidence and its ab.md stay text; the crawl from the index reaches the page and its files."""
+    marker = "window.rtgatePwned = true"
+    evil = f"<script>{marker}</script><img src=x onerror=\"{marker}\">"
+    out, site = tmp_path / "bisect", tmp_path / "site"
+    doc = write_bisect(out, Model({5: 500.0}), subject=evil, author=evil)
+    doc["steps"][0]["measurement"]["summary"] = evil
+    (out / "bisect.json").write_text(json.dumps(doc))
+    (Path(doc["steps"][0]["measurement"]["detail"]["ab"]).with_name("ab.md")).write_text(evil)
+    assert rtgate("report", out, "--out", site).returncode == 0
+    browser = Browser()
+    try:
+        pages = crawl(browser, (site / "index.html").as_uri(), lambda url: Path(unquote(
+            urlparse(url).path)))
+        page = page_of(site)
+        assert page.as_uri() in pages
+        for url in (site / "index.html").as_uri(), page.as_uri():
+            browser.goto(url)
+            assert browser.js("typeof window.rtgatePwned") == "undefined", url
+            assert browser.js("document.querySelectorAll('script, img[src=x]').length") == 0
+        assert browser.js("document.querySelector('#culprit-subject').textContent") == evil
+        assert browser.js("document.querySelector('#culprit-author').textContent") == evil
+        for href in browser.js("[...document.querySelectorAll('#steps a')].map(a => a.href)"):
+            browser.goto(href)
+            assert browser.js("typeof window.rtgatePwned") == "undefined", href
+            assert browser.js("document.contentType") == "text/plain", href
+    finally:
+        browser.close()
 
 
 def test_a_step_file_outside_the_bisect_or_behind_a_link_is_not_published(
