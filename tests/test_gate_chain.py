@@ -24,6 +24,7 @@ from steps import run
 ROOT = Path(__file__).resolve().parent.parent
 GATE = ROOT / ".github" / "workflows" / "latency-gate.yml"
 KERNEL_INPUTS = ROOT / ".github" / "actions" / "kernel-inputs" / "action.yml"
+HEAD_INPUTS = ROOT / ".github" / "actions" / "head-kernel-inputs" / "action.yml"
 RT = ROOT / "tests" / "data" / "results" / "paper-rpi5-rt-all-in.result.json"
 
 
@@ -88,7 +89,11 @@ def plan(origin: Path, tmp: Path, head: str) -> tuple[Path, subprocess.Completed
            "GATE_AB": "{}"}
     boards = run(GATE, "Boards to measure", cwd=clone, env=env)
     assert boards.returncode == 0, boards.stderr
-    return clone / "run-context", run(GATE, "Kernel inputs of the head commit, as data",
+    # The plan step's action (with its inputs as env), then the gate's own step after it.
+    read = run(HEAD_INPUTS, "Read the kernel inputs of the head commit", cwd=clone, env=env)
+    if read.returncode != 0:
+        return clone / "run-context", read
+    return clone / "run-context", run(GATE, "Gate inputs the head commit changes, as data",
                                       cwd=clone, env=env)
 
 

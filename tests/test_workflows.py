@@ -158,7 +158,7 @@ def test_evaluator_follows_github_semantics() -> None:
 def test_the_workflows_exist() -> None:
     names = {p.name for p in WORKFLOWS}
     assert {"ci.yml", "kernels.yml", "latency-pr.yml", "latency-gate.yml", "pages.yml",
-            "latency-report.yml"} <= names
+            "latency-report.yml", "latency-bisect.yml"} <= names
 
 
 @pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
@@ -193,12 +193,15 @@ def test_only_the_pages_deploy_job_writes_pages_or_mints_id_tokens() -> None:
 
 @pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
 def test_publishing_permissions_only_where_no_pull_request_code_runs(path: Path) -> None:
-    # A fork's token never has checks/pull-requests write: such jobs belong in workflow_run.
+    # A fork's token never has checks/pull-requests write: such jobs belong in workflow_run (or
+    # a maintainer's dispatch), GitHub-hosted, running no lab job's code.
     workflow = load(path)
     for name, job in jobs(workflow):
         writes = {s for s, level in granted(job.get("permissions")).items() if level == "write"}
         if writes & PUBLISHING_PERMISSIONS:
-            assert triggers(workflow) == {"workflow_run"}, f"{path.name}: job {name}"
+            assert triggers(workflow) <= {"workflow_run", "workflow_dispatch"}, \
+                f"{path.name}: job {name}"
+            assert runs_on(job) == ["ubuntu-latest"], f"{path.name}: job {name}"
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(GITHUB)))
@@ -241,8 +244,9 @@ def self_hosted_jobs() -> list[tuple[str, str, dict[str, Any]]]:
             if is_self_hosted(job)]
 
 
-def test_only_the_gate_runs_on_lab_runners() -> None:
-    assert [(w, j) for w, j, _ in self_hosted_jobs()] == [("latency-gate.yml", "gate")]
+def test_only_the_gate_and_the_bisect_run_on_lab_runners() -> None:
+    assert [(w, j) for w, j, _ in self_hosted_jobs()] == [("latency-bisect.yml", "bisect"),
+                                                          ("latency-gate.yml", "gate")]
 
 
 @pytest.mark.parametrize("workflow,name,job", self_hosted_jobs(),
@@ -250,17 +254,23 @@ def test_only_the_gate_runs_on_lab_runners() -> None:
 def test_lab_jobs_are_guarded(workflow: str, name: str, job: dict[str, Any]) -> None:
     labels = runs_on(job)
     assert labels[:3] == ["self-hosted", "linux", "rtgate-lab"]
-    assert "matrix.board" in labels[3]
+    board = labels[3]
+    assert board in ("${{ matrix.board }}", "${{ inputs.board }}")
 
-    # A fork's pull request reaches the runner only through a protected environment.
+    # A fork's pull request reaches the runner only through a protected environment; a
+    # bisect builds a pull request's series whoever it comes from.
     environment = job["environment"]
     expression = environment["name"] if isinstance(environment, dict) else environment
-    assert evaluate(expression, pull_request_context("someone/rtgate")) in PROTECTED_ENVIRONMENTS
-    assert evaluate(expression, pull_request_context("rtgate/rtgate")) == "lab-trusted"
+    if "${{" not in expression:
+        assert expression in PROTECTED_ENVIRONMENTS
+    else:
+        assert evaluate(expression, pull_request_context("someone/rtgate")) \
+            in PROTECTED_ENVIRONMENTS
+        assert evaluate(expression, pull_request_context("rtgate/rtgate")) == "lab-trusted"
 
-    # One job per board at a time, never cancelled half-way through a boot.
+    # One job per board at a time, whichever workflow: never cancelled half-way through a boot.
     concurrency = job["concurrency"]
-    assert "${{ matrix.board }}" in concurrency["group"]
+    assert concurrency["group"] == f"rtgate-board-{board}"
     assert concurrency["cancel-in-progress"] is False
     assert isinstance(job["timeout-minutes"], int)
 
@@ -301,6 +311,15 @@ GATE = GITHUB / "workflows" / "latency-gate.yml"
 PR_WORKFLOW = GITHUB / "workflows" / "latency-pr.yml"
 REPORT = GITHUB / "workflows" / "latency-report.yml"
 KERNEL_INPUTS = ("kernel/patches", "kernel/configs")
+
+
+HEAD_INPUTS_ACTION = "./.github/actions/head-kernel-inputs"
+
+
+def head_inputs_script() -> str:
+    """What the plan jobs run to read a head commit's kernel inputs."""
+    (only,) = load(ROOT / HEAD_INPUTS_ACTION[2:] / "action.yml")["runs"]["steps"]
+    return only["run"]
 
 
 def called(job: dict[str, Any]) -> Path | None:
@@ -377,13 +396,17 @@ def test_the_lab_job_checks_out_the_default_branch_only() -> None:
             if step.get("uses", "").startswith("actions/checkout@"):
                 assert "ref" not in step.get("with", {}), f"{name}: checks out another ref"
     # The head commit is named only by HEAD_SHA, and git reads nothing of it but the kernel
-    # inputs (archived), the names of changed files and its thresholds.yml (shown, not used).
-    plan_steps = {s.get("name"): s.get("run", "") for s in gate["jobs"]["plan"]["steps"]}
-    script = plan_steps["Kernel inputs of the head commit, as data"]
+    # inputs (archived, by the head-kernel-inputs action), the names of changed files and its
+    # thresholds.yml (shown, not used).
+    plan_steps = {s.get("name"): s for s in gate["jobs"]["plan"]["steps"]}
+    assert plan_steps["Kernel inputs of the head commit, as data"]["uses"] == HEAD_INPUTS_ACTION
+    script = (plan_steps["Gate inputs the head commit changes, as data"]["run"] + "\n"
+              + head_inputs_script())
     uses = [line.strip() for line in script.splitlines() if "HEAD_SHA" in line]
     allowed = ("git -c", "odd=$(git ls-tree -r \"$HEAD_SHA\" -- \"${kernel[@]}\" |",
                "git archive", "base=$(git merge-base", "git diff", "if ! git diff --quiet",
-               "git cat-file blob \"$HEAD_SHA:thresholds.yml\"")
+               "git cat-file blob \"$HEAD_SHA:thresholds.yml\"", "if ! [[ \"$HEAD_SHA\" =~",
+               "echo \"::error::not a commit: $HEAD_SHA\"")
     for line in uses:
         assert line.startswith(allowed), f"the head is used beyond its kernel inputs: {line}"
     assert 'kernel=(kernel/patches kernel/configs)' in script
@@ -412,7 +435,8 @@ def rtgate_invocations(path: Path) -> list[str]:
             and ("python" in line.lower() or line.strip().startswith("rtgate"))]
 
 
-@pytest.mark.parametrize("path", [GATE, REPORT, GITHUB / "workflows" / "pages.yml"],
+@pytest.mark.parametrize("path", [GATE, REPORT, GITHUB / "workflows" / "pages.yml",
+                                  GITHUB / "workflows" / "latency-bisect.yml"],
                          ids=lambda p: p.name)
 def test_rtgate_runs_isolated(path: Path) -> None:
     # -I: no user site-packages, no PYTHON* variables, no current directory on the path.

@@ -1,0 +1,154 @@
+"""latency-bisect.yml: a pull request's series bisected on a lab board, re-decided by the
+publisher (issue 13, under issue 10's rules).
+
+The rules every workflow follows (pins, permissions, no interpolation, lab guards) are
+tests/test_workflows.py's; here, what this one adds: the default branch only, the PR's series
+as data and its builds in the untrusted cache, and the publisher's own decision — its shell steps
+run on real rounds (tests/data/bisect/replay/) as the runner runs them."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+from steps import run
+from test_bisect_replay import STEPS, lay_out
+from test_workflows import evaluate, granted, head_inputs_script, load, runs_on
+
+ROOT = Path(__file__).resolve().parent.parent
+BISECT = ROOT / ".github" / "workflows" / "latency-bisect.yml"
+DATA = ROOT / "tests" / "data" / "bisect"
+
+
+def job(name: str) -> dict:
+    return load(BISECT)["jobs"][name]
+
+
+def script(job_name: str, step_name: str) -> str:
+    (found,) = [s for s in job(job_name)["steps"] if s.get("name") == step_name]
+    return found["run"]
+
+
+def test_only_a_dispatch_of_the_default_branch_runs_it() -> None:
+    workflow = load(BISECT)
+    assert set(workflow["on"]) == {"workflow_dispatch"}
+    condition = job("plan")["if"]
+    repo = {"repository": {"default_branch": "main"}}
+    assert evaluate(condition, {"github": {"ref_name": "main", "event": repo}})
+    assert not evaluate(condition, {"github": {"ref_name": "feature", "event": repo}})
+    # Nothing runs without the plan: the lab job needs it, the publisher needs it to succeed.
+    assert job("bisect")["needs"] == "plan"
+    assert "needs.plan.result == 'success'" in job("publish")["if"]
+    for name, j in workflow["jobs"].items():
+        for step in j["steps"]:
+            assert "ref" not in step.get("with", {}), f"{name} checks out another ref"
+
+
+def test_the_pull_request_is_read_as_data_and_built_untrusted() -> None:
+    plan = job("plan")
+    assert runs_on(plan) == ["ubuntu-latest"]
+    uses = [s.get("uses", "") for s in plan["steps"]]
+    assert "./.github/actions/head-kernel-inputs" in uses
+    assert "git archive" in head_inputs_script()
+    lab = job("bisect")
+    assert [s.get("uses", "").split("@")[0] for s in lab["steps"]] == [
+        "actions/checkout", "./.github/actions/preflight", "./.github/actions/kernel-inputs",
+        "", "./.github/actions/keep-results"]
+    measure = script("bisect", "Bisect the pull request's series")
+    assert 'export RTGATE_CACHE="${RTGATE_CACHE_PR:?' in measure
+    assert "export RTGATE_CACHE_TRUST=untrusted" in measure
+    assert '.github/rtgate bisect "${args[@]}" --runtime docker \\\n' \
+        '  --cache-trust untrusted --out "$out"' in measure
+    assert "RTGATE_CACHE_MAIN" not in measure and "--cache-trust trusted" not in measure
+    # The rounds alone go to the publisher.
+    keep = lab["steps"][-1]
+    assert keep["with"]["path"] == "${{ steps.bisect.outputs.dir }}/steps"
+    assert granted(lab["permissions"]) == {"contents": "read"}
+
+
+def test_only_the_github_hosted_publisher_may_comment() -> None:
+    writers = [n for n, j in load(BISECT)["jobs"].items()
+               if "write" in granted(j.get("permissions")).values()]
+    assert writers == ["publish"]
+    publish = job("publish")
+    assert runs_on(publish) == ["ubuntu-latest"]
+    assert granted(publish["permissions"]) == {"contents": "read", "pull-requests": "write"}
+    install = script("publish", "rtgate, installed from the default branch")
+    assert '-m pip install --quiet .' in install and "-e" not in install.split()
+
+
+def plan_args(tmp_path: Path, **inputs: str) -> subprocess.CompletedProcess[str]:
+    env = {"PATH": os.environ["PATH"], "GITHUB_OUTPUT": str(tmp_path / "output"),
+           "BOARD": "qemu-arm64", "FLAVOR": "stock", "SCENARIOS": "idle", "GOOD": "", "BAD": "",
+           "ROUND": "10s", "STEP": "5m", "PLANNED": "11", **inputs}
+    return run(BISECT, "The bisect's settings", cwd=tmp_path, env=env)
+
+
+def test_the_settings_are_checked_before_a_board_is_booked(tmp_path: Path) -> None:
+    for bad in ({"GOOD": "1 --thresholds /tmp/mine.yml"}, {"SCENARIOS": "idle --alpha 0.5"},
+                {"STEP": "1h; rm -rf /"}, {"FLAVOR": "evil"}):
+        proc = plan_args(tmp_path, **bad)
+        assert proc.returncode == 2 and "Input error" in proc.stdout, bad
+
+
+def publisher(tmp_path: Path, artifact: Path | None) -> tuple[subprocess.CompletedProcess[str],
+                                                              Path]:
+    """The plan's settings step, then the publisher's re-decide step as the runner runs them:
+    a default-branch checkout (this tree's bench/, the rounds' budget) with the pull request's
+    series laid over kernel/patches, the artifact downloaded to bisect/steps."""
+    assert plan_args(tmp_path).returncode == 0
+    output = (tmp_path / "output").read_text().splitlines()
+    (args,) = [line.removeprefix("args=") for line in output if line.startswith("args=")]
+    ws = tmp_path / "ws"
+    (ws / "kernel").mkdir(parents=True)
+    shutil.copytree(DATA, ws / "kernel" / "patches",
+                    ignore=shutil.ignore_patterns("replay", "series", "*.yml", "*.md"))
+    shutil.copy2(DATA / "series-4", ws / "kernel" / "patches" / "series")
+    shutil.copytree(ROOT / "bench", ws / "bench")
+    shutil.copy2(DATA / "replay" / "thresholds.yml", ws / "thresholds.yml")
+    if artifact is not None:
+        shutil.copytree(artifact / "steps", ws / "bisect" / "steps")
+    temp = tmp_path / "runner"
+    (temp / "run-context").mkdir(parents=True)
+    (temp / "run-context" / "context.json").write_text(
+        json.dumps({"pull_request": 7, "head_sha": "c" * 40}))
+    # The venv's interpreter: this suite's, which has rtgate.
+    python = temp / "venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    python.chmod(python.stat().st_mode | stat.S_IXUSR)
+    env = {"PATH": os.environ["PATH"], "BISECT_ARGS": args, "BOARD": "qemu-arm64",
+           "RTGATE_ROOT": str(ws), "RUNNER_TEMP": str(temp),
+           "GITHUB_STEP_SUMMARY": str(tmp_path / "summary"),
+           "GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "rtgate/rtgate",
+           "GITHUB_RUN_ID": "42"}
+    proc = run(BISECT, "Re-decide the bisect from its rounds", cwd=ws, env=env, timeout=300)
+    return proc, ws / "comment.md"
+
+
+def test_the_publisher_posts_what_it_decided_from_the_rounds(tmp_path: Path) -> None:
+    artifact = lay_out(tmp_path / "artifact", STEPS)
+    # The lab job's own words, in the artifact, say otherwise: never read.
+    for step in (artifact / "steps").iterdir():
+        (step / "ab.json").write_text(json.dumps({"outcome": "same", "exit": 0}))
+    proc, comment = publisher(tmp_path, artifact)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    text = comment.read_text()
+    assert text.startswith("<!-- rtgate-bisect -->\n")
+    assert f"at {'c' * 40} on qemu-arm64" in text
+    assert "culprit found and confirmed" in text
+    assert "Patch 3: `0005-rtgate-planted-latency-on.patch`" in text
+    assert (tmp_path / "summary").read_text() == text
+
+
+def test_no_artifact_is_no_verdict_not_a_pass(tmp_path: Path) -> None:
+    proc, comment = publisher(tmp_path, None)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    text = comment.read_text()
+    assert "no verdict: the bisect's rounds end before it finished" in text
+    assert "culprit" not in text and "nothing to bisect" not in text
