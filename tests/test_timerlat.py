@@ -99,6 +99,9 @@ def _cut(tmp_path: Path, source: Path, lines: int) -> Path:
     (lambda t: t.replace("# Time unit is microseconds (us)", "# Time unit is nanoseconds (ns)"),
      2, "nanoseconds"),
     (lambda t: t.replace("\n19979 ", "\n19979x"), 3258, "a histogram row"),
+    # Not ASCII digits, and more digits than an unsigned long long: refused, not a crash.
+    (lambda t: t.replace("\n19979 ", "\n1997\u00b2 "), 3258, "a histogram row"),
+    (lambda t: t.replace("count:    16956", "count:    " + "9" * 30), 3260, "'count:' expected"),
 ])
 def test_malformed_or_cut_short_is_one_line_naming_file_and_line(
         tmp_path: Path, mutate: object, line: int, message: str) -> None:

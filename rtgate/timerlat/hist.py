@@ -68,6 +68,8 @@ _CONTEXTS: dict[str, Context] = {"IRQ": "irq", "Thr": "thread", "Usr": "user"}
 _SUMMARY = ("count", "min", "avg", "max")
 # Each context's totals under 'ALL:', with what rtla prints there.
 _ALL = re.compile(r"^ALL:((?:\s+(?:IRQ|Thr|Usr))+)\s*$")
+# rtla prints unsigned long longs: at most 20 ASCII digits (str.isdigit would take '²').
+_NUMBER = re.compile(r"^[0-9]{1,20}$")
 
 
 def looks_like(head: bytes) -> bool:
@@ -156,6 +158,8 @@ class _Reader:
         if not m:
             raise self.error("expected 'ALL:' and its contexts after the per-CPU summary")
         contexts: list[Context] = [_CONTEXTS[w] for w in m[1].split()]
+        if len(set(contexts)) != len(contexts):
+            raise self.error("a context appears twice after 'ALL:'")
         every: dict[Context, dict[str, int | None]] = {c: {} for c in contexts}
         for name in _SUMMARY:
             words = next_line(f"'{name}:' of ALL").split()
@@ -171,12 +175,12 @@ class _Reader:
         return columns, every
 
     def _ints(self, words: list[str], n: int, what: str) -> list[int]:
-        if len(words) != n or not all(w.isdigit() for w in words):
+        if len(words) != n or not all(_NUMBER.match(w) for w in words):
             raise self.error(f"{what}: expected {n} whole numbers, got {' '.join(words)[:80]!r}")
         return [int(w) for w in words]
 
     def _values(self, words: list[str], n: int, what: str) -> list[int | None]:
-        if len(words) != n or not all(w.isdigit() or (w == "-" and what != "count")
+        if len(words) != n or not all(_NUMBER.match(w) or (w == "-" and what != "count")
                                       for w in words):
             raise self.error(f"'{what}:' expected {n} values, got {' '.join(words)[:80]!r}")
         return [None if w == "-" else int(w) for w in words]
