@@ -93,7 +93,8 @@ def page_of(site: Path) -> Path:
 def test_a_bisect_alone_gets_a_page_linked_from_the_index(tmp_path: Path) -> None:
     out, site = tmp_path / "bisect", tmp_path / "site"
     doc = write_bisect(out, Model({5: 500.0}, broken={prefix(6)}), subject=HOSTILE)
-    proc = rtgate("report", out, "--out", site)
+    # The directory and its bisect.json: one bisect, one page.
+    proc = rtgate("report", out, out / "bisect.json", "--out", site)
     assert proc.returncode == 0, proc.stderr
     page = page_of(site)
     index = (site / "index.html").read_text()

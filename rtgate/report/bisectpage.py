@@ -88,14 +88,19 @@ def load(path: Path) -> BisectFiles:
 
 
 def collect(inputs: Sequence[Path]) -> list[BisectFiles]:
-    """Every bisect.json given, or found below a directory given, in path order."""
-    found = set()
+    """Every bisect.json given, or found below a directory given, in path order; one given
+    twice (itself and its directory) once."""
+    found: dict[Path, Path] = {}
     for given in inputs:
         if given.is_dir():
-            found.update(given.rglob(bisectdoc.NAME))
+            hits = sorted(given.rglob(bisectdoc.NAME))
         elif given.name == bisectdoc.NAME:
-            found.add(given)
-    return [load(p) for p in sorted(found)]
+            hits = [given]
+        else:
+            continue
+        for hit in hits:
+            found.setdefault(hit.resolve(), hit)
+    return [load(p) for p in sorted(found.values())]
 
 
 @dataclass(frozen=True)
@@ -159,7 +164,7 @@ def context(b: BisectFiles) -> tuple[dict[str, Any], list[Download]]:
     headline, tone = HEADLINE[doc.outcome]
     return {
         "b": doc, "headline": headline, "tone": tone, "steps": rows,
-        "series_name": Path(doc.series).name,
+        "series_name": Path(doc.series).name, "directory": b.path.parent.name,
         "skipped_prefixes": [label(tuple(range(1, k + 1)), n) for k in doc.skipped],
         "downloads": downloads,
     }, downloads
