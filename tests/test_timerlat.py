@@ -20,6 +20,7 @@ from rtgate.bench.scenario import Scenario, load_scenario
 from rtgate.board import guestscript
 from rtgate.board.lava import LavaBoard
 from rtgate.board.spec import load_board
+from rtgate.board.tuning import Applied, load_profile, parse_readback
 from rtgate.cyclictest.version import parse_help
 from rtgate.errors import InfraError, InputError
 from rtgate.result import Percentile, load_result
@@ -227,3 +228,17 @@ def test_lava_board_refuses_a_timerlat_scenario(tmp_path: Path) -> None:
     with pytest.raises(InfraError, match="'timerlat-net' measures with timerlat"):
         board._plan("timerlat-net", 10, None)
     assert board._plan("net", 10, None).tool == "cyclictest"
+
+
+def test_tuning_checks_timerlat_threads_on_the_isolated_cpus() -> None:
+    """A tuned timerlat run: rtla measures on the isolated CPUs (-c), and the affinity check
+    finds its kernel threads there (not "no cyclictest thread seen": incomplete for nothing)."""
+    applied = Applied(load_profile("isolated"), "qemu-arm64", 2)
+    scenario, _ = load_scenario("timerlat-net")
+    assert applied.pin(scenario).timerlat.cpus == "1"
+    rb = parse_readback("task\t40 40 2 1 timerlat/1\ntask\t50 50 1 0 iperf3\n")
+    checks = {c.setting: c for c in applied.verify_tasks(rb, ["iperf3"])}
+    assert checks["cyclictest-affinity"].status == "ok", checks["cyclictest-affinity"]
+    astray = parse_readback("task\t40 40 2 0 timerlat/0\ntask\t50 50 1 0 iperf3\n")
+    checks = {c.setting: c for c in applied.verify_tasks(astray, ["iperf3"])}
+    assert checks["cyclictest-affinity"].status == "failed"

@@ -402,8 +402,9 @@ class Applied:
 
     def verify_tasks(self, rb: dict[str, list[str]], loads: list[str],
                      root: int | None = None) -> list[TuningCheck]:
-        """cyclictest's measuring threads on the isolated CPUs, the loads on the housekeeping;
-        with ``root``, only that process's descendants count (a shared host runs others')."""
+        """The measuring threads (cyclictest's, or rtla timerlat's kernel threads ``timerlat/N``)
+        on the isolated CPUs, the loads on the housekeeping; with ``root``, only that process's
+        descendants count (a shared host runs others')."""
         rows = [p for line in rb.get("task", []) if len(p := line.split(" ", 4)) == 5]
         parent = {r[0]: r[2] for r in rows if r[0] == r[1]}
 
@@ -420,7 +421,8 @@ class Applied:
         checks = []
         pin = self.profile.pin
         if pin.cyclictest:
-            threads = [t for t in tasks if t[3] == "cyclictest" and t[0] != t[1]]
+            threads = [t for t in tasks if (t[3] == "cyclictest" and t[0] != t[1])
+                       or t[3].startswith("timerlat/")]
             want = set(self.isolated)
             wrong = [t for t in threads if t[2] is None or not t[2] <= want]
             checks.append(self._check(
