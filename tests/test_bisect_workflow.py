@@ -91,7 +91,7 @@ def plan_args(tmp_path: Path, **inputs: str) -> subprocess.CompletedProcess[str]
 
 def test_the_settings_are_checked_before_a_board_is_booked(tmp_path: Path) -> None:
     for bad in ({"GOOD": "1 --thresholds /tmp/mine.yml"}, {"SCENARIOS": "idle --alpha 0.5"},
-                {"STEP": "1h; rm -rf /"}, {"FLAVOR": "evil"}):
+                {"STEP": "1h; rm -rf /"}, {"FLAVOR": "evil"}, {"PLANNED": ""}):
         proc = plan_args(tmp_path, **bad)
         assert proc.returncode == 2 and "Input error" in proc.stdout, bad
 
