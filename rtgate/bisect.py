@@ -574,8 +574,10 @@ def handler(args: argparse.Namespace) -> int:
     identity = {"series": [p.model_dump() for p in read_series(args.series)], "good": good,
                 "bad": bad, "board": spec.name, "flavor": args.flavor, "scenarios": scenarios,
                 "repeats": args.repeats, "round_duration_s": args.round_duration,
-                "max_time_s": args.max_time, "planned_rounds": args.planned_rounds,
-                "min_effect_us": args.min_effect_us, "alpha": args.alpha}
+                "max_time_s": args.max_time, "min_effect_us": args.min_effect_us,
+                "alpha": args.alpha,
+                # Only when given: a state file of a bisect without a plan still resumes.
+                **({"planned_rounds": args.planned_rounds} if args.planned_rounds else {})}
 
     def progress(line: str) -> None:
         console.print(line, markup=False)

@@ -158,3 +158,25 @@ def test_a_symlinked_step_is_refused(tmp_path: Path) -> None:
     proc = replay(tmp_path, source, "--planned-rounds", "11")
     assert proc.returncode == 2, proc.stderr
     assert "not a directory the bisect wrote: refused" in proc.stderr
+
+
+def test_the_plan_is_part_of_the_bisects_identity(tmp_path: Path) -> None:
+    """A bisect's state resumes only under the plan it began with: rounds measured under
+    another plan would replay to other looks."""
+    from rtgate.kernel.patches import read_series
+
+    identity = {"series": [p.model_dump() for p in read_series(SERIES)], "good": 0, "bad": 4,
+                "board": "qemu-arm64", "flavor": "stock", "scenarios": ["idle"], "repeats": 2,
+                "round_duration_s": 10, "max_time_s": 300, "min_effect_us": None,
+                "alpha": None, "planned_rounds": 6}
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "state.json").write_text(json.dumps({"identity": identity, "steps": []}))
+    proc = subprocess.run(
+        [sys.executable, "-m", "rtgate", "bisect", "--board", "qemu-arm64", "--flavor", "stock",
+         "--series", str(SERIES), "--scenarios", "idle", "--round-duration", "10s",
+         "--step-time", "5m", "--planned-rounds", "8", "--out", str(out)],
+        capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert "the state file is of another bisect" in proc.stderr
+    assert not (out / "variants").exists()
