@@ -302,7 +302,9 @@ def judge(paths: list[Path], thresholds: Thresholds, *, allow_unbudgeted: bool) 
         if budget is None:
             outcomes.append(Unjudged(
                 path, f"{path}: no budget matches board={result.board.name} "
-                      f"flavor={flavor_of(result)} scenario={result.scenario}",
+                      f"flavor={flavor_of(result)} scenario={result.scenario}"
+                      + ("" if result.tool.name == "cyclictest" else
+                         f" tool={result.tool.name}"),
                 result=result, allowed=allow_unbudgeted))
         else:
             outcomes.append(evaluate(result, budget, path))
