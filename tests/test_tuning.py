@@ -66,9 +66,34 @@ def test_words_on_the_command_line_without_effect_fail_by_name() -> None:
     assert checks["irqaffinity"].status == "ok"
     assert checks["rt-throttling"].status == "ok"
     assert checks["governor"].status == "optional"  # no cpufreq under QEMU: allowed there
+    # Without NO_HZ_COMMON there is no timer_migration sysctl; the board's kernels now have it,
+    # so its absence is no longer excused on qemu-arm64.
+    assert checks["timer-migration"].status == "failed"
     # The same read-back on a board where the governor is not optional fails it.
     other = {c.setting: c for c in Applied(load_profile("isolated"), "rpi5", 2).verify(rb, "boot")}
     assert other["governor"].status == "failed"
+
+
+def test_the_board_kernel_with_isolation_takes_every_setting() -> None:
+    """Real guest read-backs of `rtgate pipeline --board qemu-arm64 --flavors rt --tuning
+    isolated` on the kernel built with CPU_ISOLATION, NO_HZ_FULL and RCU_NOCB_CPU: after boot
+    every setting is in effect but the two the virtual board cannot have (no cpufreq, no
+    cpuidle), and cyclictest's measuring thread ran on the isolated CPU."""
+    applied = Applied(load_profile("isolated"), "qemu-arm64", 2)
+    rb = parse_readback((DATA / "qemu-rt-isolated-boot.txt").read_text())
+    checks = {c.setting: c for c in applied.verify(rb, "boot")}
+    assert {s for s, c in checks.items() if c.status != "ok"} == {"governor", "cpu-dma-latency"}
+    assert all(checks[s].status == "optional" for s in ("governor", "cpu-dma-latency"))
+    assert checks["isolcpus"].actual == "1" and checks["nohz_full"].actual == "1"
+    assert checks["rcu_nocbs"].actual == "1"
+    assert checks["irq-affinity"].actual == "all movable; refused (per-CPU): 12"
+    run = parse_readback((DATA / "qemu-rt-isolated-run.txt").read_text())
+    [pinned] = applied.verify_tasks(run, [])
+    assert pinned.status == "ok" and pinned.actual == "1 threads, all there"
+    # The same read-back with the tick back on the isolated CPU fails nohz_full by name.
+    rb["nohz_full"] = [""]
+    failed = {c.setting: c for c in applied.verify(rb, "end")}["nohz_full"]
+    assert (failed.status, failed.actual) == ("failed", "none")
 
 
 def test_tasks_outside_their_cpus_fail() -> None:
