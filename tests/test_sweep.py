@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -9,8 +11,11 @@ from pathlib import Path
 import pytest
 
 from rtgate.board.base import KernelArtifacts
+from rtgate.kernel.cache import TRUST_ENV
+from rtgate.kernel.plan import make_plan
+from rtgate.kernel.runtime import get_runtime
 from rtgate.result import load_result
-from rtgate.sweep import Point, dynamic, page, plots_for, table
+from rtgate.sweep import Point, _build_note, dynamic, page, plots_for, static_builds, table
 
 DATA = Path(__file__).parent / "data" / "sweep"
 
@@ -54,6 +59,26 @@ def test_dynamic_from_the_version_banner(tmp_path: Path) -> None:
     assert dynamic(k)
     assert not dynamic(KernelArtifacts(dir=tmp_path, image=image, release="6.12.117",
                                        uts_version="#1 SMP Sun Nov 22 19:09:45 UTC 2026"))
+
+
+def test_time_saved_counts_only_the_static_builds_measured(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The saving is what the replaced static builds took when the kernel cache built them,
+    never a multiple of the dynamic build's time; one never built is named, not guessed."""
+    monkeypatch.setenv("RTGATE_CACHE", str(tmp_path))
+    monkeypatch.delenv(TRUST_ENV, raising=False)
+    entry = tmp_path / "kernels" / make_plan("qemu-arm64", "none", get_runtime("host")).cache_key
+    entry.mkdir(parents=True)
+    (entry / "metadata.json").write_text(json.dumps({"build_seconds": 512.3}))
+    args = argparse.Namespace(kernels=None, runtime="host", source=None, patches=None)
+    static = static_builds("qemu-arm64", ["none", "full", "rt"], args)
+    assert static == {"none": 512.3, "preempt": None}
+    note = _build_note({}, static, prebuilt=False)
+    assert ("one non-RT build instead of 2 static (none, preempt). Build time saved, as "
+            "measured: none 512 s; preempt not counted (no build of the same inputs recorded "
+            "in the kernel cache).") in note
+    prebuilt = argparse.Namespace(**{**vars(args), "kernels": tmp_path})
+    assert static_builds("qemu-arm64", ["none"], prebuilt) == {"none": None}
 
 
 @pytest.mark.parametrize(("argv", "message"), [
