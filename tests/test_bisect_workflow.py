@@ -4,7 +4,7 @@ publisher (issue 13, under issue 10's rules).
 The rules every workflow follows (pins, permissions, no interpolation, lab guards) are
 tests/test_workflows.py's; here, what this one adds: the default branch only, the PR's series
 as data and its builds in the untrusted cache, and the publisher's own decision — its shell steps
-run on real rounds (tests/data/bisect/replay/) as the runner runs them."""
+run on a real bisect's rounds (tests/data/bisect/replay/) as the runner runs them."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from steps import run
-from test_bisect_replay import STEPS, lay_out
+from test_bisect_replay import PLANNED, recorded
 from test_workflows import evaluate, granted, head_inputs_script, load, runs_on
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -85,7 +85,7 @@ def test_only_the_github_hosted_publisher_may_comment() -> None:
 def plan_args(tmp_path: Path, **inputs: str) -> subprocess.CompletedProcess[str]:
     env = {"PATH": os.environ["PATH"], "GITHUB_OUTPUT": str(tmp_path / "output"),
            "BOARD": "qemu-arm64", "FLAVOR": "stock", "SCENARIOS": "idle", "GOOD": "", "BAD": "",
-           "ROUND": "10s", "STEP": "5m", "PLANNED": "11", **inputs}
+           "ROUND": "20s", "STEP": "10m", "PLANNED": PLANNED, **inputs}
     return run(BISECT, "The bisect's settings", cwd=tmp_path, env=env)
 
 
@@ -132,7 +132,7 @@ def publisher(tmp_path: Path, artifact: Path | None) -> tuple[subprocess.Complet
 
 
 def test_the_publisher_posts_what_it_decided_from_the_rounds(tmp_path: Path) -> None:
-    artifact = lay_out(tmp_path / "artifact", STEPS)
+    artifact = recorded(tmp_path)  # the real bisect's output
     # The lab job's own words, in the artifact, say otherwise: never read.
     for step in (artifact / "steps").iterdir():
         (step / "ab.json").write_text(json.dumps({"outcome": "same", "exit": 0}))
