@@ -29,6 +29,7 @@ from rtgate import bisectdoc
 from rtgate.bisect import Measurement, Variant, describe, label, markdown, prefix
 
 REPORT_DATA = Path(__file__).parent / "data" / "report"
+CAPTURED = SERIES_DIR / "site" / "qemu-arm64-series-4"  # a real bisect's output (README there)
 HOSTILE = "<script>alert('bisect')</script> & <img src=x onerror=alert(1)>"
 N = 8
 
@@ -126,6 +127,28 @@ def test_a_bisect_alone_gets_a_page_linked_from_the_index(tmp_path: Path) -> Non
     assert (home / "bisect.md.txt").read_text() == (out / "bisect.md").read_text()
     assert f"{len(doc['steps'])} measurements" in html
     assert broken_links(page) == [] and broken_links(site / "index.html") == []
+
+
+def test_a_real_bisect_output_copied_elsewhere_keeps_its_evidence(tmp_path: Path) -> None:
+    """The output of a real qemu-arm64 bisect, its step files recorded under /tmp/bis4/."""
+    copy = tmp_path / "artifact" / "bisect"
+    shutil.copytree(CAPTURED, copy)
+    proc = rtgate("report", tmp_path / "artifact", "--out", tmp_path / "site")
+    assert proc.returncode == 0, proc.stderr
+    page = page_of(tmp_path / "site")
+    html = page.read_text()
+    assert "culprit found and confirmed" in html and "Culprit: patch 3 of 4" in html
+    assert "0005-rtgate-planted-latency-on.patch" in html
+    assert "max_us measured 1000268 µs, budget &lt;= 500000 µs" in html
+    assert "Δ p99 +105 µs [-16448, +16658]" in html
+    assert "633 s (10.5 min) measured" in html
+    steps = sorted((CAPTURED / "steps").iterdir())
+    assert html.count('class="step-row"') == len(steps) == 6
+    for i, step in enumerate(steps, start=1):
+        for name in ("ab.json", "ab.md"):
+            published = page.parent / "steps" / f"{i:02d}" / f"{name}.txt"
+            assert published.read_bytes() == (step / name).read_bytes()
+    assert broken_links(page) == []
 
 
 @pytest.mark.integration
