@@ -21,7 +21,7 @@ import pytest
 from test_bisect import DATA as SERIES_DIR
 from test_bisect import Model
 from test_bisect import bisect as search
-from test_bisect_replay import STEPS, lay_out, published, replay
+from test_bisect_replay import PLANNED, STEPS, published, recorded, replay
 from test_site import Browser, crawl
 
 from rtgate import bisect as bisect_cli
@@ -29,7 +29,6 @@ from rtgate import bisectdoc
 from rtgate.bisect import Measurement, Variant, describe, label, markdown, prefix
 
 REPORT_DATA = Path(__file__).parent / "data" / "report"
-CAPTURED = SERIES_DIR / "site" / "qemu-arm64-series-4"  # a real bisect's output (README there)
 HOSTILE = "<script>alert('bisect')</script> & <img src=x onerror=alert(1)>"
 N = 8
 
@@ -129,11 +128,11 @@ def test_a_bisect_alone_gets_a_page_linked_from_the_index(tmp_path: Path) -> Non
     assert broken_links(page) == [] and broken_links(site / "index.html") == []
 
 
-def test_a_real_bisect_output_copied_elsewhere_keeps_its_evidence(tmp_path: Path) -> None:
-    """The output of a real qemu-arm64 bisect, its step files recorded under /tmp/bis4/."""
-    copy = tmp_path / "artifact" / "bisect"
-    shutil.copytree(CAPTURED, copy)
-    proc = rtgate("report", tmp_path / "artifact", "--out", tmp_path / "site")
+def test_a_real_bisect_output_unpacked_elsewhere_keeps_its_evidence(tmp_path: Path) -> None:
+    """The output of a real qemu-arm64 bisect (test_bisect_replay's, its step files recorded
+    under /tmp/bis4/), its bisect.json given: the step files are found below it."""
+    source = recorded(tmp_path)
+    proc = rtgate("report", source / "bisect.json", "--out", tmp_path / "site")
     assert proc.returncode == 0, proc.stderr
     page = page_of(tmp_path / "site")
     html = page.read_text()
@@ -142,7 +141,7 @@ def test_a_real_bisect_output_copied_elsewhere_keeps_its_evidence(tmp_path: Path
     assert "max_us measured 1000268 µs, budget &lt;= 500000 µs" in html
     assert "Δ p99 +105 µs [-16448, +16658]" in html
     assert "633 s (10.5 min) measured" in html
-    steps = sorted((CAPTURED / "steps").iterdir())
+    steps = sorted((source / "steps").iterdir())
     assert html.count('class="step-row"') == len(steps) == 6
     for i, step in enumerate(steps, start=1):
         for name in ("ab.json", "ab.md"):
@@ -168,25 +167,30 @@ def test_a_bisect_among_pipeline_results(tmp_path: Path) -> None:
 
 
 @pytest.mark.integration
-def test_a_bisect_re_decided_from_real_rounds_among_their_results(tmp_path: Path) -> None:
-    """Real qemu-arm64 rounds laid out as a bisect of series-4 (test_bisect_replay), re-decided
-    by `rtgate bisect --replay`; the site of the rounds' results and the replayed bisect."""
-    artifact = lay_out(tmp_path / "artifact", STEPS)
-    assert replay(tmp_path, artifact, "--planned-rounds", "11").returncode == 1
-    doc, _ = published(tmp_path)
-    assert doc is not None
+def test_a_measured_and_a_replayed_bisect_among_the_rounds_results(tmp_path: Path) -> None:
+    """The real bisect as measured, and as `rtgate bisect --replay` re-decided it from its
+    rounds: a page each, beside the rounds' own results."""
+    source = recorded(tmp_path)
+    assert replay(tmp_path, source, "--planned-rounds", PLANNED).returncode == 1
+    replayed, _ = published(tmp_path)
+    assert replayed is not None
     site = tmp_path / "site"
-    proc = rtgate("report", artifact, tmp_path / "published", "--out", site)
+    proc = rtgate("report", source, tmp_path / "published", "--out", site)
     assert proc.returncode == 0, proc.stderr
     index = (site / "index.html").read_text()
-    page = page_of(site)
-    assert f'href="{page.relative_to(site).as_posix()}"' in index and 'id="latest"' in index
-    html = page.read_text()
-    assert "culprit found and confirmed" in html and "Culprit: patch 3 of 4" in html
-    assert "0005-rtgate-planted-latency-on.patch" in html
-    assert html.count('class="step-row"') == len(STEPS) == len(doc["steps"])
-    assert "Δ p99.9 -570 µs [-10875, +9734]" in html  # the rounds' own effect
-    assert "max_us measured 1001278 µs" in html
+    assert 'id="latest"' in index
+    pages = sorted((site / "bisect").glob("*/index.html"))
+    assert [p.parent.name for p in pages] == ["qemu-arm64-stock-published",
+                                              "qemu-arm64-stock-recorded"]
+    for page in pages:
+        assert f'href="{page.relative_to(site).as_posix()}"' in index
+        html = page.read_text()
+        assert "culprit found and confirmed" in html and "Culprit: patch 3 of 4" in html
+        assert html.count('class="step-row"') == len(STEPS) == len(replayed["steps"])
+        assert "Δ p99 +105 µs [-16448, +16658]" in html  # the rounds' own effect
+    # The replay measured nothing and left no A/B files of its own; the measured one did.
+    assert "steps/01/ab.md.txt" not in pages[0].read_text()
+    assert "steps/01/ab.md.txt" in pages[1].read_text()
 
 
 @pytest.mark.integration
