@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -141,3 +142,33 @@ def test_gate_writes_the_markdown_step_summary(gate_run: tuple[Case, int, str, P
     first = next(line for line in summary.splitlines() if line.strip())
     assert f"Summary - {first}" in log, \
         f"the job summary did not reach $GITHUB_STEP_SUMMARY: {first!r}\n{log[-4000:]}"
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(("board", "lab", "lava"), [
+    ("lava-qemu", [], [{"board": "lava-qemu", "kernel_board": "qemu-arm64"}]),
+    ("qemu-arm64", ["qemu-arm64"], [])])
+def test_the_plan_job_sends_a_lava_board_to_the_hosted_gate(
+        tmp_path: Path, board: str, lab: list[str], lava: list[dict[str, str]]) -> None:
+    """A dispatch's plan job under act (about a second): a `driver: lava` board goes to the
+    GitHub-hosted gate-lava matrix with the kernel it boots, a lab board to its controller's
+    gate matrix. The jobs themselves are not run here: gate-lava's Debian container and
+    kernels.yml's buildx need registries this machine cannot reach (tests/test_workflows.py
+    checks them statically; tests/test_lava.py runs the pipeline through a real LAVA lab)."""
+    act = shutil.which("act")
+    if act is None:
+        pytest.fail("act is not installed: run scripts/deps.sh ci (make test does)")
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"inputs": {"board": board, "scenarios": "", "duration": "",
+                                            "kernels": "artifacts"}}))
+    proc = subprocess.run(
+        [act, "workflow_dispatch", "-W", str(WORKFLOW), "-j", "plan", "-e", str(event),
+         *act_labels(), "--action-cache-path", str(tmp_path / "act-cache"),
+         "--action-offline-mode"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    log = proc.stdout + proc.stderr
+    assert proc.returncode == 0, log[-4000:]
+    outputs = dict(re.findall(r"::set-output:: (\w+)=(.*)$", log, re.MULTILINE))
+    assert json.loads(outputs["boards"]) == lab
+    assert json.loads(outputs["lava"]) == lava
+    assert json.loads(outputs["kernel_boards"]) == ["qemu-arm64"]
+    assert outputs["trust"] == "main"

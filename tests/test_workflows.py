@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -314,6 +315,24 @@ KERNEL_INPUTS = ("kernel/patches", "kernel/configs")
 
 
 HEAD_INPUTS_ACTION = "./.github/actions/head-kernel-inputs"
+VERDICT_ACTION = "./.github/actions/verdict"
+
+
+def verdict_script() -> str:
+    """What the gate jobs' Verdict step runs (the shared verdict action)."""
+    (only,) = load(ROOT / VERDICT_ACTION[2:] / "action.yml")["runs"]["steps"]
+    return only["run"]
+
+
+def evaluate_with_format(expression: str, context: dict[str, Any]) -> Any:
+    # format('{0}/x', a.b) on a context path: substituted before the evaluator sees it.
+    m = re.search(r"format\('([^']*)', ([\w.]+)\)", expression)
+    assert m, expression
+    value: Any = context
+    for part in m.group(2).split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    text = m.group(1).replace("{0}", str(value)).replace("'", "''")
+    return evaluate(expression.replace(m.group(0), f"'{text}'"), context)
 
 
 def head_inputs_script() -> str:
@@ -436,8 +455,9 @@ def rtgate_invocations(path: Path) -> list[str]:
 
 
 @pytest.mark.parametrize("path", [GATE, REPORT, GITHUB / "workflows" / "pages.yml",
-                                  GITHUB / "workflows" / "latency-bisect.yml"],
-                         ids=lambda p: p.name)
+                                  GITHUB / "workflows" / "latency-bisect.yml",
+                                  GITHUB / "actions" / "verdict" / "action.yml"],
+                         ids=lambda p: p.parent.name if p.name == "action.yml" else p.name)
 def test_rtgate_runs_isolated(path: Path) -> None:
     # -I: no user site-packages, no PYTHON* variables, no current directory on the path.
     calls = [c for c in rtgate_invocations(path) if "rtgate" in c.split("#")[0]
@@ -494,19 +514,22 @@ def test_gate_inputs_have_code_owners() -> None:
 
 # Threads cyclictest runs (-t: one per CPU) on each board the gate measures: the Pi 5's BCM2712
 # has 4 cores (bench/boards/rpi5.yml); the virtual Pi has options.smp; `local` at least one.
-THREADS = {"rpi5": 4, "qemu-arm64": 2, "local": 1}
+THREADS = {"rpi5": 4, "qemu-arm64": 2, "local": 1, "lava-qemu": 2}
 
 
 def seconds(text: str) -> float:
     return float(text[:-1]) * {"s": 1, "m": 60, "h": 3600}[text[-1]]
 
 
+def all_boards() -> set[str]:
+    return {p.stem for p in (ROOT / "bench" / "boards").glob("*.yml")}
+
+
 def lab_runner_boards() -> set[str]:
-    """The boards the lab gate runs on self-hosted runners: all but LAVA's, which a lab reaches
-    through its LAVA server (docs/lava.md; that gate job is not wired yet)."""
+    """The boards the lab gate runs on self-hosted runners: all but LAVA's, which the gate-lava
+    job reaches through their lab's LAVA server from a GitHub-hosted runner (docs/lava.md)."""
     from rtgate.board.spec import load_board
-    return {p.stem for p in (ROOT / "bench" / "boards").glob("*.yml")
-            if load_board(p.stem).driver != "lava"}
+    return {b for b in all_boards() if load_board(b).driver != "lava"}
 
 
 def test_a_healthy_boards_pr_gate_runs_long_enough_for_a_verdict() -> None:
@@ -519,7 +542,7 @@ def test_a_healthy_boards_pr_gate_runs_long_enough_for_a_verdict() -> None:
 
     durations = json.loads(load(GATE)["env"]["GATE_DURATIONS"])
     thresholds = load_thresholds(ROOT / "thresholds.yml")
-    assert set(durations) == lab_runner_boards()
+    assert set(durations) == all_boards()
     for board, duration in durations.items():
         spec = load_board(board)
         flavors = ["stock", "rt"] if spec.kernel_board else ["stock"]
@@ -564,10 +587,39 @@ def test_the_pr_gate_measures_mains_kernel_against_the_prs_with_rtgate_ab() -> N
     assert '--planned-rounds "$planned"' in run and '--out "$out"' in run
     # The step and the check judge the same way: the publisher replays the rounds with the
     # run context's plan, and undecided is its own outcome.
-    verdict = next(s for s in gate_steps() if s.get("id") == "verdict")["run"]
-    assert 'args+=(--context "$RUNNER_TEMP/run-context")' in verdict
-    assert "undecided) echo \"::error title=Undecided on $BOARD::" in verdict
-    assert "exit 4 ;;" in verdict
+    verdict = next(s for s in gate_steps() if s.get("id") == "verdict")
+    assert verdict["uses"] == VERDICT_ACTION
+    context = verdict["with"]["context"]
+    ctx = {"needs": {"plan": {"outputs": {"trust": "pr"}}}, "runner": {"temp": "/tmp/r"}}
+    assert evaluate_with_format(context, ctx) == "/tmp/r/run-context"
+    ctx["needs"]["plan"]["outputs"]["trust"] = "main"
+    assert not evaluate_with_format(context, ctx)
+    script = verdict_script()
+    assert 'if [ -n "$CONTEXT" ]; then args+=(--context "$CONTEXT"); fi' in script
+    assert "undecided) echo \"::error title=Undecided on $BOARD::" in script
+    assert "exit 4 ;;" in script
+
+
+@pytest.mark.parametrize(("event", "boards", "planned"), [
+    ("workflow_run", '["qemu-arm64","rpi5","local"]', {"qemu-arm64", "rpi5"}),
+    ("workflow_run", '["rpi5"]', {"rpi5"}),
+    ("push", '["qemu-arm64","rpi5"]', set())])
+def run_plan_step(tmp_path: Path, event: str, boards: str) -> subprocess.CompletedProcess[str]:
+    """The plan job's "Boards to measure" script, run on the default branch's checkout (its
+    boards' files) with the given lab boards; its outputs in tmp_path/output, the run context
+    in tmp_path/ctx."""
+    gate = load(GATE)
+    script = next(s["run"] for s in gate["jobs"]["plan"]["steps"] if s.get("id") == "boards")
+    env = {"PATH": os.environ["PATH"], "EVENT": event, "BOARD": "", "SCENARIOS": "",
+           "LAB_BOARDS": boards, "HEAD_SHA": "b" * 40, "CONTEXT": str(tmp_path / "ctx"),
+           "GATE_AB": gate["env"]["GATE_AB"], "GITHUB_OUTPUT": str(tmp_path / "output")}
+    return subprocess.run(["bash", "-euo", "pipefail", "-c", script], env=env, cwd=ROOT,
+                          capture_output=True, text=True)
+
+
+def step_outputs(tmp_path: Path) -> dict[str, str]:
+    lines = (tmp_path / "output").read_text().splitlines()
+    return dict(line.split("=", 1) for line in lines)
 
 
 @pytest.mark.parametrize(("event", "boards", "planned"), [
@@ -578,22 +630,14 @@ def test_only_a_pull_requests_context_carries_the_ab_plan(
         tmp_path: Path, event: str, boards: str, planned: set[str]) -> None:
     """The plan job's script, run: a pull request's context holds GATE_AB's plan of each of
     its boards that has one, as the publisher's Context model reads it; main's holds none."""
-    import subprocess
-
     from rtgate.gate.publish import Context
 
-    gate = load(GATE)
-    script = next(s["run"] for s in gate["jobs"]["plan"]["steps"] if s.get("id") == "boards")
-    out = tmp_path / "output"
-    env = {"PATH": os.environ["PATH"], "EVENT": event, "BOARD": "", "SCENARIOS": "",
-           "LAB_BOARDS": boards, "HEAD_SHA": "b" * 40, "CONTEXT": str(tmp_path / "ctx"),
-           "GATE_AB": gate["env"]["GATE_AB"], "GITHUB_OUTPUT": str(out)}
-    subprocess.run(["bash", "-euo", "pipefail", "-c", script], env=env, check=True,
-                   cwd=tmp_path)
+    proc = run_plan_step(tmp_path, event, boards)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
     context = Context.model_validate_json((tmp_path / "ctx" / "context.json").read_bytes())
     assert set(context.ab) == planned
     trust = "pr" if event == "workflow_run" else "main"
-    assert f"trust={trust}" in out.read_text().splitlines()
+    assert step_outputs(tmp_path)["trust"] == trust
 
 
 def test_the_ab_plan_is_the_publishers_and_its_first_look_can_decide() -> None:
@@ -612,6 +656,7 @@ def test_the_ab_plan_is_the_publishers_and_its_first_look_can_decide() -> None:
              for b, p in json.loads(load(GATE)["env"]["GATE_AB"]).items()}
     thresholds = load_thresholds(ROOT / "thresholds.yml")
     flavors = load(GATE)["jobs"]["gate"]["env"]["AB_FLAVORS"].split()
+    # LAVA boards are judged on their budgets alone: no A/B plan (docs/lava.md).
     assert set(plans) == {b for b in lab_runner_boards() if load_board(b).kernel_board}
     for board, plan in plans.items():
         spec = load_board(board)
@@ -623,3 +668,157 @@ def test_the_ab_plan_is_the_publishers_and_its_first_look_can_decide() -> None:
             assert samples >= (budget.min_samples or 0) * 1.05, (board, flavor, samples)
         rounds = plan.rounds * 2 * len(flavors) * len(spec.scenarios)
         assert plan.max_time_s >= rounds * plan.round_s, board
+
+
+# ---- issue 15: a board in a LAVA lab, gated from a GitHub-hosted runner ----------------------
+
+LAVA_TOKEN = "${{ secrets.RTGATE_LAVA_TOKEN }}"
+
+
+def lava_job() -> dict[str, Any]:
+    job: dict[str, Any] = load(GATE)["jobs"]["gate-lava"]
+    return job
+
+
+def without_cancelled(expression: str) -> str:
+    # !cancelled() is GitHub's status function: true in these contexts.
+    return expression.replace("!cancelled()", "true")
+
+
+def test_the_plan_sends_lava_boards_to_the_hosted_job_and_the_rest_to_their_controllers(
+        tmp_path: Path) -> None:
+    """Every shipped board, routed by the plan's script from its board file: `driver: lava`
+    to gate-lava with the kernel it boots, the others to their controllers; the run context
+    still names every board, so the publisher expects each one's gate-BOARD artifact."""
+    import json
+
+    from rtgate.board.spec import load_board
+    from rtgate.gate.publish import Context
+
+    everything = sorted(all_boards())
+    proc = run_plan_step(tmp_path, "workflow_run", json.dumps(everything))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    outputs = step_outputs(tmp_path)
+    specs = {b: load_board(b) for b in everything}
+    lava = [b for b in everything if specs[b].driver == "lava"]
+    assert lava, "no LAVA board ships: the routing is untested"
+    assert json.loads(outputs["boards"]) == [b for b in everything if b not in lava]
+    assert json.loads(outputs["lava"]) == [{"board": b, "kernel_board": specs[b].kernel_board}
+                                           for b in lava]
+    assert json.loads(outputs["kernel_boards"]) == sorted(
+        {s.kernel_board for s in specs.values() if s.kernel_board})
+    assert json.loads(outputs["lava_kernel_boards"]) == sorted(
+        {specs[b].kernel_board for b in lava})
+    context = Context.model_validate_json((tmp_path / "ctx" / "context.json").read_bytes())
+    assert context.boards == everything
+
+
+@pytest.mark.parametrize("boards", ['["../bench/boards/rpi5"]', '["no-such-board"]'])
+def test_the_plan_refuses_a_board_that_is_not_a_board_file(tmp_path: Path, boards: str) -> None:
+    proc = run_plan_step(tmp_path, "push", boards)
+    assert proc.returncode == 2 and "in bench/boards" in proc.stdout
+
+
+def test_the_lava_gate_job_is_github_hosted_behind_the_lab_approval() -> None:
+    job, lab_job = lava_job(), load(GATE)["jobs"]["gate"]
+    assert runs_on(job) == ["ubuntu-latest"] and not is_self_hosted(job)
+    # Same approval as a lab runner: a fork's pull request waits for a maintainer at `lab`
+    # (required reviewers) before the job, and its secret, exist at all.
+    assert job["environment"] == lab_job["environment"]
+    assert evaluate(job["environment"], pull_request_context("someone/rtgate")) \
+        in PROTECTED_ENVIRONMENTS
+    assert evaluate(job["environment"], pull_request_context("rtgate/rtgate")) == "lab-trusted"
+    assert granted(job["permissions"]) == {"contents": "read"}
+    assert job["concurrency"] == {"group": "rtgate-board-${{ matrix.board }}",
+                                  "cancel-in-progress": False}
+    assert isinstance(job["timeout-minutes"], int)
+    assert job["strategy"]["matrix"] == {"include": "${{ fromJSON(needs.plan.outputs.lava) }}"}
+    assert "plan" in job["needs"]
+    # Only when the plan routed a board here, and only after its kernels were built.
+    condition = without_cancelled(job["if"])
+
+    def runs(lava: str, kernels: str = "success", lava_kernels: str = "skipped") -> bool:
+        return bool(evaluate(condition, {"needs": {
+            "plan": {"result": "success", "outputs": {"lava": lava}},
+            "kernels": {"result": kernels}, "lava-kernels": {"result": lava_kernels}}}))
+
+    lava = '[{"board":"lava-qemu","kernel_board":"qemu-arm64"}]'
+    assert runs(lava) and runs(lava, "skipped", "success")
+    assert not runs("[]") and not runs(lava, "failure") and not runs(lava, "skipped", "failure")
+    # The lab gate no longer gets an empty matrix when every board is a LAVA one.
+    assert not evaluate(without_cancelled(lab_job["if"]), {"needs": {
+        "plan": {"result": "success", "outputs": {"boards": "[]"}},
+        "kernels": {"result": "skipped"}}})
+
+
+def test_the_lava_token_reaches_only_the_rtgate_step() -> None:
+    from rtgate.board.spec import load_board
+
+    job = lava_job()
+    step = next(s for s in job["steps"] if s.get("id") == "pipeline")
+    # The environment secret, in this step's env alone, under the name the boards read.
+    assert step["env"] == {"RTGATE_LAVA_TOKEN": LAVA_TOKEN}
+    for board in all_boards() - lab_runner_boards():
+        assert load_board(board).options.token_env == "RTGATE_LAVA_TOKEN", board
+    others = {**job, "steps": [s for s in job["steps"] if s is not step]}
+    assert "secrets." not in yaml.safe_dump(others)
+    # rtgate reads it from its environment: the script never names, prints or passes it on.
+    assert "RTGATE_LAVA_TOKEN" not in step["run"] and "set -x" not in step["run"]
+    assert ".github/rtgate pipeline" in step["run"]
+    # No other job of any workflow holds it.
+    holders = [(p.name, name) for p in WORKFLOWS for name, j in jobs(load(p))
+               if "secrets.RTGATE_LAVA_TOKEN" in yaml.safe_dump(j)]
+    assert holders == [("latency-gate.yml", "gate-lava")]
+
+
+def test_a_pull_requests_kernel_for_a_lava_board_is_built_without_the_token() -> None:
+    """No pull-request code runs where the token is: its kernel is built by kernels.yml (no
+    environment, no secret, read-only), from its kernel inputs laid over the default branch
+    before the builder image; gate-lava takes the built kernel as an artifact, as data."""
+    gate = load(GATE)
+    build = gate["jobs"]["lava-kernels"]
+    assert build["uses"] == "./.github/workflows/kernels.yml"
+    assert build["with"] == {"boards": "${{ needs.plan.outputs.lava_kernel_boards }}",
+                             "head-kernel-inputs": True}
+    assert granted(build["permissions"]) == {"contents": "read"}
+    assert "environment" not in build and "secrets" not in build
+
+    def builds(trust: str, boards: str) -> bool:
+        return bool(evaluate(build["if"], {"needs": {"plan": {"outputs": {
+            "trust": trust, "lava_kernel_boards": boards}}}}))
+
+    assert builds("pr", '["qemu-arm64"]')
+    assert not builds("main", '["qemu-arm64"]') and not builds("pr", "[]")
+    # kernels.yml: the head's inputs replace main's before the builder image copies kernel/.
+    kernels = load(GITHUB / "workflows" / "kernels.yml")
+    assert kernels["on"]["workflow_call"]["inputs"]["head-kernel-inputs"]["default"] is False
+    names = [s.get("name") for s in kernels["jobs"]["build"]["steps"]]
+    inputs = kernels["jobs"]["build"]["steps"][names.index("The pull request's kernel inputs")]
+    assert inputs["uses"] == "./.github/actions/kernel-inputs"
+    assert inputs["if"] == "${{ inputs.head-kernel-inputs }}"
+    assert names.index("The pull request's kernel inputs") < names.index(
+        "Builder image for this runner (from the GHA cache)")
+    # main's kernels for every board's kernel build target, LAVA boards' included.
+    assert gate["jobs"]["kernels"]["with"]["boards"] == "${{ needs.plan.outputs.kernel_boards }}"
+    # gate-lava: the default branch's checkout and the built kernel, nothing else of the head.
+    steps = lava_job()["steps"]
+    uses = [s.get("uses", "").split("@")[0] for s in steps if "uses" in s]
+    assert uses == ["actions/checkout", "./.github/actions/fetch-kernels",
+                    "./.github/actions/verdict", "./.github/actions/keep-results"]
+    fetch = next(s for s in steps if s.get("uses") == "./.github/actions/fetch-kernels")
+    assert fetch["with"]["board"] == "${{ matrix.kernel_board }}"
+
+
+def test_the_lava_gate_feeds_the_publisher_like_the_lab_gate() -> None:
+    from rtgate.gate.publish import ARTIFACT_PREFIX
+
+    gate = load(GATE)
+    for name in ("gate", "gate-lava"):
+        steps = gate["jobs"][name]["steps"]
+        keep = next(s for s in steps if s.get("uses") == "./.github/actions/keep-results")
+        assert keep["with"]["name"] == ARTIFACT_PREFIX + "${{ matrix.board }}", name
+        verdict = next(s for s in steps if s.get("id") == "verdict")
+        assert verdict["uses"] == VERDICT_ACTION, name  # one judge, one wording
+    download = next(s for s in load(REPORT)["jobs"]["publish"]["steps"]
+                    if s.get("name") == "Gate artifacts")
+    assert download["with"]["pattern"] == ARTIFACT_PREFIX + "*"
