@@ -1,8 +1,11 @@
-"""`rtgate bench`: measure the local board under a scenario's load and write DIR/result.json."""
+"""`rtgate bench`: measure the local board under a scenario's load and write DIR/result.json;
+with --trace-breach, the breaktrace follow-up run instead (what a remote board runs for its
+controller, which re-reads the raw trace files itself)."""
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import re
 import sys
@@ -18,15 +21,17 @@ from rtgate.bench.loads import free_port
 from rtgate.bench.plan import Params, Plan, make_plan, timeout_for
 from rtgate.bench.runner import execute
 from rtgate.bench.scenario import Scenario, load_scenario
-from rtgate.board.spec import board_path, load_board
+from rtgate.board.spec import BoardSpec, board_path, load_board
 from rtgate.cyclictest.version import Capabilities, detect
 from rtgate.errors import Exit, InfraError, InputError
 from rtgate.timerlat.command import TOOL as TIMERLAT
-from rtgate.trace import timerlat
+from rtgate.trace import breaktrace, explain, timerlat
 
 _DURATION = re.compile(r"^(\d+)([smhd]?)$")
 _UNIT_S = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 RAW_OUTPUTS = ("cyclictest.json", "cyclictest.hist", "cyclictest.stdout", "cyclictest.stderr")
+TRACE_CLAIMS = "trace.json"
+"""--trace-breach's own reading of its run, beside DIR/raw/trace-*."""
 
 EPILOG = """\
 Writes DIR/raw/ (cyclictest JSON, histogram, stdout/stderr; each load's stdout/stderr) and
@@ -40,6 +45,11 @@ exit codes:
   3  partial or degraded measurement (interrupted, a load exited early, cyclictest failed),
      or an infrastructure failure (a `tool: timerlat` scenario: this kernel has no timerlat
      tracer); the raw files and a result.json are kept where possible
+
+--trace-breach US does not measure: it runs the scenario's loads and its cyclictest armed with
+-b US --tracemark (ftrace set up and put back; root) for at most --duration, and writes
+DIR/raw/trace-* and DIR/trace.json; exit 0 when the trace run ran (broke or not), 3 when no
+trace could be taken here (no tracefs, not root: trace.json says why).
 """
 
 
@@ -75,11 +85,24 @@ def planned(scenario: Scenario, source: Path, caps: Capabilities, *, duration_s:
                          outdir=str(rawdir)), Path(scratch))
 
 
-def run(args: argparse.Namespace) -> int:
-    board = load_board(args.board)
+def _local(name: str) -> BoardSpec:
+    board = load_board(name)
     if board.driver != "local":
         raise InputError(f"board {board.name!r} uses the {board.driver!r} driver; `rtgate bench` "
                          "measures the local board", path=board_path(board.name))
+    return board
+
+
+def main(args: argparse.Namespace) -> int:
+    """`rtgate bench`: a measurement (run), or with --trace-breach the trace run."""
+    if args.trace_breach is None:
+        return run(args)
+    _local(args.board)
+    return _trace(args)
+
+
+def run(args: argparse.Namespace) -> int:
+    board = _local(args.board)
     scenario, source = load_scenario(args.scenario)
     if scenario.tool == TIMERLAT:
         # Never a cyclictest run in its place: the budget that judges it would be another tool's.
@@ -117,6 +140,30 @@ def run(args: argparse.Namespace) -> int:
     return int(Exit.OK if result.status == "complete" else Exit.INCOMPLETE)
 
 
+def _trace(args: argparse.Namespace) -> int:
+    trace = breaktrace.run(args.scenario, args.trace_breach, args.duration, args.out,
+                           scale=args.scale)
+    path = args.out / TRACE_CLAIMS
+    try:
+        # Even when no trace could be taken (and breaktrace wrote nothing): it says why.
+        args.out.mkdir(parents=True, exist_ok=True)
+        path.write_text(trace.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot write the trace's reading: {exc.strerror}", path=path) from exc
+    print(f"rtgate bench: {explain.paragraph(trace)} -> {path}", file=sys.stderr)
+    return int(Exit.OK if trace.raw else Exit.INCOMPLETE)
+
+
+def threshold(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"invalid threshold {text!r} (µs > 0)")
+    return value
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = subparsers.add_parser(
         "bench", help="measure latency with cyclictest under a scenario's load",
@@ -132,4 +179,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument("--flavor", help="kernel flavor label (default: rt if PREEMPT_RT, else stock)")
     p.add_argument("--scale", type=scale, default=None,
                    help="multiply load instances/streams (default: the scenario's scale)")
-    p.set_defaults(func=run)
+    p.add_argument("--trace-breach", type=threshold, metavar="US",
+                   help="instead of measuring: the breaktrace follow-up run, stopping at the "
+                        "first latency above US µs or after --duration")
+    p.set_defaults(func=main)

@@ -16,6 +16,12 @@ the board's tools against the sha256s pinned in the board file before every depl
 (``tooldigest.sh``), so a kernel that changed them on disk is caught before anything is measured
 with them again.
 
+``--trace-on-breach`` is cyclictest's breaktrace on the board (rtgate.trace.breaktrace, what the
+``local`` board runs): ``bench_command`` with ``--trace-breach US``, as root since it sets up
+ftrace, under the measurement's scenario with the peer's loads as measured. The controller
+parses the ``raw/trace-*`` files it pulls itself; the board's own reading of them is kept as data
+and lends a note only, when the board took no trace (a kernel without tracefs, say).
+
 A tuning profile (rtgate.board.tuning) rides on the same one-shot boot: its kernel words go into
 the slot's copy of ``cmdline.txt`` and its firmware lines into ``tryboot.txt``, so a tuned boot
 that goes wrong also falls back to the untouched known-good files. Its run-time writes are the
@@ -42,12 +48,13 @@ from pathlib import Path
 import yaml
 from rich.console import Console
 
+from rtgate.bench import cli as bench_cli
 from rtgate.bench.assemble import RunInfo, assemble
 from rtgate.bench.environment import preempt_rt
 from rtgate.bench.loads import LISTEN_TIMEOUT_S
 from rtgate.bench.plan import Params, Plan, timeout_for
 from rtgate.bench.runner import Outcome
-from rtgate.bench.scenario import load_scenario
+from rtgate.bench.scenario import Scenario, load_scenario
 from rtgate.board import tarsafe
 from rtgate.board.base import Board, KernelArtifacts, Measurement, RawRun
 from rtgate.board.guestenv import LoadReport
@@ -58,7 +65,8 @@ from rtgate.board.tuning import Applied, parse_readback, programs, recorded
 from rtgate.cyclictest.command import build
 from rtgate.cyclictest.version import Capabilities, parse_help
 from rtgate.errors import InfraError, InputError
-from rtgate.result import Result, Status, TuningCheck, load_result
+from rtgate.result import Result, Status, Trace, TuningCheck, load_result
+from rtgate.trace import breaktrace
 
 SLOT_MARK = ".rtgate-slot"
 """Marks a modules directory rtgate wrote, so it never overwrites a kernel someone installed."""
@@ -67,6 +75,9 @@ TOOLS = ("rtgate", "cyclictest", "stress-ng", "iperf3")
 """What a board measures with; each is checked when pinned, and named in a note when not."""
 CLAIMS = "bench-claims.json"
 """The board's own result.json, kept as data beside the controller's result (never judged)."""
+TRACE_CLAIMS = "trace-claims.json"
+"""The board's own reading of its trace run, kept as data; only its note is ever shown."""
+SAID_CHARS = 300
 _DIGEST_LINE = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._+-]*): ([0-9a-f]{64})\s+# (.*)$")
 _DIGEST_MISSING = re.compile(r"^\s*# ([A-Za-z0-9][A-Za-z0-9._+-]*): (.*)$")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
@@ -330,85 +341,79 @@ class Rpi5Board(Board):
             raise InfraError(f"{self.spec.name}: uname answered {lines!r}", path=self.ssh.log)
         return caps, RunningKernel(*lines[:3], lines[3].strip() if len(lines) > 3 else None)
 
-    def _wait_listening(self, port: int) -> None:
+    def _wait_listening(self, port: int, bench: subprocess.Popen[bytes]) -> None:
+        """Until something listens on the board's ``port``, or ``bench`` ended first."""
         pattern = f"^ *[0-9]+: [0-9A-F]+:{port:04X} [0-9A-F]+:[0-9A-F]+ 0A"
         deadline = time.monotonic() + LISTEN_TIMEOUT_S + 30
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline and bench.poll() is None:
             if self.ssh.run(f"grep -qE '{pattern}' /proc/net/tcp /proc/net/tcp6",
                             check=False).returncode == 0:
                 return
             time.sleep(0.5)
-        raise InfraError(f"nothing listens on {self.spec.name}:{port} for the peer's loads",
-                         path=self.ssh.log)
+        if bench.poll() is None:
+            raise InfraError(f"nothing listens on {self.spec.name}:{port} for the peer's loads",
+                             path=self.ssh.log)
 
-    def run(self, scenario: str, duration_s: int, out: Path, *, flavor: str | None = None,
-            scale: float | None = None) -> RawRun:
-        spec, source = load_scenario(scenario)
+    def _staged(self, spec: Scenario) -> tuple[Scenario, Scenario, str]:
+        """(the board's part of the scenario, the controller's part, the board's directory for
+        the run): the board's part pinned by a profile and uploaded into that fresh directory."""
         on_board, on_peer = split(spec, self.opts.peer, self.opts.peer.board_port)
         if self.tuned:
             on_board = self.tuned.pin(on_board)  # the controller's loads stay unpinned
-        # Under the kernel under test, right before it measures.
-        tools = self.verify_tools("before measuring")
-        caps, running = self._running()
-        out.mkdir(parents=True, exist_ok=True)
-        rawdir = (out / "raw").resolve()
-        # A previous run's files in the same OUT must not pass for this run's.
-        shutil.rmtree(rawdir, ignore_errors=True)
-        rawdir.mkdir()
-        (out / CLAIMS).unlink(missing_ok=True)
-        # The board's cyclictest writes where the plan says; the controller reads the same
-        # files here, so it, not the board, decides which raw files the run must leave.
-        plan = Plan(spec.name, source, build(on_board.cyclictest, caps, duration_s=duration_s,
-                                             outdir=str(rawdir), source=source),
-                    [], spec.warmup_s, duration_s, scale or spec.scale)
         remote = self.opts.remote_out.rstrip("/")
-        self.ssh.run(f"rm -rf {shlex.quote(remote)} && mkdir -p {shlex.quote(remote)}")
+        # Removed as root: a trace run (root) leaves root's files there. out/ is there from the
+        # start: a bench that fails before writing any output leaves it empty, not missing.
+        self.ssh.run(self._rm(remote))
+        self.ssh.run(f"mkdir -p {shlex.quote(remote)}/out")
         scenario_yml = yaml.safe_dump(on_board.model_dump(exclude_none=True), sort_keys=False)
         self.ssh.put_tree({f"{spec.name}.yml": scenario_yml.encode()}, remote)
+        return on_board, on_peer, remote
+
+    def _bench(self, remote: str, scenario: str, duration_s: int, scale: float | None) -> str:
+        """bench_command for the scenario staged in ``remote``, writing to ``remote``/out."""
         command = self.opts.bench_command.format(
-            scenario=shlex.quote(f"{remote}/{spec.name}.yml"), duration=duration_s,
+            scenario=shlex.quote(f"{remote}/{scenario}.yml"), duration=duration_s,
             out=shlex.quote(f"{remote}/out"))
-        if scale is not None:
-            command += f" --scale {scale:g}"
-        if flavor is not None:
-            command += f" --flavor {shlex.quote(flavor)}"
-        sampler_sh = None
-        if self.tuned:
-            pidfile = f"{remote}/{BENCH_PID}"
-            command = f"echo $$ >{shlex.quote(pidfile)}; {command}"
-            sampler_sh = f"{remote}/tuning-sample.sh"
-            self.ssh.put_tree({"tuning-sample.sh": sampler(
-                self.tuned, pidfile, spec.warmup_s + duration_s).encode()}, remote)
+        return command + (f" --scale {scale:g}" if scale is not None else "")
+
+    def _drive(self, command: str, what: str, spec: Scenario, on_peer: Scenario,
+               duration_s: int, scale: float | None, rawdir: Path, log: Path, *,
+               sampler_sh: str | None = None, samples: Path | None = None
+               ) -> tuple[int, PeerLoads]:
+        """``command`` (``what``) on the board in the background, with the peer's loads against
+        it once its servers listen (never, when it ends first; their outputs into ``rawdir``)
+        and, given ``sampler_sh``,
+        that script sampling the tasks' affinities into ``samples``; its exit status, once it
+        ended within the scenario's warm-up + ``duration_s`` + the run margin."""
         budget = spec.warmup_s + duration_s + self.opts.run_margin_s
-        outcome = Outcome(start=datetime.now(UTC))
         sampling = None
         with tempfile.TemporaryDirectory(prefix="rtgate-peer-") as scratch, \
-                open(out / "bench.log", "wb") as log:
+                open(log, "wb") as output:
             params = Params(cpus=controller_cpus(), port=self.opts.peer.board_port, tmpdir=scratch,
                             scale=scale or spec.scale, timeout_s=timeout_for(spec, duration_s))
             peer = PeerLoads(on_peer, params, rawdir, Path(scratch))
             self.ssh.note(f"$ {command}  (in the background)")
-            bench = subprocess.Popen(self.ssh.argv(command), stdout=log, stderr=log,
+            bench = subprocess.Popen(self.ssh.argv(command), stdout=output, stderr=output,
                                      stdin=subprocess.DEVNULL)
-            if sampler_sh:
+            if sampler_sh and samples:
                 # The tasks' real affinities, once cyclictest measures.
-                with open(out / "tuning-run.txt", "wb") as tasks:
+                with open(samples, "wb") as tasks:
                     sampling = subprocess.Popen(
                         self.ssh.argv(self.ssh.root(f"sh {shlex.quote(sampler_sh)}")),
-                        stdout=tasks, stderr=log, stdin=subprocess.DEVNULL)
-            status = self.console.status(f"{self.spec.name}: {spec.name}: rtgate bench "
+                        stdout=tasks, stderr=output, stdin=subprocess.DEVNULL)
+            status = self.console.status(f"{self.spec.name}: {spec.name}: {what} "
                                          f"({spec.warmup_s:g} s warm-up + {duration_s} s)")
             try:
                 status.start()
                 if peer.planned:
-                    self._wait_listening(self.opts.peer.board_port)
-                    peer.start()
+                    self._wait_listening(self.opts.peer.board_port, bench)
+                    if bench.poll() is None:
+                        peer.start()
                 deadline = time.monotonic() + budget
                 while (rc := bench.poll()) is None:
                     if time.monotonic() > deadline:
-                        raise InfraError(f"`rtgate bench` on {self.spec.name} still running "
-                                         f"after {budget:g} s; its log kept",
-                                         path=out / "bench.log")
+                        raise InfraError(f"`{what}` on {self.spec.name} still running after "
+                                         f"{budget:g} s; its log kept", path=log)
                     peer.watch()
                     time.sleep(0.2)
             finally:
@@ -421,10 +426,49 @@ class Rpi5Board(Board):
                         sampling.wait(timeout=30)
                     except subprocess.TimeoutExpired:
                         sampling.kill()
-        outcome.end = datetime.now(UTC)
         self.ssh.note(f"  bench exit {rc}")
-        if rc == 255:
-            raise InfraError(f"lost {self.spec.name} during the run", path=out / "bench.log")
+        if rc == SSH_FAILED:
+            raise InfraError(f"lost {self.spec.name} during `{what}`", path=log)
+        return rc, peer
+
+    def run(self, scenario: str, duration_s: int, out: Path, *, flavor: str | None = None,
+            scale: float | None = None) -> RawRun:
+        spec, source = load_scenario(scenario)
+        # Under the kernel under test, right before it measures.
+        tools = self.verify_tools("before measuring")
+        caps, running = self._running()
+        out.mkdir(parents=True, exist_ok=True)
+        rawdir = (out / "raw").resolve()
+        # A previous run's files in the same OUT must not pass for this run's.
+        shutil.rmtree(rawdir, ignore_errors=True)
+        rawdir.mkdir()
+        (out / CLAIMS).unlink(missing_ok=True)
+        on_board, on_peer, remote = self._staged(spec)
+        # The board's cyclictest writes where the plan says; the controller reads the same
+        # files here, so it, not the board, decides which raw files the run must leave.
+        plan = Plan(spec.name, source, build(on_board.cyclictest, caps, duration_s=duration_s,
+                                             outdir=str(rawdir), source=source),
+                    [], spec.warmup_s, duration_s, scale or spec.scale)
+        command = self._bench(remote, spec.name, duration_s, scale)
+        if flavor is not None:
+            command += f" --flavor {shlex.quote(flavor)}"
+        sampler_sh = None
+        if self.tuned:
+            pidfile = f"{remote}/{BENCH_PID}"
+            command = f"echo $$ >{shlex.quote(pidfile)}; {command}"
+            sampler_sh = f"{remote}/tuning-sample.sh"
+            self.ssh.put_tree({"tuning-sample.sh": sampler(
+                self.tuned, pidfile, spec.warmup_s + duration_s).encode()}, remote)
+        outcome = Outcome(start=datetime.now(UTC))
+        rc, peer = self._drive(command, "rtgate bench", spec, on_peer, duration_s, scale, rawdir,
+                               out / "bench.log", sampler_sh=sampler_sh,
+                               samples=out / "tuning-run.txt")
+        outcome.end = datetime.now(UTC)
+        if peer.planned and not peer.running:
+            # A measurement without the peer's loads is not the scenario's.
+            raise InfraError(f"`rtgate bench` on {self.spec.name} ended (exit {rc}) before its "
+                             "servers listened for the peer's loads; its log kept",
+                             path=out / "bench.log")
         self._fetch(f"{remote}/out", out)
         return RawRun(out=out, scenario=spec.name, flavor=flavor,
                       run_id=f"{self.spec.name}-{spec.name}-{outcome.start:%Y%m%dT%H%M%SZ}",
@@ -432,18 +476,65 @@ class Rpi5Board(Board):
                              "running": running, "tools": tools, "outcome": outcome,
                              "board_loads": on_board.loads})
 
-    def _fetch(self, remote_dir: str, out: Path) -> None:
-        """The board's output into OUT: its result.json as CLAIMS, and the regular files of its
-        raw/ — never over the controller's own files there (the peer's outputs)."""
+    def trace(self, scenario: str, threshold_us: float, cap_s: int, out: Path, *,
+              scale: float | None = None) -> Trace:
+        """cyclictest's breaktrace under the measurement's scenario, its board part run by
+        ``rtgate bench --trace-breach`` as root (it sets up ftrace), the peer's loads as
+        measured. The controller parses the raw trace files it pulls; the board's own reading
+        of them lends a note only, when the board took no trace."""
+        spec, _ = load_scenario(scenario)
+        self.verify_tools("before tracing")
+        caps, _ = self._running()
+        if not caps.supports("--tracemark"):
+            raise InfraError(f"{self.spec.name}: cyclictest {caps.version} has no --tracemark: "
+                             "no breaktrace", path=self.ssh.log)
+        rawdir = (out / "raw").resolve()
+        rawdir.mkdir(parents=True, exist_ok=True)
+        # A previous trace's files in the same OUT must not pass for this one's.
+        for old in rawdir.glob("trace-*"):
+            old.unlink()
+        (out / TRACE_CLAIMS).unlink(missing_ok=True)
+        _, on_peer, remote = self._staged(spec)
+        what = "rtgate bench --trace-breach"
+        command = f"{self._bench(remote, spec.name, cap_s, scale)} --trace-breach " \
+                  f"{float(threshold_us)!r}"
+        log = out / "trace-bench.log"
+        with tempfile.TemporaryDirectory(prefix="rtgate-trace-peer-") as tmp:
+            try:
+                rc, _ = self._drive(self.ssh.root(command), what, spec, on_peer, cap_s, scale,
+                                    Path(tmp), log)
+            finally:
+                # The peer's outputs named like the board's trace files; a failed run's too.
+                for path in sorted(Path(tmp).iterdir()):
+                    shutil.move(path, rawdir / f"trace-{path.name}")
+        self._fetch(f"{remote}/out", out, claims=bench_cli.TRACE_CLAIMS, keep_as=TRACE_CLAIMS,
+                    prefix="trace-")
+        names = [f"raw/{path.name}" for path in sorted(rawdir.glob("trace-*"))]
+        if (rawdir / "trace-cyclictest.stdout").is_file():
+            return breaktrace.parsed(rawdir, names, threshold_us=threshold_us, cap_s=cap_s,
+                                     version=caps.version)
+        if (said := _said(out / TRACE_CLAIMS)) is None:
+            raise InfraError(f"`{what}` on {self.spec.name} left no trace (exit {rc}); its log "
+                             "kept", path=log)
+        return Trace(tool=breaktrace.TOOL, version=caps.version, threshold_us=threshold_us,
+                     cap_s=cap_s, breached=False, raw=names,
+                     note=f"{self.spec.name} took no trace; it says: {said}")
+
+    def _fetch(self, remote_dir: str, out: Path, *, claims: str = "result.json",
+               keep_as: str = CLAIMS, prefix: str = "") -> None:
+        """The board's output into OUT: its own account (``claims``) as ``keep_as``, and the
+        regular files of its raw/ named ``prefix``… — never over the controller's own files
+        there (the peer's outputs, the measurement's)."""
         with tempfile.TemporaryDirectory(prefix="rtgate-board-out-") as tmp:
             staging = Path(tmp)
             self.ssh.get_tree(remote_dir, staging)
-            claims = staging / "result.json"
-            if claims.is_file() and not claims.is_symlink():
-                shutil.move(claims, out / CLAIMS)
+            account = staging / claims
+            if account.is_file() and not account.is_symlink():
+                shutil.move(account, out / keep_as)
             raw = staging / "raw"
             for f in sorted(raw.iterdir()) if raw.is_dir() and not raw.is_symlink() else []:
-                if f.is_symlink() or not f.is_file() or (out / "raw" / f.name).exists():
+                if f.is_symlink() or not f.is_file() or not f.name.startswith(prefix) \
+                        or (out / "raw" / f.name).exists():
                     self.ssh.note(f"  not taken from the board: raw/{f.name}")
                     continue
                 shutil.move(f, out / "raw" / f.name)
@@ -499,6 +590,16 @@ class Rpi5Board(Board):
             result = recorded(result, self.tuned.record(checks))
         path = result.write(raw.out / "result.json")
         return Measurement(result=result, result_path=path, raw_dir=rawdir)
+
+
+def _said(path: Path) -> str | None:
+    """The note of the board's trace reading (its first line, cut short), None without one."""
+    try:
+        note = Trace.model_validate_json(path.read_bytes()).note
+    except (OSError, ValueError):
+        return None
+    first = note.strip().splitlines()[0] if note and note.strip() else ""
+    return first[:SAID_CHARS] or None
 
 
 def _described(result: Result, claims: Result) -> Result:

@@ -38,6 +38,7 @@ from rtgate.trace import ftrace
 TOOL = "cyclictest breaktrace"
 TAIL_ENTRIES = 24
 """Entries of the breach's CPU kept in the result; the raw tail has thousands."""
+RC_FILE = "cyclictest-rc"
 
 _BREAK_THREAD = re.compile(r"^# Break thread: (\d+)$", re.M)
 _BREAK_VALUE = re.compile(r"^# Break value: (\d+)$", re.M)
@@ -201,6 +202,8 @@ def run(scenario: str, threshold_us: float, cap_s: int, out: Path, *,
                     outcome = execute(armed, staging, scratch)
                     session.stop()
                     session.tail(staging / "ftrace.txt")
+                # A raw file, so whoever reads the others (a controller too) has it.
+                (staging / RC_FILE).write_text(f"{outcome.cyclictest_rc}\n", encoding="utf-8")
                 (staging / "ftrace-setup.txt").write_text("\n".join(session.setup) + "\n",
                                                           encoding="utf-8")
         finally:
@@ -208,9 +211,17 @@ def run(scenario: str, threshold_us: float, cap_s: int, out: Path, *,
             for path in sorted(staging.iterdir()):
                 shutil.move(path, rawdir / f"trace-{path.name}")
                 names.append(f"raw/trace-{path.name}")
+    return parsed(rawdir, names, threshold_us=threshold_us, cap_s=cap_s, version=caps.version)
+
+
+def parsed(rawdir: Path, raw: list[str], *, threshold_us: float, cap_s: int,
+           version: str | None) -> Trace:
+    """The trace section from the ``trace-*`` files a follow-up run left in ``rawdir``, here
+    or (fetched from a board) on the controller."""
+    rc = _text(rawdir / f"trace-{RC_FILE}").strip()
     return trace(rawdir / "trace-cyclictest.stdout", rawdir / "trace-cyclictest.stderr",
-                 rawdir / "trace-ftrace.txt", outcome.cyclictest_rc, threshold_us=threshold_us,
-                 cap_s=cap_s, version=caps.version, raw=names)
+                 rawdir / "trace-ftrace.txt", int(rc) if re.fullmatch(r"-?\d+", rc) else None,
+                 threshold_us=threshold_us, cap_s=cap_s, version=version, raw=raw)
 
 
 def _read(path: Path) -> str:
