@@ -3,7 +3,9 @@ throwaway container (docker/lava.sh), its aarch64 `qemu` device booting the cach
 kernel with rtgate's initramfs, driven through `rtgate board run`.
 
 A job that cannot boot, or that finds no device within the queue timeout, must be exit 3
-naming the job's URL, with LAVA's log kept.
+naming the job's URL, with LAVA's log kept. A board is one device: with a second device of the
+type in the lab, runs (and A/B rounds) are refused until a tag pins one. The job templates pass
+LAVA's own job schema (the server's validator).
 """
 
 from __future__ import annotations
@@ -20,9 +22,12 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
+from junitparser import JUnitXml
+from test_lava_templates import DATA, board, images
 
 from rtgate import paths
 from rtgate.bench.loads import free_port
@@ -41,11 +46,33 @@ class Lab:
     port: int
     token: str
 
-    def device_health(self, health: str) -> None:
-        proc = subprocess.run(["docker", "exec", self.name, "lava-server", "manage", "devices",
-                               "update", "--health", health, "qemu-01"],
+    def manage(self, *args: str) -> None:
+        proc = subprocess.run(["docker", "exec", self.name, "lava-server", "manage", *args],
                               capture_output=True, text=True, timeout=120)
         assert proc.returncode == 0, proc.stderr
+
+    def device_health(self, health: str, device: str = "qemu-01") -> None:
+        self.manage("devices", "update", "--health", health, device)
+
+    def add_device(self, device: str, tag: str) -> None:
+        """Another aarch64 qemu device on the lab's worker, with a tag of its own."""
+        dictionary = ("{% extends 'qemu.jinja2' %}\n{% set mac_addr = '52:54:00:12:34:5a' %}\n"
+                      "{% set memory = 1024 %}\n")
+        subprocess.run(["docker", "exec", "-i", self.name, "tee",
+                        f"/etc/lava-server/dispatcher-config/devices/{device}.jinja2"],
+                       input=dictionary, capture_output=True, text=True, timeout=60, check=True)
+        self.manage("devices", "add", "--device-type", "qemu", "--worker", "worker-01", device,
+                    "--tags", tag)
+        self.device_health("GOOD", device)
+
+    def api(self, path: str, body: dict[str, object] | None = None) -> dict[str, Any]:
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{self.port}/api/v0.2/{path}",
+            data=None if body is None else json.dumps(body).encode(),
+            headers={"Authorization": f"Token {self.token}",
+                     "Content-Type": "application/json"})
+        answer: dict[str, Any] = json.loads(urllib.request.urlopen(request, timeout=30).read())
+        return answer
 
 
 @pytest.fixture(scope="module")
@@ -67,9 +94,9 @@ def rt_kernel(kernel_build: Callable[[str, str], BuildResult]) -> BuildResult:
 
 
 def _root(tmp_path: Path, port: int, *, queue_timeout_s: float = 300,
-          **context: object) -> Path:
+          tags: tuple[str, ...] = (), name: str = "rtgate-root", **context: object) -> Path:
     """An RTGATE_ROOT whose lava-qemu board points at the lab on ``port``."""
-    root = tmp_path / "rtgate-root"
+    root = tmp_path / name
     (root / "bench" / "boards").mkdir(parents=True)
     for data in ("scenarios", "lava"):
         (root / "bench" / data).symlink_to(paths.ROOT / "bench" / data)
@@ -77,6 +104,7 @@ def _root(tmp_path: Path, port: int, *, queue_timeout_s: float = 300,
     board["options"]["server"] = f"http://127.0.0.1:{port}"
     board["options"]["context"].update(context)
     board["options"]["queue_timeout_s"] = queue_timeout_s
+    board["options"]["tags"] = list(tags)
     (root / "bench" / "boards" / "lava-qemu.yml").write_text(yaml.safe_dump(board))
     return root
 
@@ -116,8 +144,9 @@ def test_rt_kernel_measured_in_a_lava_job(tmp_path: Path, lab: Lab,
         assert t.blocks.block_cycles == 1000  # -i1000: one second
     # The images the job fetched are the ones measured.
     images = json.loads((out / "lava-images.json").read_text())
-    assert images["sha256"]["Image"] == sha256_file(rt_kernel.out / "Image")
+    assert images["sha256"]["kernel"] == sha256_file(rt_kernel.out / "Image")
     assert f"127.0.0.1:{port}/scheduler/job/" in images["job"]
+    assert images["device"] == "qemu-01"  # the lab's one qemu device: the board
     assert "RTGATE-MEASURE-START" in (out / "lava-job.log").read_text()
 
 
@@ -148,16 +177,15 @@ def test_no_device_within_the_queue_timeout_cancels_the_job(
     said = re.search(r"job (http://127\.0\.0\.1:\d+/scheduler/job/(\d+)) waited 15 s for a "
                      r"qemu device and was canceled", proc.stderr)
     assert said, proc.stderr[-3000:]
-    job = json.loads(urllib.request.urlopen(urllib.request.Request(
-        f"http://127.0.0.1:{lab.port}/api/v0.2/jobs/{said[2]}/",
-        headers={"Authorization": f"Token {lab.token}"}), timeout=30).read())
+    job = lab.api(f"jobs/{said[2]}/")
     assert job["state"] in ("Canceling", "Finished") and job["health"] in ("Unknown", "Canceled")
 
 
 def test_pipeline_through_lava_gives_the_qemu_boards_results(
         tmp_path: Path, lab: Lab, kernel_build: Callable[[str, str], BuildResult]) -> None:
     """`rtgate pipeline --board lava-qemu`: both flavors built (cache hits), measured in LAVA
-    jobs, judged (no budget for the LAVA board in thresholds.yml: skipped) and compared."""
+    jobs, judged against thresholds.yml's lava-qemu budgets (the default; measured through
+    this lab) and compared."""
     for flavor in ("stock", "rt"):
         kernel_build("qemu-arm64", flavor)  # warm the cache: the pipeline's builds are copies
     out = tmp_path / "out"
@@ -167,7 +195,7 @@ def test_pipeline_through_lava_gives_the_qemu_boards_results(
         (root / data).symlink_to(paths.ROOT / data)
     proc = subprocess.run(
         [sys.executable, "-m", "rtgate", "pipeline", "--board", "lava-qemu", "--duration", "5s",
-         "--allow-unbudgeted", "--out", str(out)],
+         "--out", str(out)],
         env={**os.environ, "RTGATE_ROOT": str(root), "RTGATE_LAVA_TOKEN": lab.token},
         capture_output=True, text=True, timeout=2400)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -178,3 +206,65 @@ def test_pipeline_through_lava_gives_the_qemu_boards_results(
         assert result.kernel.preempt_rt is (flavor == "rt")
         assert (out / flavor / "idle" / "lava-job.log").is_file()
     assert "virtual board, not a real-time claim" in (out / "comparison.md").read_text()
+    # Judged, each flavor by its own lava-qemu budget: none skipped, none failed.
+    suites = {suite.name.split(" ")[0]: suite for suite in JUnitXml.fromfile(str(out /
+                                                                              "junit.xml"))}
+    assert set(suites) == {"lava-qemu/stock/idle", "lava-qemu/rt/idle"}
+    for name, suite in suites.items():
+        props = {p.name: p.value for p in suite.properties()}
+        assert props["budget"] == name
+        assert re.fullmatch(r".*/rtgate-root/thresholds\.yml:\d+", props["budget.source"])
+        assert "LAVA 2023.01 test lab" in props["budget.reason"]
+        assert suite.tests > 0 and suite.skipped == suite.failures == suite.errors == 0
+
+
+def test_a_board_is_one_device_for_every_run_and_both_sides_of_an_ab_test(
+        tmp_path: Path, lab: Lab, rt_kernel: BuildResult) -> None:
+    """A second qemu device in the lab: the board's type and tags now select two devices, so
+    `rtgate ab` is refused before it submits anything (its rounds, A's and B's, could land on
+    either); with a tag only the new device has, the job runs there and the run records it."""
+    lab.add_device("qemu-02", "rtgate-pin-02")
+    try:
+        before = lab.api("jobs/?limit=1")["count"]
+        kernels = tmp_path / "kernels"
+        kernels.mkdir()
+        (kernels / "rt").symlink_to(rt_kernel.out)
+        env = {**os.environ, "RTGATE_ROOT": str(_root(tmp_path, lab.port, name="two")),
+               "RTGATE_LAVA_TOKEN": lab.token}
+        proc = subprocess.run(
+            [sys.executable, "-m", "rtgate", "ab", "--board", "lava-qemu", "--base",
+             str(kernels), "--cand", str(kernels), "--flavors", "rt", "--scenarios", "idle",
+             "--round-duration", "5s", "--max-time", "20m", "--min-effect-us", "5000",
+             "--thresholds", str(paths.THRESHOLDS), "--out", str(tmp_path / "ab")],
+            env=env, capture_output=True, text=True, timeout=1800)
+        assert proc.returncode == 2, proc.stderr[-3000:]
+        assert "board 'lava-qemu' is 2 devices of the lab (qemu-01, qemu-02" in proc.stderr
+        assert lab.api("jobs/?limit=1")["count"] == before, "a job was submitted"
+
+        out = tmp_path / "pinned"
+        root = _root(tmp_path, lab.port, tags=("rtgate-pin-02",), name="pinned-root")
+        proc = _board_run(rt_kernel.out, out, root, lab.token)
+        assert proc.returncode == 0, proc.stderr[-3000:] + _log(out)
+        images = json.loads((out / "lava-images.json").read_text())
+        assert images["device"] == "qemu-02"
+        job_id = images["job"].rsplit("/", 1)[1]
+        assert lab.api(f"jobs/{job_id}/")["actual_device"] == "qemu-02"
+    finally:
+        lab.device_health("RETIRED", "qemu-02")  # the other tests' board is qemu-01 again
+
+
+def test_the_job_templates_pass_lavas_own_job_schema(tmp_path: Path, lab: Lab) -> None:
+    """Both templates as the driver renders them (tests/test_lava_templates.py), the Raspberry
+    Pi 5's untested on hardware, are valid jobs for LAVA 2023.01's validator; a job with a key
+    LAVA does not know (a context variable) is not: the validator is no rubber stamp."""
+    rendered = {}
+    for name, root, roles in (("lava-qemu", None, ("kernel", "ramdisk")),
+                              ("lava-rpi5", DATA / "lava", ("kernel", "ramdisk", "dtb"))):
+        lava = board(name, tmp_path, root)
+        rendered[name] = lava.definition(lava._plan("idle", 30, None), images(*roles))
+        assert lab.api("jobs/validate/", {"definition": rendered[name]}) == {
+            "message": "Job valid."}, name
+    unknown = rendered["lava-rpi5"].replace("context:\n", "context:\n  baud_rate: 115200\n")
+    assert unknown != rendered["lava-rpi5"]
+    assert lab.api("jobs/validate/", {"definition": unknown})["message"].startswith(
+        "Job invalid")

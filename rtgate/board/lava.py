@@ -14,6 +14,10 @@ LAVA's own pass/fail of the interactive test is never read. The command line is 
 guest's cyclictest from its --help, run under qemu-user from the same initramfs before the job;
 the help the guest reports must be the same, or the run is an infrastructure failure.
 
+A board is one device: its device type and tags must select exactly one device of the lab, and
+every job must have run on it. LAVA schedules by type and tags, so two matching devices would
+let one run, or one side of an A/B test's rounds, land on another board.
+
 All loads run inside the job (a LAVA device has no controller-side peer): a scenario's iperf3
 client reaches the guest's own server over loopback.
 """
@@ -39,6 +43,7 @@ from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import jinja2
 import yaml
@@ -52,7 +57,7 @@ from rtgate.bench.scenario import load_scenario
 from rtgate.board import guestscript, initramfs, qemu
 from rtgate.board.base import Board, KernelArtifacts, Measurement, RawRun
 from rtgate.board.guestenv import GuestFacts, LoadReport, board_records
-from rtgate.board.spec import BoardSpec, LavaOptions
+from rtgate.board.spec import BoardSpec, LavaOptions, board_path
 from rtgate.cyclictest.version import Capabilities, parse_help
 from rtgate.errors import InfraError, InputError
 from rtgate.kernel.source import sha256_file
@@ -114,6 +119,23 @@ class Lava:
 
     def cancel(self, job_id: int) -> None:
         self.call("GET", f"jobs/{job_id}/cancel/")
+
+    def listing(self, what: str, **filters: str) -> list[dict[str, Any]]:
+        """Every entry of an API listing (devices, tags), through all of its pages."""
+        found: list[dict[str, Any]] = []
+        while True:
+            query = urlencode({**filters, "limit": 100, "offset": len(found)})
+            page = json.loads(self.call("GET", f"{what}/?{query}"))
+            found += page["results"]
+            if not page.get("next") or not page["results"]:
+                return found
+
+    def devices(self, device_type: str) -> dict[str, set[str]]:
+        """The type's devices that take jobs (not retired): hostname → its tags' names."""
+        tags = {t["id"]: t["name"] for t in self.listing("tags")}
+        return {d["hostname"]: {tags.get(t, str(t)) for t in d["tags"]}
+                for d in self.listing("devices", device_type=device_type)
+                if d.get("health") != "Retired"}
 
 
 class ImageServer:
@@ -222,6 +244,8 @@ class LavaBoard(Board):
         """The job still to cancel if rtgate stops."""
         self.finished: int | None = None
         self.lava: Lava | None = None
+        self.device: str | None = None
+        """The one device of the lab this board is (``pinned``)."""
         self._status = Console(stderr=True)
 
     @property
@@ -236,10 +260,29 @@ class LavaBoard(Board):
             raise InputError(f"board {self.spec.name!r} (LAVA) does not apply tuning profiles")
         token = _token(self.opts.token_env)
         self.lava = Lava(self.opts, token)
+        self.device = self.pinned()
         self.kernel = kernel
         with self._status.status(f"{self.spec.name}: preparing the initramfs"):
             self.initrd = initramfs.build(self.opts.packages, self.opts.skip_packages)
             self.caps = guest_capabilities(self.initrd.path)
+
+    def pinned(self) -> str:
+        """The one device the board's type and tags select."""
+        assert self.lava is not None
+        opts = self.opts
+        names = sorted(name for name, tags in self.lava.devices(opts.device_type).items()
+                       if set(opts.tags) <= tags)
+        wanted = f"{opts.device_type} device" + (f" tagged {', '.join(opts.tags)}"
+                                                  if opts.tags else "")
+        if not names:
+            raise LavaError(f"the lab at {self.lava.base} has no {wanted}")
+        if len(names) > 1:
+            raise InputError(
+                f"board {self.spec.name!r} is {len(names)} devices of the lab ({', '.join(names)}"
+                f" are each a {wanted}): a board is one device, so that its runs and both "
+                "sides of an A/B test measure the same hardware; give one a unique tag and "
+                "list it in the board's `tags`", path=board_path(self.spec.name))
+        return names[0]
 
     def boot(self) -> str:
         """Nothing yet: the job boots; collect() checks the kernel it booted is this build."""
@@ -265,8 +308,24 @@ class LavaBoard(Board):
         return make_plan(scenario, source, self.caps, duration_s=duration_s, params=params,
                          outdir=guestscript.RAW)
 
+    def _dtb(self, name: str) -> Path:
+        """The board's device tree from the kernel build's dtbs/ (context ``dtb_file``)."""
+        assert self.kernel is not None
+        if self.kernel.dtbs is None:
+            raise InputError(f"board {self.spec.name!r} needs a device tree ({name}), and the "
+                             "kernel build has no dtbs/", path=self.kernel.dir)
+        root = self.kernel.dtbs.resolve()
+        path = (root / name).resolve()
+        if not path.is_relative_to(root):
+            raise InputError(f"dtb_file {name!r} is outside the kernel build's dtbs/",
+                             path=board_path(self.spec.name))
+        if not path.is_file():
+            raise InputError(f"the kernel build has no dtbs/{name}", path=self.kernel.dir)
+        return path
+
     def definition(self, plan: Plan, images: dict[str, tuple[str, str]]) -> str:
-        """The job: the board's template filled with images, device and the script to type."""
+        """The job: the board's template filled with images (role → url, sha256: kernel,
+        ramdisk, and dtb when the board names one), device and the script to type."""
         path = TEMPLATES / f"{self.opts.template}.yaml.j2"
         env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES),
                                  undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
@@ -276,12 +335,11 @@ class LavaBoard(Board):
                            "RTGATE-GO"])
         budget = plan.warmup_s + plan.duration_s + self.opts.run_margin_s
         try:
-            return env.get_template(path.name).render(
-                job_name=f"rtgate {self.spec.name} {plan.scenario}",
-                device_type=self.opts.device_type, tags=self.opts.tags,
-                kernel=images["kernel"], ramdisk=images["ramdisk"],
-                command=typed, run_timeout_s=int(budget), cpus=self.opts.cpus,
-                **self.opts.context)
+            return env.get_template(path.name).render({
+                **self.opts.context, **images,
+                "job_name": f"rtgate {self.spec.name} {plan.scenario}",
+                "device_type": self.opts.device_type, "tags": self.opts.tags,
+                "command": typed, "run_timeout_s": int(budget), "cpus": self.opts.cpus})
         except jinja2.TemplateNotFound:
             raise InputError(f"no LAVA job template {self.opts.template!r}", path=path) from None
         except jinja2.TemplateError as exc:
@@ -293,13 +351,15 @@ class LavaBoard(Board):
             raise InputError("deploy a kernel before running a scenario")
         plan = self._plan(scenario, duration_s, scale)
         out.mkdir(parents=True, exist_ok=True)
-        files = {"Image": self.kernel.image, "initramfs.cpio.gz": self.initrd.path}
-        digests = {name: sha256_file(path) for name, path in files.items()}
-        server = ImageServer(files, self.opts.serve_host, self.opts.serve_port)
+        files = {"kernel": self.kernel.image, "ramdisk": self.initrd.path}
+        if "dtb_file" in self.opts.context:
+            files["dtb"] = self._dtb(str(self.opts.context["dtb_file"]))
+        digests = {role: sha256_file(path) for role, path in files.items()}
+        server = ImageServer({f"{role}/{path.name}": path for role, path in files.items()},
+                             self.opts.serve_host, self.opts.serve_port)
         try:
-            images = {"kernel": (f"{server.base}/Image", digests["Image"]),
-                      "ramdisk": (f"{server.base}/initramfs.cpio.gz",
-                                  digests["initramfs.cpio.gz"])}
+            images = {role: (f"{server.base}/{role}/{path.name}", digests[role])
+                      for role, path in files.items()}
             definition = self.definition(plan, images)
             (out / "lava-job.yaml").write_text(definition)
             outcome = Outcome()
@@ -308,7 +368,8 @@ class LavaBoard(Board):
             server.close()
         qemu._unpack(payload([line for _, line in lines], self.job_log), out)
         (out / "lava-images.json").write_text(json.dumps(
-            {"job": self.lava.job_url(self.finished or 0), "sha256": digests}, indent=2) + "\n")
+            {"job": self.lava.job_url(self.finished or 0), "device": self.device,
+             "sha256": digests}, indent=2) + "\n")
         return RawRun(out=out, scenario=plan.scenario, flavor=flavor,
                       run_id=f"{self.spec.name}-{plan.scenario}-job{self.finished}",
                       files={"plan": plan, "outcome": outcome})
@@ -355,6 +416,10 @@ class LavaBoard(Board):
         if job["health"] != "Complete":
             raise LavaError(f"LAVA job {job['health'].lower()}: {lava_error(entries)}; "
                             f"job {url}", path=out / "lava-job.log")
+        if job.get("actual_device") != self.device:
+            raise LavaError(f"job {url} ran on {job.get('actual_device')!r}, not on the board's "
+                            f"device {self.device!r}: its numbers would be another board's",
+                            path=out / "lava-job.log")
         lines = target_lines(entries)
         for dt, line in lines:
             if line.startswith("RTGATE-MEASURE-START"):
