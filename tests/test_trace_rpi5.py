@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -76,8 +77,8 @@ def _wrapper(pi: FakePi, name: str, text: str) -> str:
            "--duration {duration} --out {out}"
 
 
-def _pipeline(tmp_path: Path, pi: FakePi, bench: str,
-              scenario: str) -> tuple[subprocess.CompletedProcess[str], Path]:
+def _pipeline(tmp_path: Path, pi: FakePi, bench: str, scenario: str,
+              **board: object) -> tuple[subprocess.CompletedProcess[str], Path]:
     kernels = tmp_path / "kernels"
     kernels.mkdir()
     (kernels / "rt").symlink_to(_kernel(tmp_path, RELEASE))
@@ -87,7 +88,7 @@ def _pipeline(tmp_path: Path, pi: FakePi, bench: str,
          "--flavors", "rt", "--scenarios", scenario, "--duration", "2s", "--scale", "0.5",
          "--thresholds", str(TIGHT), "--trace-on-breach", "--trace-cap", "20s",
          "--out", str(out)],
-        env={**os.environ, "RTGATE_ROOT": str(_root(tmp_path, pi, bench_command=bench))},
+        env={**os.environ, "RTGATE_ROOT": str(_root(tmp_path, pi, bench_command=bench, **board))},
         capture_output=True, text=True, timeout=220)
     return proc, out
 
@@ -107,8 +108,15 @@ def _measured(run: Path) -> Result:
 
 def test_failure_carries_the_boards_breaktrace_read_by_the_controller(tmp_path: Path,
                                                                        pi: FakePi) -> None:
+    # The Pi's own cyclictest, first on its PATH; root's PATH (like sudo's secure_path) lacks
+    # it, so only a trace run given the checked PATH uses it.
+    calls = pi.root / "cyclictest.calls"
+    (pi.root / "bin" / "cyclictest").write_text(
+        f"#!/bin/sh\necho \"$*\" >>{calls}\nexec {shutil.which('cyclictest')} \"$@\"\n")
+    (pi.root / "bin" / "cyclictest").chmod(0o755)
     before = _tracing_settings()
-    proc, out = _pipeline(tmp_path, pi, _wrapper(pi, "bench-forging-trace", FORGER), "net")
+    proc, out = _pipeline(tmp_path, pi, _wrapper(pi, "bench-forging-trace", FORGER), "net",
+                          sudo="env PATH=/usr/sbin:/usr/bin:/sbin:/bin")
     assert proc.returncode == 1, proc.stderr[-3000:] + proc.stdout[-3000:]
     # The board's rtgate set this host's ftrace up and put it back.
     assert _tracing_settings() == before
@@ -134,6 +142,7 @@ def test_failure_carries_the_boards_breaktrace_read_by_the_controller(tmp_path: 
     assert "Trace at the breach (cyclictest breaktrace" in text
     assert f"thread latency {b.total_us:g} µs" in text and "a trace tail, not a stack" in text
     assert pi.reboots() == ["reboot 0 tryboot", "reboot "]
+    assert any("--tracemark" in call for call in calls.read_text().splitlines())
 
 
 def test_a_pi_kernel_without_tracefs_gets_the_note_and_the_verdict_stands(

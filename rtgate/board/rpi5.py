@@ -78,6 +78,7 @@ CLAIMS = "bench-claims.json"
 TRACE_CLAIMS = "trace-claims.json"
 """The board's own reading of its trace run, kept as data; only its note is ever shown."""
 SAID_CHARS = 300
+"""Of that note, shown in the failure: one line, this long at most."""
 _DIGEST_LINE = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._+-]*): ([0-9a-f]{64})\s+# (.*)$")
 _DIGEST_MISSING = re.compile(r"^\s*# ([A-Za-z0-9][A-Za-z0-9._+-]*): (.*)$")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
@@ -382,9 +383,9 @@ class Rpi5Board(Board):
                ) -> tuple[int, PeerLoads]:
         """``command`` (``what``) on the board in the background, with the peer's loads against
         it once its servers listen (never, when it ends first; their outputs into ``rawdir``)
-        and, given ``sampler_sh``,
-        that script sampling the tasks' affinities into ``samples``; its exit status, once it
-        ended within the scenario's warm-up + ``duration_s`` + the run margin."""
+        and, given ``sampler_sh``, that script sampling the tasks' affinities into ``samples``;
+        its exit status, once it ended within the scenario's warm-up + ``duration_s`` + the run
+        margin."""
         budget = spec.warmup_s + duration_s + self.opts.run_margin_s
         sampling = None
         with tempfile.TemporaryDirectory(prefix="rtgate-peer-") as scratch, \
@@ -496,13 +497,15 @@ class Rpi5Board(Board):
         (out / TRACE_CLAIMS).unlink(missing_ok=True)
         _, on_peer, remote = self._staged(spec)
         what = "rtgate bench --trace-breach"
-        command = f"{self._bench(remote, spec.name, cap_s, scale)} --trace-breach " \
-                  f"{float(threshold_us)!r}"
+        # Root's PATH (sudo's secure_path) may find other tools than the ones checked above.
+        user_path = self.ssh.output("printf '%s' \"$PATH\"")
+        bench = f"{self._bench(remote, spec.name, cap_s, scale)} --trace-breach " \
+                f"{float(threshold_us)!r}"
+        command = self.ssh.root(f"PATH={shlex.quote(user_path)}; export PATH; {bench}")
         log = out / "trace-bench.log"
         with tempfile.TemporaryDirectory(prefix="rtgate-trace-peer-") as tmp:
             try:
-                rc, _ = self._drive(self.ssh.root(command), what, spec, on_peer, cap_s, scale,
-                                    Path(tmp), log)
+                rc, _ = self._drive(command, what, spec, on_peer, cap_s, scale, Path(tmp), log)
             finally:
                 # The peer's outputs named like the board's trace files; a failed run's too.
                 for path in sorted(Path(tmp).iterdir()):
