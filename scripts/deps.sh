@@ -13,7 +13,8 @@ declare -A APT=(
   # and arm64): rtla from the kernel source (rtgate/trace).
   [qemu]="qemu-system-arm openssh-client openssh-server cpio binutils gcc libc6-dev make pkg-config libtracefs-dev libtraceevent-dev libtracefs-dev:arm64 libtraceevent-dev:arm64"
   [report]="chromium"
-  [docker]="docker.io debootstrap qemu-user-static binfmt-support"
+  # nginx-light: the LAVA tests' image store (its WebDAV module takes the uploads).
+  [docker]="docker.io debootstrap qemu-user-static binfmt-support nginx-light"
   [ci]="shellcheck jq"
 )
 

@@ -2,7 +2,9 @@
 
 rtgate builds the same initramfs as the QEMU virtual board (Debian arm64 programs and the
 console-protocol ``/init``), serves it and the built kernel over HTTP for the lab's worker to
-download (sha256 in the job, so LAVA checks them too), and renders the board's job template
+download, or uploads them to an image store the lab reads (``image_store``: a controller the lab
+cannot reach, such as a GitHub-hosted runner), sha256 in the job so LAVA checks them too, and
+renders the board's job template
 (bench/lava/) with them. The job boots the kernel and then, as an interactive test, types the
 scenario script into the init's console protocol: the probe (uname, cyclictest --help) and the
 run (guestscript.render: loads, cyclictest, the awk block-maxima reducer), whose raw files come
@@ -38,12 +40,13 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from contextlib import suppress
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 import jinja2
 import yaml
@@ -57,7 +60,7 @@ from rtgate.bench.scenario import load_scenario
 from rtgate.board import guestscript, initramfs, qemu
 from rtgate.board.base import Board, KernelArtifacts, Measurement, RawRun
 from rtgate.board.guestenv import GuestFacts, LoadReport, board_records
-from rtgate.board.spec import BoardSpec, LavaOptions, board_path
+from rtgate.board.spec import BoardSpec, ImageStoreOptions, LavaOptions, board_path
 from rtgate.cyclictest.version import Capabilities, parse_help
 from rtgate.errors import InfraError, InputError
 from rtgate.kernel.source import sha256_file
@@ -173,6 +176,49 @@ class ImageServer:
         self.httpd.server_close()
 
 
+class ImageStore:
+    """Uploads images to a store the lab reads: HTTP PUT, as WebDAV servers take it.
+
+    Each image is named by its content (``<sha256>/<file name>``): one URL is one image for
+    good, and uploading it again is harmless. It is then read back from the lab's (GET) URL,
+    without the token, as the lab will read it: a store that serves other bytes is refused
+    before any job runs.
+    """
+
+    def __init__(self, opts: ImageStoreOptions) -> None:
+        self.opts = opts
+        self.headers = {} if opts.token_env is None else {
+            "Authorization": f"Bearer {_token(opts.token_env, 'image store token')}"}
+
+    def publish(self, path: Path, digest: str) -> str:
+        """Upload ``path`` (its sha256: ``digest``) and check it; the URL the lab reads."""
+        name = f"{digest}/{quote(path.name)}"
+        put, get = (f"{base.rstrip('/')}/{name}" for base in (self.opts.put, self.opts.get))
+        with open(path, "rb") as fh:
+            self._send(urllib.request.Request(put, data=fh, method="PUT", headers={
+                **self.headers, "Content-Length": str(path.stat().st_size),
+                "Content-Type": "application/octet-stream"})).close()
+        got = hashlib.sha256()
+        with self._send(urllib.request.Request(get)) as resp:
+            while chunk := resp.read(1 << 20):
+                got.update(chunk)
+        if got.hexdigest() != digest:
+            raise LavaError(f"image store {get} serves other bytes than rtgate uploaded (sha256 "
+                            f"{got.hexdigest()}, not {digest}): refused")
+        return get
+
+    @staticmethod
+    def _send(req: urllib.request.Request) -> Any:
+        try:
+            return urllib.request.urlopen(req, timeout=HTTP_TIMEOUT_S)
+        except urllib.error.HTTPError as exc:
+            raise LavaError(f"image store {req.get_method()} {req.full_url}: HTTP {exc.code} "
+                            f"{exc.reason}") from exc
+        except (urllib.error.URLError, OSError) as exc:
+            raise LavaError(f"image store {req.get_method()} {req.full_url}: unreachable: "
+                            f"{getattr(exc, 'reason', exc)}") from exc
+
+
 def guest_capabilities(initrd: Path) -> Capabilities:
     """The initramfs's cyclictest --help, run on the controller under qemu-user."""
     with tempfile.TemporaryDirectory(prefix="rtgate-lava-root-") as tmp:
@@ -244,6 +290,7 @@ class LavaBoard(Board):
         """The job still to cancel if rtgate stops."""
         self.finished: int | None = None
         self.lava: Lava | None = None
+        self.store: ImageStore | None = None
         self.device: str | None = None
         """The one device of the lab this board is (``pinned``)."""
         self._status = Console(stderr=True)
@@ -258,8 +305,10 @@ class LavaBoard(Board):
                              f"(rtgate kernel build --board {self.spec.kernel_board})")
         if self.profile is not None:
             raise InputError(f"board {self.spec.name!r} (LAVA) does not apply tuning profiles")
-        token = _token(self.opts.token_env)
+        token = _token(self.opts.token_env, "LAVA token")
         self.lava = Lava(self.opts, token)
+        if self.opts.image_store is not None:
+            self.store = ImageStore(self.opts.image_store)
         self.device = self.pinned()
         self.kernel = kernel
         with self._status.status(f"{self.spec.name}: preparing the initramfs"):
@@ -354,25 +403,39 @@ class LavaBoard(Board):
         files = {"kernel": self.kernel.image, "ramdisk": self.initrd.path}
         if "dtb_file" in self.opts.context:
             files["dtb"] = self._dtb(str(self.opts.context["dtb_file"]))
-        digests = {role: sha256_file(path) for role, path in files.items()}
-        server = ImageServer({f"{role}/{path.name}": path for role, path in files.items()},
-                             self.opts.serve_host, self.opts.serve_port)
-        try:
-            images = {role: (f"{server.base}/{role}/{path.name}", digests[role])
-                      for role, path in files.items()}
+        with self._published(files) as images:
             definition = self.definition(plan, images)
             (out / "lava-job.yaml").write_text(definition)
             outcome = Outcome()
             lines = self._follow(definition, plan, outcome, out)
-        finally:
-            server.close()
         qemu._unpack(payload([line for _, line in lines], self.job_log), out)
         (out / "lava-images.json").write_text(json.dumps(
             {"job": self.lava.job_url(self.finished or 0), "device": self.device,
-             "sha256": digests}, indent=2) + "\n")
+             "sha256": {role: digest for role, (_, digest) in images.items()},
+             "url": {role: url for role, (url, _) in images.items()}}, indent=2) + "\n")
         return RawRun(out=out, scenario=plan.scenario, flavor=flavor,
                       run_id=f"{self.spec.name}-{plan.scenario}-job{self.finished}",
                       files={"plan": plan, "outcome": outcome})
+
+    @contextmanager
+    def _published(self, files: dict[str, Path]) -> Iterator[dict[str, tuple[str, str]]]:
+        """The images where the lab can fetch them while the job runs: role → (url, sha256)."""
+        digests = {role: sha256_file(path) for role, path in files.items()}
+        if self.store is not None:
+            with self._status.status(f"{self.spec.name}: uploading the images to "
+                                     f"{self.store.opts.put}"):
+                images = {role: (self.store.publish(path, digests[role]), digests[role])
+                          for role, path in files.items()}
+            yield images
+            return
+        assert self.opts.serve_host is not None  # LavaOptions: one or the other
+        server = ImageServer({f"{role}/{path.name}": path for role, path in files.items()},
+                             self.opts.serve_host, self.opts.serve_port)
+        try:
+            yield {role: (f"{server.base}/{role}/{path.name}", digests[role])
+                   for role, path in files.items()}
+        finally:
+            server.close()
 
     def _follow(self, definition: str, plan: Plan, outcome: Outcome,
                 out: Path) -> list[tuple[str, str]]:
@@ -479,10 +542,10 @@ class LavaBoard(Board):
         self._cancel()
 
 
-def _token(name: str) -> str:
+def _token(name: str, what: str) -> str:
     token = os.environ.get(name, "").strip()
     if not token:
-        raise InputError(f"no LAVA token: set the environment variable {name}")
+        raise InputError(f"no {what}: set the environment variable {name}")
     return token
 
 

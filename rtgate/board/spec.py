@@ -16,6 +16,7 @@ from pydantic import (
     StringConstraints,
     ValidationInfo,
     field_validator,
+    model_validator,
 )
 
 from rtgate import paths
@@ -126,6 +127,18 @@ class SshOptions(_Options):
                     "rtgate/board/tooldigest.sh prints them (docs/rpi5.md).")
 
 
+class ImageStoreOptions(_Options):
+    """A store the lab reads images from: rtgate PUTs them there (rtgate.board.lava.ImageStore)."""
+
+    put: str = Field(pattern=r"^https?://", description="Base URL rtgate uploads to (HTTP PUT).")
+    get: str = Field(pattern=r"^https?://",
+                     description="Base URL the lab's workers download the same names from.")
+    token_env: str | None = Field(
+        None, pattern=r"^[A-Z_][A-Z0-9_]*$",
+        description="Environment variable holding a bearer token for the uploads (never the "
+                    "token itself); none: uploads without one.")
+
+
 class LavaOptions(_Options):
     """A board in a LAVA lab: deploy, boot and run become one LAVA job (rtgate.board.lava)."""
 
@@ -140,9 +153,11 @@ class LavaOptions(_Options):
         description="Job template under bench/lava/ (Jinja2; see docs/lava.md for its variables).")
     context: dict[str, Any] = Field(
         default_factory=dict, description="Extra variables for the job template.")
-    serve_host: str = Field(
-        description="Address the lab's workers reach this controller at: rtgate serves the "
-                    "kernel and initramfs there over HTTP for the job to download.")
+    serve_host: str | None = Field(
+        None, description="Address the lab's workers reach this controller at: rtgate serves "
+                          "the kernel and initramfs there over HTTP for the job to download.")
+    image_store: ImageStoreOptions | None = Field(
+        None, description="Upload the images to this store instead of serving them.")
     serve_port: int = Field(0, ge=0, le=65535, description="0: any free port.")
     cpus: int = Field(1, ge=1, description="CPUs the device gives the kernel (the plan's -t).")
     interval_us: int | None = Field(
@@ -155,6 +170,13 @@ class LavaOptions(_Options):
     run_margin_s: float = Field(
         300, gt=0, description="Time allowed beyond the scenario for deploy, boot and results.")
     poll_interval_s: float = Field(2, gt=0)
+
+    @model_validator(mode="after")
+    def _one_image_source(self) -> LavaOptions:
+        if (self.serve_host is None) == (self.image_store is None):
+            raise ValueError("give either serve_host (rtgate serves the images) or "
+                             "image_store (rtgate uploads them), not both or neither")
+        return self
 
 
 _OPTIONS: dict[str, type[_Options]] = {
