@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 import yaml
 from junitparser import JUnitXml
+from test_lava_store import Store, nginx_store
 from test_lava_templates import DATA, board, images
 
 from rtgate import paths
@@ -94,8 +95,10 @@ def rt_kernel(kernel_build: Callable[[str, str], BuildResult]) -> BuildResult:
 
 
 def _root(tmp_path: Path, port: int, *, queue_timeout_s: float = 300,
-          tags: tuple[str, ...] = (), name: str = "rtgate-root", **context: object) -> Path:
-    """An RTGATE_ROOT whose lava-qemu board points at the lab on ``port``."""
+          tags: tuple[str, ...] = (), name: str = "rtgate-root", store: Store | None = None,
+          **context: object) -> Path:
+    """An RTGATE_ROOT whose lava-qemu board points at the lab on ``port`` (and uploads its
+    images to ``store``, its token in RTGATE_STORE_TOKEN, instead of serving them)."""
     root = tmp_path / name
     (root / "bench" / "boards").mkdir(parents=True)
     for data in ("scenarios", "lava"):
@@ -105,13 +108,17 @@ def _root(tmp_path: Path, port: int, *, queue_timeout_s: float = 300,
     board["options"]["context"].update(context)
     board["options"]["queue_timeout_s"] = queue_timeout_s
     board["options"]["tags"] = list(tags)
+    if store is not None:
+        del board["options"]["serve_host"]
+        board["options"]["image_store"] = store.options(token_env="RTGATE_STORE_TOKEN") \
+            .model_dump()
     (root / "bench" / "boards" / "lava-qemu.yml").write_text(yaml.safe_dump(board))
     return root
 
 
-def _board_run(kernel: Path, out: Path, root: Path, token: str,
-               duration: str = "5") -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "RTGATE_ROOT": str(root), "RTGATE_LAVA_TOKEN": token}
+def _board_run(kernel: Path, out: Path, root: Path, token: str, duration: str = "5",
+               **env_vars: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "RTGATE_ROOT": str(root), "RTGATE_LAVA_TOKEN": token, **env_vars}
     return subprocess.run(
         [sys.executable, "-m", "rtgate", "board", "run", "--board", "lava-qemu",
          "--kernel", str(kernel), "--scenario", "idle", "--duration", duration,
@@ -148,6 +155,33 @@ def test_rt_kernel_measured_in_a_lava_job(tmp_path: Path, lab: Lab,
     assert f"127.0.0.1:{port}/scheduler/job/" in images["job"]
     assert images["device"] == "qemu-01"  # the lab's one qemu device: the board
     assert "RTGATE-MEASURE-START" in (out / "lava-job.log").read_text()
+
+
+def test_the_lab_fetches_the_images_from_an_image_store(
+        tmp_path: Path, lab: Lab, rt_kernel: BuildResult) -> None:
+    """A controller the lab cannot reach (a GitHub-hosted runner): rtgate uploads the images to
+    a WebDAV store (nginx) on the docker bridge, and the lab's worker downloads them from it."""
+    with nginx_store(tmp_path / "store", "172.17.0.1") as store:
+        out = tmp_path / "out"
+        proc = _board_run(rt_kernel.out, out, _root(tmp_path, lab.port, store=store), lab.token,
+                          RTGATE_STORE_TOKEN=store.token)
+        assert proc.returncode == 0, proc.stderr[-3000:] + _log(out)
+    result = load_result(out / "result.json")
+    assert result.status == "complete" and result.kernel.release == rt_kernel.kernel_release
+    images = json.loads((out / "lava-images.json").read_text())
+    kernel = sha256_file(rt_kernel.out / "Image")
+    assert images["sha256"]["kernel"] == kernel
+    assert images["url"]["kernel"] == f"{store.url}/rtgate/{kernel}/Image"
+    for role, url in images["url"].items():
+        stored = store.root / url.removeprefix(f"{store.url}/")
+        assert sha256_file(stored) == images["sha256"][role], role
+    # The job the lab ran fetched them from the store; the token is nowhere but the upload.
+    job = yaml.safe_load((out / "lava-job.yaml").read_text())
+    (deploy,) = [a["deploy"] for a in job["actions"] if "deploy" in a]
+    assert {role: deploy["images"][role]["url"] for role in images["url"]} == images["url"]
+    for text in (proc.stdout, proc.stderr, *(p.read_text(errors="replace")
+                                             for p in out.rglob("*") if p.is_file())):
+        assert store.token not in text
 
 
 def test_a_job_that_cannot_boot_is_an_infrastructure_failure(
