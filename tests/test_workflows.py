@@ -673,6 +673,7 @@ def test_the_ab_plan_is_the_publishers_and_its_first_look_can_decide() -> None:
 # ---- issue 15: a board in a LAVA lab, gated from a GitHub-hosted runner ----------------------
 
 LAVA_TOKEN = "${{ secrets.RTGATE_LAVA_TOKEN }}"
+STORE_TOKEN = "${{ secrets.RTGATE_STORE_TOKEN }}"
 
 
 def lava_job() -> dict[str, Any]:
@@ -756,19 +757,25 @@ def test_the_lava_token_reaches_only_the_rtgate_step() -> None:
 
     job = lava_job()
     step = next(s for s in job["steps"] if s.get("id") == "pipeline")
-    # The environment secret, in this step's env alone, under the name the boards read.
-    assert step["env"] == {"RTGATE_LAVA_TOKEN": LAVA_TOKEN}
+    # The environment secrets (the LAVA API's, the image store's), in this step's env alone,
+    # under the names the boards read.
+    assert step["env"] == {"RTGATE_LAVA_TOKEN": LAVA_TOKEN, "RTGATE_STORE_TOKEN": STORE_TOKEN}
     for board in all_boards() - lab_runner_boards():
-        assert load_board(board).options.token_env == "RTGATE_LAVA_TOKEN", board
+        options = load_board(board).options
+        assert options.token_env == "RTGATE_LAVA_TOKEN", board
+        assert options.image_store is None or options.image_store.token_env in (
+            None, "RTGATE_STORE_TOKEN"), board
     others = {**job, "steps": [s for s in job["steps"] if s is not step]}
     assert "secrets." not in yaml.safe_dump(others)
-    # rtgate reads it from its environment: the script never names, prints or passes it on.
-    assert "RTGATE_LAVA_TOKEN" not in step["run"] and "set -x" not in step["run"]
-    assert ".github/rtgate pipeline" in step["run"]
-    # No other job of any workflow holds it.
-    holders = [(p.name, name) for p in WORKFLOWS for name, j in jobs(load(p))
-               if "secrets.RTGATE_LAVA_TOKEN" in yaml.safe_dump(j)]
-    assert holders == [("latency-gate.yml", "gate-lava")]
+    # rtgate reads them from its environment: the script never names, prints or passes them on.
+    for name in step["env"]:
+        assert name not in step["run"], name
+    assert "set -x" not in step["run"] and ".github/rtgate pipeline" in step["run"]
+    # No other job of any workflow holds them.
+    for name in step["env"]:
+        holders = [(p.name, job_name) for p in WORKFLOWS for job_name, j in jobs(load(p))
+                   if f"secrets.{name}" in yaml.safe_dump(j)]
+        assert holders == [("latency-gate.yml", "gate-lava")], name
 
 
 def test_a_pull_requests_kernel_for_a_lava_board_is_built_without_the_token() -> None:
