@@ -4,11 +4,11 @@ rtgate builds the same initramfs as the QEMU virtual board (Debian arm64 program
 console-protocol ``/init``), serves it and the built kernel over HTTP for the lab's worker to
 download, or uploads them to an image store the lab reads (``image_store``: a controller the lab
 cannot reach, such as a GitHub-hosted runner), sha256 in the job so LAVA checks them too, and
-renders the board's job template
-(bench/lava/) with them. The job boots the kernel and then, as an interactive test, types the
-scenario script into the init's console protocol: the probe (uname, cyclictest --help) and the
-run (guestscript.render: loads, cyclictest, the awk block-maxima reducer), whose raw files come
-back as base64 between ``RTGATE-BEGIN`` and ``RTGATE-END <sha256>`` in LAVA's log.
+renders the board's job template (bench/lava/) with them. The job boots the kernel and then,
+as an interactive test, types the scenario script into the init's console protocol: the probe
+(uname, cyclictest --help) and the run (guestscript.render: loads, cyclictest, the awk
+block-maxima reducer), whose raw files come back as base64 between ``RTGATE-BEGIN`` and
+``RTGATE-END <sha256>`` in LAVA's log.
 
 rtgate submits the job over the REST API v0.2, follows it, fetches the log and builds
 result.json on the controller with the strict parser: the job's output is untrusted data, and
