@@ -43,6 +43,11 @@ if ((${#missing[@]})); then
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+# nginx-light is only the LAVA tests' image store, which the test starts itself: on a machine with
+# systemd its package would also leave Debian's default site listening on port 80.
+if [[ " ${missing[*]} " == *" nginx-light "* && -d /run/systemd/system ]]; then
+  systemctl disable --now nginx
+fi
 
 # Go >= 1.25 builds act, actionlint and buildx. Debian 12's golang-go is 1.19: too old to build
 # them, yet able to fetch a newer toolchain as a module through the Go module proxy (the way
