@@ -9,7 +9,6 @@ stays the file's claim: no measurement is re-judged here.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Any, Literal, NoReturn
 
@@ -18,7 +17,6 @@ from pydantic_core import PydanticCustomError
 
 from rtgate import jsonfile
 from rtgate.errors import Exit, InputError
-from rtgate.result import _unicode
 from rtgate.schemafile import schema_of
 
 SCHEMA_ID = "rtgate/bisect/v1"
@@ -127,13 +125,7 @@ def json_schema() -> dict[str, Any]:
 
 def load_bisect(path: Path) -> Bisect:
     """Read and validate a bisect.json; any problem is a one-line InputError naming the file."""
-    try:
-        data = _unicode(jsonfile.loads(path.read_text(encoding="utf-8"), path))
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", path=path) from exc
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"not a JSON document: {exc}", path=path) from exc
-    got = data.get("schema") if isinstance(data, dict) else type(data).__name__
+    data, got = jsonfile.read(path)
     if got != SCHEMA_ID:
         raise InputError(f"not an rtgate bisect (schema {got!r}, expected {SCHEMA_ID!r})",
                          path=path)

@@ -1,4 +1,5 @@
-"""``loads``: json.loads for files rtgate is handed, where hostile input is expected.
+"""``loads``: json.loads for files rtgate is handed, where hostile input is expected; ``read``:
+such a file read whole, with the schema it claims.
 
 Besides syntax errors (json.JSONDecodeError, which callers word themselves), Python's json fails
 in two ways a crafted file can trigger: an integer too long to convert (ValueError) and nesting
@@ -26,3 +27,32 @@ def loads(data: str | bytes, path: Path) -> Any:
                          "not a measurement", path=path) from exc
     except RecursionError as exc:
         raise InputError("nested too deeply for a measurement", path=path) from exc
+
+
+# JSON can spell a lone surrogate ("\ud800"): no character, and nothing written as UTF-8 (the
+# console, JUnit, Markdown, the site) can hold one.
+_LONE_SURROGATES = dict.fromkeys(range(0xD800, 0xE000), "\ufffd")
+
+
+def _unicode(value: Any) -> Any:
+    """``value`` with every lone surrogate in its strings (keys too) replaced by U+FFFD."""
+    if isinstance(value, str):
+        return value.translate(_LONE_SURROGATES)
+    if isinstance(value, list):
+        return [_unicode(v) for v in value]
+    if isinstance(value, dict):
+        return {_unicode(k): _unicode(v) for k, v in value.items()}
+    return value
+
+
+def read(path: Path) -> tuple[Any, Any]:
+    """The JSON document in ``path`` (lone surrogates replaced) and the schema it claims: its
+    "schema" member, or its type's name when it is no object. Unreadable or no JSON: a one-line
+    InputError naming the file."""
+    try:
+        data = _unicode(loads(path.read_text(encoding="utf-8"), path))
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", path=path) from exc
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"not a JSON document: {exc}", path=path) from exc
+    return data, data.get("schema") if isinstance(data, dict) else type(data).__name__

@@ -12,7 +12,6 @@ newer section goes into v2 the same way (an optional field, absent in older file
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from collections.abc import Callable
@@ -300,32 +299,10 @@ def write_atomic(path: Path, text: str) -> Path:
     return path
 
 
-# JSON can spell a lone surrogate ("\ud800"): no character, and nothing written as UTF-8 (the
-# console, JUnit, Markdown, the site) can hold one.
-_LONE_SURROGATES = dict.fromkeys(range(0xD800, 0xE000), "\ufffd")
-
-
-def _unicode(value: Any) -> Any:
-    """``value`` with every lone surrogate in its strings (keys too) replaced by U+FFFD."""
-    if isinstance(value, str):
-        return value.translate(_LONE_SURROGATES)
-    if isinstance(value, list):
-        return [_unicode(v) for v in value]
-    if isinstance(value, dict):
-        return {_unicode(k): _unicode(v) for k, v in value.items()}
-    return value
-
-
 def load_result(path: str | Path) -> Result:
     """Read and validate a result.json; any problem is a one-line InputError naming the file."""
     p = Path(path)
-    try:
-        data = _unicode(jsonfile.loads(p.read_text(encoding="utf-8"), p))
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", path=p) from exc
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"not a JSON document: {exc}", path=p) from exc
-    got = data.get("schema") if isinstance(data, dict) else type(data).__name__
+    data, got = jsonfile.read(p)
     upgrade = _UPGRADES.get(got) if isinstance(data, dict) and isinstance(got, str) else None
     if upgrade is None:
         raise InputError(f"not an rtgate result (schema {got!r}, expected {SCHEMA_ID!r} or an "
