@@ -52,7 +52,7 @@ from rich.console import Console
 from rtgate import paths
 from rtgate.ab import Gate, Side, _at_least_3
 from rtgate.bench.cli import duration, scale
-from rtgate.board.spec import BoardSpec, load_board
+from rtgate.board.spec import BoardSpec, load_kernel_board
 from rtgate.errors import Exit, InfraError, InputError, RtgateError
 from rtgate.gate.markdown import cell, code
 from rtgate.gate.thresholds import Thresholds, load_thresholds
@@ -556,10 +556,8 @@ def _slug(text: str) -> str:
 
 def handler(args: argparse.Namespace) -> int:
     console = Console(stderr=True)
-    spec = load_board(args.board)
-    if not spec.kernel_board:
-        raise InputError(f"board {spec.name!r} runs its own kernel: nothing to build, nothing "
-                         "to bisect (use a kernel board such as qemu-arm64)")
+    spec = load_kernel_board(args.board, "nothing to build, nothing to bisect (use a kernel "
+                                          "board such as qemu-arm64)")
     n = len(read_series(args.series))
     good, bad = args.good or 0, n if args.bad is None else args.bad
     if not 0 <= good < bad <= n:

@@ -25,7 +25,7 @@ from rtgate import paths
 from rtgate.bench.cli import duration, scale
 from rtgate.board.base import KernelArtifacts
 from rtgate.board.cli import measure
-from rtgate.board.spec import load_board
+from rtgate.board.spec import load_kernel_board
 from rtgate.board.tuning import BootParam, Profile, load_profile
 from rtgate.errors import Exit, InfraError, InputError
 from rtgate.gate import markdown
@@ -191,10 +191,7 @@ def page(points: list[Point], notes: str, figures: list[tuple[str, str]], board:
 
 def handler(args: argparse.Namespace) -> int:
     console = Console(stderr=True)
-    spec = load_board(args.board)
-    if not spec.kernel_board:
-        raise InputError(f"board {spec.name!r} runs its own kernel: a sweep needs a board that "
-                         "boots built kernels")
+    spec = load_kernel_board(args.board, "a sweep needs a board that boots built kernels")
     unknown = [m for m in args.models if m not in MODELS]
     if unknown:
         raise InputError(f"unknown preemption model(s) {', '.join(unknown)} "

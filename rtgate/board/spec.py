@@ -20,6 +20,7 @@ from pydantic import (
 )
 
 from rtgate import paths
+from rtgate.errors import InputError
 from rtgate.yamlsource import load_named
 
 Driver = Literal["local", "qemu", "ssh", "lava"]
@@ -219,6 +220,14 @@ def board_path(name: str, root: Path | None = None) -> Path:
 
 def load_board(name: str, root: Path | None = None) -> BoardSpec:
     return load_named(board_path(name, root), BoardSpec, "board")
+
+
+def load_kernel_board(name: str, why: str) -> BoardSpec:
+    """A board that boots the kernels rtgate builds; ``why`` says what needs one."""
+    spec = load_board(name)
+    if not spec.kernel_board:
+        raise InputError(f"board {spec.name!r} runs its own kernel: {why}")
+    return spec
 
 
 def list_boards(root: Path | None = None) -> list[BoardSpec]:
