@@ -51,6 +51,7 @@ def settings(args: argparse.Namespace) -> dict[str, Any]:
     return {"board": args.board, "scenario": args.scenario, "flavors": args.flavors,
             "round_duration": args.round_duration, "max_time": args.max_time,
             "min_effect_us": args.min_effect_us, "alpha": args.alpha,
+            "planned_rounds": args.planned_rounds,
             "kernels": str(args.kernels) if args.kernels else None,
             "cand_kernels": str(args.cand_kernels) if args.cand_kernels else None,
             "cand_scenario_dir": str(args.cand_scenario_dir)}
@@ -63,6 +64,8 @@ def command(args: argparse.Namespace, kind: str, out: Path) -> list[str]:
            "--out", str(out)]
     if args.flavors:
         cmd += ["--flavors", args.flavors]
+    if args.planned_rounds:
+        cmd += ["--planned-rounds", str(args.planned_rounds)]
     if args.kernels:  # a kernel board: A/A boots one kernel twice, A/B the planted one as B
         cand = args.kernels if kind == "A/A" else args.cand_kernels
         cmd += ["--base", str(args.kernels), "--cand", str(cand)]
@@ -153,6 +156,9 @@ def main() -> int:
     ap.add_argument("--ab", type=int, default=10, help="A/B trials (default 10)")
     ap.add_argument("--round-duration", default="2s")
     ap.add_argument("--max-time", default="60s")
+    ap.add_argument("--planned-rounds", type=int,
+                    help="rounds a side the alpha spending plans for, as the gate passes it "
+                         "(default: rtgate ab's, from the cap at the first pair's pace)")
     ap.add_argument("--min-effect-us", type=float, default=200.0)
     ap.add_argument("--alpha", type=float, default=0.01)
     ap.add_argument("--log", type=Path, default=ROOT / "out" / "bench" / "ab_calibration.jsonl")
@@ -162,8 +168,9 @@ def main() -> int:
         ap.error("a kernel board's A/B trials need --cand-kernels (or --ab 0)")
     mine = settings(args)
     args.log.parent.mkdir(parents=True, exist_ok=True)
+    # A setting added since a trial was logged reads as its default (None) there.
     records = [r for line in (args.log.read_text().splitlines() if args.log.exists() else [])
-               if (r := json.loads(line))["settings"] == mine]
+               if all((r := json.loads(line))["settings"].get(k) == v for k, v in mine.items())]
     todo = {"A/A": args.aa - sum(r["kind"] == "A/A" for r in records),
             "A/B": args.ab - sum(r["kind"] == "A/B" for r in records)}
     print(f"settings: {json.dumps(mine)}\nlog: {args.log} ({len(records)} trials already)")
