@@ -151,7 +151,7 @@ def test_missing_and_short_runs_keep_three_outcomes_apart(tmp_path: Path) -> Non
 
     short = tmp_path / "short"
     short.mkdir()
-    # The PR gate's old default, 60 s: 2.4 M of the 14.4 M samples the budget needs.
+    # A 60 s run: 2.4 M of the 4.5 M samples the budget needs.
     place(short / "gate", "rpi5", "rt", "all-in", RT, totals__samples=2_400_000)
     place(short / "gate", "rpi5", "stock", "all-in", STOCK)
     incomplete = Published(short, short / "gate" / "gate-rpi5")
