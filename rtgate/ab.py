@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -104,6 +105,8 @@ class RoundVerdict:
     round: int
     key: ab.Key
     evaluation: Evaluation
+    wall_s: float | None = None
+    """Board time of the round: deploy, boot, run, collect, restore (None when replayed)."""
 
 
 @dataclass
@@ -143,6 +146,7 @@ class Gate:
             kernel = KernelArtifacts.from_dir(side.kernels / flavor) if side.kernels else None
             self.console.rule(f"[bold]{side.name} ({side.role}) round {n}[/] {self.spec.name} "
                               f"{flavor or 'running kernel'} {scenario}")
+            started = time.monotonic()
             try:
                 m = measure(self.spec, kernel, self._ref(side, scenario),
                             self.args.round_duration, out, flavor=flavor or None,
@@ -151,7 +155,8 @@ class Gate:
                 infrarecord.save(Infra(self.spec.name, flavor or RUNNING, scenario,
                                        Path(exc.path) if exc.path else out, exc.oneline()), out)
                 return self._infra(side, n, flavor, scenario, exc.oneline())
-            stop = self._record(side, n, flavor, m.result, m.result_path)
+            stop = self._record(side, n, flavor, m.result, m.result_path,
+                                time.monotonic() - started)
             if stop:
                 return stop
         return None
@@ -162,8 +167,8 @@ class Gate:
                    f"failure: {why}"
         return "incomplete"
 
-    def _record(self, side: Side, n: int, flavor: str, result: Result,
-                path: Path) -> str | None:
+    def _record(self, side: Side, n: int, flavor: str, result: Result, path: Path,
+                wall_s: float | None = None) -> str | None:
         """Judge one round's result against its budget and keep it for the A/B test."""
         key = (result.board.name, flavor_of(result), result.scenario)
         budget = self.thresholds.for_result(result)
@@ -171,7 +176,7 @@ class Gate:
             raise InputError(f"no budget matches {'/'.join(key)}", path=path)
         # min_samples is for the pooled rounds (rtgate.stats.ab), not for one short round.
         judged = evaluate(result, budget.model_copy(update={"min_samples": None}), path)
-        self.verdicts.append(RoundVerdict(side, n, key, judged))
+        self.verdicts.append(RoundVerdict(side, n, key, judged, wall_s))
         self.keys[(flavor, result.scenario)] = key
         self.budgets[key] = budget
         problems = "; ".join(c.detail for c in judged.checks if c.verdict is not Verdict.PASS)
@@ -339,6 +344,7 @@ class Gate:
             "decisions": [self._decision_json(key) for key in self.budgets],
             "rounds": [{"side": v.side.name, "round": v.round, "key": "/".join(v.key),
                         "verdict": v.evaluation.exit.name.lower(),
+                        "wall_s": None if v.wall_s is None else round(v.wall_s, 1),
                         "result": str(v.evaluation.source)} for v in self.verdicts],
         }
 
@@ -381,6 +387,10 @@ class Gate:
         spent = f"{seq.alpha_spent:.3g} of {seq.alpha:g}" if seq else "0"
         took = ("re-decided from the rounds' results" if self.elapsed_s is None
                 else f"{self.elapsed_s:.0f} s")
+        if walls := [v.wall_s for v in self.verdicts if v.wall_s is not None]:
+            # What a round costs beyond its measurement (boots, reboots) is the board's pace.
+            took += (f"; board time a round: median {statistics.median(walls):.0f} s, "
+                     f"{min(walls):.0f}–{max(walls):.0f} s")
         planned = seq.planned if seq else "—"
         lines += [f"Rounds interleaved A B B A …: {self.pairs} a side of "
                   f"{fmt(self.args.round_duration)} s ({took}; cap {fmt(self.args.max_time)} s, "

@@ -156,6 +156,10 @@ def test_local_a_a_is_not_worse_and_undecided_is_its_own_outcome(tmp_path: Path)
     assert proc.returncode == EXIT[report["outcome"]] == report["exit"]
     md = (tmp_path / "ab.md").read_text()
     assert "(an A/A check)" in md
+    # Each round's board time is kept: the measurement plus what the board spends around it.
+    walls = [r["wall_s"] for r in report["rounds"]]
+    assert walls and all(w >= 2 for w in walls), report["rounds"]
+    assert "board time a round: median" in md
     if report["outcome"] == "undecided":
         assert "time cap" in report["why"] and "infrastructure" not in md.lower()
         assert "undecided at the time cap" in md
