@@ -181,3 +181,20 @@ def test_an_output_must_be_named(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert proc.stderr == ("rtgate: rtgate compare: give --markdown OUT.md, --json OUT.json "
                            "or both\n")
+
+
+def test_rounds_of_different_tools_are_not_compared(tmp_path: Path) -> None:
+    """A timerlat round against cyclictest rounds of the same key: two ways of measuring, so
+    their difference is no effect of the kernel. Not compared, undecided (exit 4), said why."""
+    cand = tmp_path / "cand"
+    for r in sorted(p.name for p in (AB / "idle").iterdir() if p.is_dir()):
+        doc = json.loads((AB / "idle" / r / "result.json").read_text())
+        if r == "r1":
+            doc["tool"] = {"name": "rtla timerlat", "version": "6.12"}
+        (cand / r).mkdir(parents=True)
+        (cand / r / "result.json").write_text(json.dumps(doc))
+    proc, doc, md = compare_ab(tmp_path, AB / "idle", cand, "--min-effect-us", "300")
+    assert proc.returncode == UNDECIDED, proc.stderr
+    assert doc["decisions"] == []
+    assert doc["notes"] == ["`local/stock/idle`: measured with different tools (`cyclictest`, "
+                            "`rtla timerlat`): not compared"]

@@ -133,6 +133,13 @@ class ABTest:
         comparisons = []
         budgets = []
         for key in sorted(sides):
+            tools = sorted({run.result.tool.name for runs in sides[key] for run in runs})
+            if len(tools) > 1:
+                # timerlat's and cyclictest's latencies are measured differently (timer IRQ and
+                # thread wake-up vs clock_nanosleep): a difference between them is no effect.
+                self.notes.append(f"{code('/'.join(key))}: measured with different tools "
+                                  f"({', '.join(code(t) for t in tools)}): not compared")
+                continue
             a, b = (self._rounds(key, name, runs)
                     for name, runs in zip(("baseline", "candidate"), sides[key], strict=True))
             any_run = (sides[key][1] or sides[key][0])[0]
