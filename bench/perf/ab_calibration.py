@@ -52,6 +52,7 @@ def settings(args: argparse.Namespace) -> dict[str, Any]:
             "round_duration": args.round_duration, "max_time": args.max_time,
             "min_effect_us": args.min_effect_us, "alpha": args.alpha,
             "planned_rounds": args.planned_rounds,
+            "thresholds": str(args.thresholds) if args.thresholds else None,
             "kernels": str(args.kernels) if args.kernels else None,
             "cand_kernels": str(args.cand_kernels) if args.cand_kernels else None,
             "cand_scenario_dir": str(args.cand_scenario_dir)}
@@ -66,6 +67,8 @@ def command(args: argparse.Namespace, kind: str, out: Path) -> list[str]:
         cmd += ["--flavors", args.flavors]
     if args.planned_rounds:
         cmd += ["--planned-rounds", str(args.planned_rounds)]
+    if args.thresholds:
+        cmd += ["--thresholds", str(args.thresholds)]
     if args.kernels:  # a kernel board: A/A boots one kernel twice, A/B the planted one as B
         cand = args.kernels if kind == "A/A" else args.cand_kernels
         cmd += ["--base", str(args.kernels), "--cand", str(cand)]
@@ -160,6 +163,9 @@ def main() -> int:
                     help="rounds a side the alpha spending plans for, as the gate passes it "
                          "(default: rtgate ab's, from the cap at the first pair's pace)")
     ap.add_argument("--min-effect-us", type=float, default=200.0)
+    ap.add_argument("--thresholds", type=Path,
+                    help="budgets instead of thresholds.yml (e.g. ones the planted effect stays "
+                         "under, so that the A/B test alone has to detect it)")
     ap.add_argument("--alpha", type=float, default=0.01)
     ap.add_argument("--log", type=Path, default=ROOT / "out" / "bench" / "ab_calibration.jsonl")
     ap.add_argument("--summary-only", action="store_true", help="print the log's figures")
