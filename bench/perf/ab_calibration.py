@@ -9,7 +9,10 @@ Each trial is one whole `rtgate ab` run through the real CLI, exactly as the gat
   are not.
 * A/B: a known injected effect. On `local`, B runs the scenarios of --cand-scenario-dir
   (default tests/data/ab/scenario: `idle` plus a 20 % SCHED_FIFO 99 stress-ng load); on a kernel
-  board, --cand-kernels (e.g. the planted-latency kernel). Exit 1 is a detection.
+  board, --cand-kernels (e.g. the planted-latency kernel; --build-kernels DIR builds both sides:
+  the project's series, and the same plus the planted latency on by default). Exit 1 is a
+  detection. With --thresholds bench/perf/ab-test-alone.thresholds.yml no planted stall can fail
+  a budget, so a detection is the A/B test's alone.
 
 A trial whose rounds the lab could not measure or that came out incomplete (exit 3) is not a
 clean trial: it is counted and reported, never as a pass. A/A and A/B trials are interleaved
@@ -24,6 +27,8 @@ rate with its interval; the median time to a decision (decided trials) and the r
 the load average the trials ran under.
 
     python bench/perf/ab_calibration.py [--aa N] [--ab N] [--round-duration 2s] [--max-time 60s]
+           [--board B --flavors F (--kernels DIR --cand-kernels DIR | --build-kernels DIR)]
+           [--planned-rounds N] [--thresholds FILE]
            [--log out/bench/ab_calibration.jsonl] [--summary-only]
 """
 
@@ -42,7 +47,11 @@ from typing import Any
 
 from scipy import stats
 
+from rtgate.board.spec import load_board
+from rtgate.kernel.patches import read_series
+
 ROOT = Path(__file__).resolve().parents[2]
+PLANTED = ROOT / "tests" / "data" / "bisect" / "0005-rtgate-planted-latency-on.patch"
 ALARM_EXIT = 1
 INCOMPLETE_EXITS = {2, 3}
 
@@ -75,6 +84,27 @@ def command(args: argparse.Namespace, kind: str, out: Path) -> list[str]:
     elif kind == "A/B":
         cmd += ["--cand-scenario-dir", str(args.cand_scenario_dir)]
     return cmd
+
+
+def build_kernels(args: argparse.Namespace, into: Path) -> None:
+    """A: the board's kernels from the project's series (main's kernel); B: the same series plus
+    the planted latency, on by default (tests/data/bisect, issue 12's patch). Cache hits when
+    built before; otherwise ccache rebuilds."""
+    series = ROOT / "kernel" / "patches" / "series"
+    base = [(p.name, series.parent / p.name) for p in read_series(series)]
+    for side, extra in (("base", []), ("planted", [(PLANTED.name, PLANTED)])):
+        patches = into / side / "patches"
+        patches.mkdir(parents=True, exist_ok=True)
+        for name, source in [*base, *extra]:
+            (patches / name).parent.mkdir(parents=True, exist_ok=True)
+            (patches / name).write_bytes(source.read_bytes())
+        (patches / "series").write_text("".join(f"{name}\n" for name, _ in [*base, *extra]))
+        for flavor in args.flavors.split(","):
+            subprocess.run([sys.executable, "-m", "rtgate", "kernel", "build", "--board",
+                            load_board(args.board).kernel_board or "", "--flavor", flavor,
+                            "--patches", str(patches / "series"), "--quiet",
+                            "--out", str(into / side / "kernels" / flavor)], cwd=ROOT, check=True)
+    args.kernels, args.cand_kernels = into / "base" / "kernels", into / "planted" / "kernels"
 
 
 def trial(args: argparse.Namespace, kind: str) -> dict[str, Any]:
@@ -153,6 +183,9 @@ def main() -> int:
     ap.add_argument("--kernels", type=Path,
                     help="kernel boards: DIR/<flavor>/, A of every trial and B of A/A trials")
     ap.add_argument("--cand-kernels", type=Path, help="kernel boards: B of A/B trials")
+    ap.add_argument("--build-kernels", type=Path, metavar="DIR",
+                    help="kernel boards: build A (the project's series) and B (plus the planted "
+                         "latency) into DIR, instead of --kernels/--cand-kernels")
     ap.add_argument("--cand-scenario-dir", type=Path,
                     default=ROOT / "tests" / "data" / "ab" / "scenario")
     ap.add_argument("--aa", type=int, default=60, help="A/A trials (default 60)")
@@ -170,6 +203,10 @@ def main() -> int:
     ap.add_argument("--log", type=Path, default=ROOT / "out" / "bench" / "ab_calibration.jsonl")
     ap.add_argument("--summary-only", action="store_true", help="print the log's figures")
     args = ap.parse_args()
+    if args.build_kernels:
+        if not args.flavors:
+            ap.error("--build-kernels needs --flavors")
+        build_kernels(args, args.build_kernels)
     if args.kernels and args.ab and not args.cand_kernels:
         ap.error("a kernel board's A/B trials need --cand-kernels (or --ab 0)")
     mine = settings(args)
