@@ -201,8 +201,19 @@ def main() -> int:
                          "under, so that the A/B test alone has to detect it)")
     ap.add_argument("--alpha", type=float, default=0.01)
     ap.add_argument("--log", type=Path, default=ROOT / "out" / "bench" / "ab_calibration.jsonl")
-    ap.add_argument("--summary-only", action="store_true", help="print the log's figures")
+    ap.add_argument("--summary-only", action="store_true",
+                    help="print the log's figures, one block per settings it holds; run nothing")
     args = ap.parse_args()
+    logged = [json.loads(line) for line in
+              (args.log.read_text().splitlines() if args.log.exists() else [])]
+    if args.summary_only:
+        groups: dict[str, list[dict[str, Any]]] = {}
+        for r in logged:
+            groups.setdefault(json.dumps(r["settings"]), []).append(r)
+        for said, records in groups.items():
+            print(f"settings: {said}\n" + "\n".join(summary(records,
+                                                             records[0]["settings"]["alpha"])))
+        return 0
     if args.build_kernels:
         if not args.flavors:
             ap.error("--build-kernels needs --flavors")
@@ -212,12 +223,11 @@ def main() -> int:
     mine = settings(args)
     args.log.parent.mkdir(parents=True, exist_ok=True)
     # A setting added since a trial was logged reads as its default (None) there.
-    records = [r for line in (args.log.read_text().splitlines() if args.log.exists() else [])
-               if all((r := json.loads(line))["settings"].get(k) == v for k, v in mine.items())]
+    records = [r for r in logged if all(r["settings"].get(k) == v for k, v in mine.items())]
     todo = {"A/A": args.aa - sum(r["kind"] == "A/A" for r in records),
             "A/B": args.ab - sum(r["kind"] == "A/B" for r in records)}
     print(f"settings: {json.dumps(mine)}\nlog: {args.log} ({len(records)} trials already)")
-    while not args.summary_only and any(n > 0 for n in todo.values()):
+    while any(n > 0 for n in todo.values()):
         # The kind furthest behind its share goes next: A/A and A/B interleave throughout.
         kind = min((k for k in todo if todo[k] > 0),
                    key=lambda k: 1 - todo[k] / (args.aa if k == "A/A" else args.ab))
