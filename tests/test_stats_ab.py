@@ -181,3 +181,17 @@ def test_block_tests_when_every_block_is_the_same_value() -> None:
     same = [np.full(4, 12.0) for _ in range(6)]
     results = ab._block_tests(0, same[:3], same[3:])
     assert [t.p for t in results] == [1.0, 1.0, 1.0]
+
+
+def test_a_gross_shift_is_worse_at_the_gates_first_look() -> None:
+    """The gate's plan (6 rounds a side, alpha 0.01, both flavors in one family) looks first at 3
+    rounds a side: a candidate far worse in every round is worse there. A permutation of rounds
+    gives no p-value below 1/20 at 3 a side (1/924 at 6) — above every Holm threshold of such a
+    family — so a test made of those alone left a candidate 1 s worse per round unknown."""
+    seq = ab.Sequential(alpha=0.01, planned=6)
+    family = [ab.Comparison(("synthetic", flavor, "idle"), rounds(30 + k, 3),
+                            rounds(40 + k, 3, shift=60.0), min_effect_us=5)
+              for k, flavor in enumerate(("stock", "rt"))]
+    look = seq.look(3, family)
+    assert [d.outcome for d in look.decisions] == [ab.Outcome.WORSE] * 2, look.decisions
+    assert all(any(t.rejected and "Welch" in t.name for t in d.tests) for d in look.decisions)

@@ -5,7 +5,8 @@ one run share that boot's state (caches, IRQ placement, the host's mood) and are
 replicates of a kernel, so nothing here treats them as such:
 
 - each round is summarised by numbers of its own (its p99 and p99.9 from the exact histogram, the
-  90th percentile of its block maxima), and intervals and tests are over those per-round numbers;
+  90th percentile of its block maxima), and intervals and tests are over those per-round numbers
+  (Welch: the one-sided t-test of each metric is its reported interval's statistic);
 - the block-maxima distributions are compared with a rank test (Mann-Whitney U), a one-sided
   Kolmogorov-Smirnov test and a k-sample Anderson-Darling test (the rank test misses a change of
   spread, KS is weak on 1 µs-discrete data, AD weighs the tails), each statistic computed on the
@@ -202,13 +203,18 @@ def _permutations(n_a: int, n_b: int) -> float:
 
 
 def _round_test(name: str, b: np.ndarray, a: np.ndarray) -> TestResult:
-    """One-sided permutation test of the mean per-round value: is B higher?"""
-    res = stats.permutation_test(
-        (b, a), lambda x, y, axis: np.mean(x, axis=axis) - np.mean(y, axis=axis),
-        vectorized=True, n_resamples=_permutations(len(a), len(b)), alternative="greater",
-        rng=np.random.default_rng(SEED))
-    return TestResult(f"{name}: mean of rounds (permutation of rounds)",
-                      float(res.statistic), float(res.pvalue))
+    """One-sided Welch t-test of the mean per-round value: is B higher? The same statistic as the
+    metric's reported interval. Not a permutation test: with the rounds a gate affords, the
+    smallest p-value a permutation of rounds can give (1/924 at 6 rounds a side; 1/(n + 1) once
+    sampled) lies above every Holm threshold of a gate's family at a look's share of alpha, so
+    such a test could never reject (measured: a candidate 1 s worse in every round stayed
+    unknown). Rounds with no spread on either side give no evidence (p = 1)."""
+    label = f"{name}: mean of rounds (Welch's t over rounds)"
+    if np.ptp(a) == 0 and np.ptp(b) == 0:
+        return TestResult(label, 0.0, 1.0)
+    res = stats.ttest_ind(b, a, equal_var=False, alternative="greater")
+    p = float(res.pvalue)
+    return TestResult(label, float(res.statistic), 1.0 if math.isnan(p) else p)
 
 
 class _PooledRounds:
