@@ -47,7 +47,8 @@ from typing import Any
 
 from scipy import stats
 
-from rtgate.board.spec import load_board
+from rtgate.board.spec import load_kernel_board
+from rtgate.errors import InputError
 from rtgate.kernel.patches import read_series
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -90,6 +91,7 @@ def build_kernels(args: argparse.Namespace, into: Path) -> None:
     """A: the board's kernels from the project's series (main's kernel); B: the same series plus
     the planted latency, on by default (tests/data/bisect, issue 12's patch). Cache hits when
     built before; otherwise ccache rebuilds."""
+    spec = load_kernel_board(args.board, "--build-kernels has nothing to build for it")
     series = ROOT / "kernel" / "patches" / "series"
     base = [(p.name, series.parent / p.name) for p in read_series(series)]
     for side, extra in (("base", []), ("planted", [(PLANTED.name, PLANTED)])):
@@ -101,7 +103,7 @@ def build_kernels(args: argparse.Namespace, into: Path) -> None:
         (patches / "series").write_text("".join(f"{name}\n" for name, _ in [*base, *extra]))
         for flavor in args.flavors.split(","):
             subprocess.run([sys.executable, "-m", "rtgate", "kernel", "build", "--board",
-                            load_board(args.board).kernel_board or "", "--flavor", flavor,
+                            str(spec.kernel_board), "--flavor", flavor,
                             "--patches", str(patches / "series"), "--quiet",
                             "--out", str(into / side / "kernels" / flavor)], cwd=ROOT, check=True)
     args.kernels, args.cand_kernels = into / "base" / "kernels", into / "planted" / "kernels"
@@ -217,7 +219,10 @@ def main() -> int:
     if args.build_kernels:
         if not args.flavors:
             ap.error("--build-kernels needs --flavors")
-        build_kernels(args, args.build_kernels)
+        try:
+            build_kernels(args, args.build_kernels)
+        except InputError as exc:
+            ap.error(str(exc))
     if args.kernels and args.ab and not args.cand_kernels:
         ap.error("a kernel board's A/B trials need --cand-kernels (or --ab 0)")
     mine = settings(args)
