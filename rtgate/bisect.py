@@ -58,7 +58,7 @@ from rtgate.gate.markdown import cell, code
 from rtgate.gate.thresholds import Thresholds, load_thresholds
 from rtgate.kernel.build import build
 from rtgate.kernel.cache import TRUST_DOMAINS
-from rtgate.kernel.patches import PatchError, read_series
+from rtgate.kernel.patches import PatchError, read_series, write_series
 from rtgate.kernel.runtime import RUNTIMES
 from rtgate.pipeline import _csv, _scenarios
 from rtgate.report.cli import _positive, _rate
@@ -422,14 +422,10 @@ class BoardMeasure:
             return self.built[v]
         names = [p.name for p in read_series(self.series)]
         home = self.args.out / "variants" / _slug(label(v, len(names)))
-        patches = home / "patches"
-        patches.mkdir(parents=True, exist_ok=True)
-        # The build reads patches beside its series file: a temporary series of the variant's.
-        for number in v:
-            (patches / names[number - 1]).write_bytes(
-                (self.series.parent / names[number - 1]).read_bytes())
-        (patches / "series").write_text("".join(names[p - 1] + "\n" for p in v))
-        build(self.spec.name, self.flavor, series=patches / "series",
+        series = write_series(home / "patches", [(names[number - 1],
+                                                   self.series.parent / names[number - 1])
+                                                  for number in v])
+        build(self.spec.name, self.flavor, series=series,
               out=home / "kernels" / self.flavor, runtime=self.args.runtime,
               trust=self.args.trust)
         self.built[v] = home / "kernels"

@@ -49,7 +49,7 @@ from scipy import stats
 
 from rtgate.board.spec import load_kernel_board
 from rtgate.errors import InputError
-from rtgate.kernel.patches import read_series
+from rtgate.kernel.patches import read_series, write_series
 
 ROOT = Path(__file__).resolve().parents[2]
 PLANTED = ROOT / "tests" / "data" / "bisect" / "0005-rtgate-planted-latency-on.patch"
@@ -95,16 +95,11 @@ def build_kernels(args: argparse.Namespace, into: Path) -> None:
     series = ROOT / "kernel" / "patches" / "series"
     base = [(p.name, series.parent / p.name) for p in read_series(series)]
     for side, extra in (("base", []), ("planted", [(PLANTED.name, PLANTED)])):
-        patches = into / side / "patches"
-        patches.mkdir(parents=True, exist_ok=True)
-        for name, source in [*base, *extra]:
-            (patches / name).parent.mkdir(parents=True, exist_ok=True)
-            (patches / name).write_bytes(source.read_bytes())
-        (patches / "series").write_text("".join(f"{name}\n" for name, _ in [*base, *extra]))
+        side_series = write_series(into / side / "patches", [*base, *extra])
         for flavor in args.flavors.split(","):
             subprocess.run([sys.executable, "-m", "rtgate", "kernel", "build", "--board",
                             str(spec.kernel_board), "--flavor", flavor,
-                            "--patches", str(patches / "series"), "--quiet",
+                            "--patches", str(side_series), "--quiet",
                             "--out", str(into / side / "kernels" / flavor)], cwd=ROOT, check=True)
     args.kernels, args.cand_kernels = into / "base" / "kernels", into / "planted" / "kernels"
 

@@ -48,6 +48,17 @@ def read_series(series: Path) -> list[Patch]:
     return patches
 
 
+def write_series(into: Path, patches: list[tuple[str, Path]]) -> Path:
+    """A series file in `into` of (name, source file) pairs, each copied beside it: a build reads
+    patches beside its series. Returns the series file."""
+    into.mkdir(parents=True, exist_ok=True)
+    for name, source in patches:
+        (into / name).parent.mkdir(parents=True, exist_ok=True)
+        (into / name).write_bytes(source.read_bytes())
+    (into / "series").write_text("".join(f"{name}\n" for name, _ in patches))
+    return into / "series"
+
+
 def patch_command(patch_file: Path, tree: Path, rejects: Path) -> list[str]:
     # --forward: an already-applied patch is a failure, not a silent revert.
     return ["patch", "-p1", "--forward", "--batch", "--no-backup-if-mismatch",

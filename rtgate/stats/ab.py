@@ -202,6 +202,13 @@ def _permutations(n_a: int, n_b: int) -> float:
     return np.inf if math.comb(n_a + n_b, n_a) <= EXACT_PERMUTATIONS else SAMPLED_PERMUTATIONS
 
 
+def _no_spread(a: np.ndarray, b: np.ndarray) -> bool:
+    """Every round of each side agrees to the µs (1 µs-discrete data do that). Welch's t is 0/0
+    or infinite there: its test gives no evidence (p = 1), and the interval is the difference
+    itself, with no spread to widen it."""
+    return bool(np.ptp(a) == 0 and np.ptp(b) == 0)
+
+
 def _round_test(name: str, b: np.ndarray, a: np.ndarray) -> TestResult:
     """One-sided Welch t-test of the mean per-round value: is B higher? The same statistic as the
     metric's reported interval. Not a permutation test: with the rounds a gate affords, the
@@ -210,7 +217,7 @@ def _round_test(name: str, b: np.ndarray, a: np.ndarray) -> TestResult:
     such a test could never reject (measured: a candidate 1 s worse in every round stayed
     unknown). Rounds with no spread on either side give no evidence (p = 1)."""
     label = f"{name}: mean of rounds (Welch's t over rounds)"
-    if np.ptp(a) == 0 and np.ptp(b) == 0:
+    if _no_spread(a, b):
         return TestResult(label, 0.0, 1.0)
     res = stats.ttest_ind(b, a, equal_var=False, alternative="greater")
     p = float(res.pvalue)
@@ -360,8 +367,7 @@ def _plan(c: Comparison, confidence: float) -> _Plan:
 def _effect(metric: str, a: np.ndarray, b: np.ndarray, confidence: float) -> Effect:
     """B − A of the mean per-round value, with Welch's two-sided interval over rounds."""
     delta = float(b.mean() - a.mean())
-    if np.ptp(a) == 0 and np.ptp(b) == 0:
-        # Every round of each side agrees to the µs: the data show no spread to widen the interval.
+    if _no_spread(a, b):
         low = high = delta
     else:
         ci = stats.ttest_ind(b, a, equal_var=False).confidence_interval(confidence)
