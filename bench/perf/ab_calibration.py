@@ -10,9 +10,10 @@ Each trial is one whole `rtgate ab` run through the real CLI, exactly as the gat
 * A/B: a known injected effect. On `local`, B runs the scenarios of --cand-scenario-dir
   (default tests/data/ab/scenario: `idle` plus a 20 % SCHED_FIFO 99 stress-ng load); on a kernel
   board, --cand-kernels (e.g. the planted-latency kernel; --build-kernels DIR builds both sides:
-  the project's series, and the same plus the planted latency on by default). Exit 1 is a
-  detection. With --thresholds bench/perf/ab-test-alone.thresholds.yml no planted stall can fail
-  a budget, so a detection is the A/B test's alone.
+  the project's series, and the same plus the planted latency on by default: 1 s of interrupts
+  off every 2 s, or --planted-length-us for a moderate effect). Exit 1 is a detection. With
+  --thresholds bench/perf/ab-test-alone.thresholds.yml no planted stall can fail a budget, so a
+  detection is the A/B test's alone.
 
 A trial whose rounds the lab could not measure or that came out incomplete (exit 3) is not a
 clean trial: it is counted and reported, never as a pass. A/A and A/B trials are interleaved
@@ -27,7 +28,8 @@ rate with its interval; the median time to a decision (decided trials) and the r
 the load average the trials ran under.
 
     python bench/perf/ab_calibration.py [--aa N] [--ab N] [--round-duration 2s] [--max-time 60s]
-           [--board B --flavors F (--kernels DIR --cand-kernels DIR | --build-kernels DIR)]
+           [--board B --flavors F (--kernels DIR --cand-kernels DIR | --build-kernels DIR
+            [--planted-length-us US])]
            [--planned-rounds N] [--thresholds FILE]
            [--log out/bench/ab_calibration.jsonl] [--summary-only]
 """
@@ -53,6 +55,7 @@ from rtgate.kernel.patches import read_series, write_series
 
 ROOT = Path(__file__).resolve().parents[2]
 PLANTED = ROOT / "tests" / "data" / "bisect" / "0005-rtgate-planted-latency-on.patch"
+PLANTED_DEFAULT = "+static unsigned int length_us = 1000000;"
 ALARM_EXIT = 1
 INCOMPLETE_EXITS = {2, 3}
 
@@ -65,7 +68,8 @@ def settings(args: argparse.Namespace) -> dict[str, Any]:
             "thresholds": str(args.thresholds) if args.thresholds else None,
             "kernels": str(args.kernels) if args.kernels else None,
             "cand_kernels": str(args.cand_kernels) if args.cand_kernels else None,
-            "cand_scenario_dir": str(args.cand_scenario_dir)}
+            "cand_scenario_dir": str(args.cand_scenario_dir),
+            "planted_length_us": args.planted_length_us}
 
 
 def command(args: argparse.Namespace, kind: str, out: Path) -> list[str]:
@@ -94,7 +98,18 @@ def build_kernels(args: argparse.Namespace, into: Path) -> None:
     spec = load_kernel_board(args.board, "--build-kernels has nothing to build for it")
     series = ROOT / "kernel" / "patches" / "series"
     base = [(p.name, series.parent / p.name) for p in read_series(series)]
-    for side, extra in (("base", []), ("planted", [(PLANTED.name, PLANTED)])):
+    planted = PLANTED
+    if args.planted_length_us is not None:
+        # The patch's default stall, rewritten: a moderate effect needs no command-line plumbing
+        # per side, and the kernel cache keys the rewritten patch apart from the stock one.
+        text = PLANTED.read_text()
+        if PLANTED_DEFAULT not in text:
+            raise InputError(f"no {PLANTED_DEFAULT!r} to rewrite", path=PLANTED)
+        planted = into / "planted-source" / PLANTED.name
+        planted.parent.mkdir(parents=True, exist_ok=True)
+        planted.write_text(text.replace(PLANTED_DEFAULT, PLANTED_DEFAULT.replace(
+            "1000000", str(args.planted_length_us))))
+    for side, extra in (("base", []), ("planted", [(PLANTED.name, planted)])):
         side_series = write_series(into / side / "patches", [*base, *extra])
         for flavor in args.flavors.split(","):
             subprocess.run([sys.executable, "-m", "rtgate", "kernel", "build", "--board",
@@ -183,6 +198,9 @@ def main() -> int:
     ap.add_argument("--build-kernels", type=Path, metavar="DIR",
                     help="kernel boards: build A (the project's series) and B (plus the planted "
                          "latency) into DIR, instead of --kernels/--cand-kernels")
+    ap.add_argument("--planted-length-us", type=int, metavar="US",
+                    help="with --build-kernels: B's stall with interrupts off, every 2 s (default "
+                         "the patch's 1000000: a gross effect)")
     ap.add_argument("--cand-scenario-dir", type=Path,
                     default=ROOT / "tests" / "data" / "ab" / "scenario")
     ap.add_argument("--aa", type=int, default=60, help="A/A trials (default 60)")
@@ -211,6 +229,9 @@ def main() -> int:
             print(f"settings: {said}\n" + "\n".join(summary(records,
                                                              records[0]["settings"]["alpha"])))
         return 0
+    if args.planted_length_us is not None and not (args.build_kernels and
+                                                   args.planted_length_us > 0):
+        ap.error("--planted-length-us needs --build-kernels and a length above 0")
     if args.build_kernels:
         if not args.flavors:
             ap.error("--build-kernels needs --flavors")
