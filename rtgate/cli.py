@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
 import traceback
 from collections.abc import Sequence
@@ -59,19 +60,29 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _terminated(signum: int, frame: object) -> None:
+    # SIGTERM (a cancelled CI job, timeout(1), a runner's shutdown) unwinds like Ctrl-C, so that
+    # every finally runs: Python's default ends the process at once, and the emulator (its own
+    # session) or a load kept running for the next job to measure beside.
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(argv[0] if argv else None)
     args = parser.parse_args(argv)
+    previous = signal.signal(signal.SIGTERM, _terminated)
     try:
         return int(args.func(args))
     except RtgateError as exc:
         print(f"rtgate: {exc.oneline()}", file=sys.stderr)
         return int(exc.code)
-    except KeyboardInterrupt:
-        print("rtgate: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        print(f"rtgate: interrupted{f' by {exc}' if str(exc) else ''}", file=sys.stderr)
         return int(Exit.INCOMPLETE)
     except Exception as exc:  # noqa: BLE001 - Python's own exit 1 would read as "budget exceeded"
         traceback.print_exc()
         print(f"rtgate: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return int(Exit.INCOMPLETE)
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -7,11 +7,14 @@ broken boots (no console, a panic, the wrong kernel) must be exit 3 with the con
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -134,6 +137,44 @@ def test_run_timeout_is_infra_with_log(tmp_path: Path, rt_kernel: BuildResult) -
     assert "timed out waiting for the end of idle" in proc.stderr
     assert "RTGATE-MEASURE-START" in (out / "console.log").read_text(errors="replace")
     assert not (out / "result.json").exists()
+
+
+def test_sigterm_stops_the_emulator_and_is_incomplete(tmp_path: Path,
+                                                     rt_kernel: BuildResult) -> None:
+    """A cancelled CI job sends SIGTERM: the guest's emulator (its own session, so not in the
+    job's process group) must not outlive rtgate and load the lab for the next job."""
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rtgate", "board", "run", "--board", "qemu-arm64", "--kernel",
+         str(rt_kernel.out), "--scenario", "idle", "--duration", "120", "--out", str(out)],
+        stderr=subprocess.PIPE, text=True)
+    emulators: list[int] = []
+    try:
+        deadline = time.monotonic() + 600
+        while "RTGATE-MEASURE-START" not in _text(out / "console.log"):
+            assert proc.poll() is None and time.monotonic() < deadline, _text(out / "console.log")
+            time.sleep(0.5)
+        children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
+        emulators = [int(c) for c in children
+                     if "qemu-system" in Path(f"/proc/{c}/cmdline").read_text(errors="replace")]
+        assert emulators
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=60)
+        assert proc.returncode == 3, stderr
+        assert "interrupted by SIGTERM" in stderr
+        for pid in emulators:
+            with pytest.raises(ProcessLookupError):
+                os.kill(pid, 0)
+        assert "RTGATE-MEASURE-START" in _text(out / "console.log")
+    finally:
+        proc.kill()
+        for pid in emulators:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _text(path: Path) -> str:
+    return path.read_text(errors="replace") if path.exists() else ""
 
 
 def test_guest_server_that_never_listens_is_infra(tmp_path: Path, rt_kernel: BuildResult) -> None:
