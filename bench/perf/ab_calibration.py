@@ -55,7 +55,8 @@ from rtgate.kernel.patches import read_series, write_series
 
 ROOT = Path(__file__).resolve().parents[2]
 PLANTED = ROOT / "tests" / "data" / "bisect" / "0005-rtgate-planted-latency-on.patch"
-PLANTED_DEFAULT = "+static unsigned int length_us = 1000000;"
+PLANTED_LENGTH = "+static unsigned int length_us = {};"
+PLANTED_LENGTH_US = 1000000
 ALARM_EXIT = 1
 INCOMPLETE_EXITS = {2, 3}
 
@@ -102,13 +103,12 @@ def build_kernels(args: argparse.Namespace, into: Path) -> None:
     if args.planted_length_us is not None:
         # The patch's default stall, rewritten: a moderate effect needs no command-line plumbing
         # per side, and the kernel cache keys the rewritten patch apart from the stock one.
-        text = PLANTED.read_text()
-        if PLANTED_DEFAULT not in text:
-            raise InputError(f"no {PLANTED_DEFAULT!r} to rewrite", path=PLANTED)
+        text, default = PLANTED.read_text(), PLANTED_LENGTH.format(PLANTED_LENGTH_US)
+        if default not in text:
+            raise InputError(f"no {default!r} to rewrite", path=PLANTED)
         planted = into / "planted-source" / PLANTED.name
         planted.parent.mkdir(parents=True, exist_ok=True)
-        planted.write_text(text.replace(PLANTED_DEFAULT, PLANTED_DEFAULT.replace(
-            "1000000", str(args.planted_length_us))))
+        planted.write_text(text.replace(default, PLANTED_LENGTH.format(args.planted_length_us)))
     for side, extra in (("base", []), ("planted", [(PLANTED.name, planted)])):
         side_series = write_series(into / side / "patches", [*base, *extra])
         for flavor in args.flavors.split(","):

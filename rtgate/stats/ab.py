@@ -220,8 +220,7 @@ def _round_test(name: str, b: np.ndarray, a: np.ndarray) -> TestResult:
     if _no_spread(a, b):
         return TestResult(label, 0.0, 1.0)
     res = stats.ttest_ind(b, a, equal_var=False, alternative="greater")
-    p = float(res.pvalue)
-    return TestResult(label, float(res.statistic), 1.0 if math.isnan(p) else p)
+    return TestResult(label, float(res.statistic), float(res.pvalue))
 
 
 class _PooledRounds:
