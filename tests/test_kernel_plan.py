@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -148,6 +149,33 @@ def test_series_comments_order_and_missing_patch(tmp_path: Path) -> None:
                   "--patches", str(series))
     assert proc.returncode == 2
     assert f"{series}: line 2: patch missing.patch not found" in proc.stderr
+
+
+@pytest.mark.parametrize("line, message", [
+    ("/etc/hostname", "is outside the series' directory"),
+    ("../outside.patch", "is outside the series' directory"),
+    ("sub/../../outside.patch", "is outside the series' directory"),
+    ("sub/link.patch", "resolves outside the series' directory (a symbolic link)"),
+])
+def test_series_cannot_name_a_file_outside_its_directory(tmp_path: Path, line: str,
+                                                        message: str) -> None:
+    # A pull request writes the series: the plan hashes what it names, the build applies it and
+    # bisect copies it to the same relative name under its own output.
+    patches = tmp_path / "patches"
+    (patches / "sub").mkdir(parents=True)
+    (tmp_path / "outside.patch").write_text("secret")
+    (patches / "sub" / "link.patch").symlink_to(tmp_path / "outside.patch")
+    (patches / "sub" / "inside.patch").write_text("fine")
+    series = patches / "series"
+    series.write_text(f"sub/inside.patch\n{line}\n")
+    with pytest.raises(InputError, match=re.escape(message)):
+        read_series(series)
+    proc = rtgate("kernel", "plan", "--board", "qemu-arm64", "--flavor", "rt",
+                  "--patches", str(series))
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(f"rtgate: {series}: line 2: ") and message in proc.stderr
+    series.write_text("sub/inside.patch\n")
+    assert [p.name for p in read_series(series)] == ["sub/inside.patch"]
 
 
 def test_fragment_requests_and_unmet_on_a_real_config() -> None:

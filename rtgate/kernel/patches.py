@@ -41,11 +41,25 @@ def read_series(series: Path) -> list[Patch]:
             raise InputError(f"line {number}: expected one patch name per line (quilt options "
                              f"such as -p are not supported; patches apply with -p1): {line!r}",
                              path=series)
-        path = series.parent / line
+        path = _inside(series, number, line)
         if not path.is_file():
             raise InputError(f"line {number}: patch {line} not found", path=series)
         patches.append(Patch(name=line, sha256=hashlib.sha256(path.read_bytes()).hexdigest()))
     return patches
+
+
+def _inside(series: Path, number: int, name: str) -> Path:
+    """The patch file `name` names, which must lie below the series' directory: a pull request
+    writes the series, and the plan hashes, the build applies and bisect copies what it names."""
+    if Path(name).is_absolute() or ".." in Path(name).parts:
+        raise InputError(f"line {number}: patch {name!r} is outside the series' directory "
+                         f"(names are relative, without '..')", path=series)
+    path = series.parent / name
+    # A symlink below the directory may still point out of it.
+    if path.exists() and not path.resolve().is_relative_to(series.parent.resolve()):
+        raise InputError(f"line {number}: patch {name!r} resolves outside the series' "
+                         f"directory (a symbolic link)", path=series)
+    return path
 
 
 def write_series(into: Path, patches: list[tuple[str, Path]]) -> Path:
