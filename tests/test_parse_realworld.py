@@ -279,6 +279,67 @@ def test_a_file_without_complete_cyclictest_output_is_still_refused(
     assert len(proc.stderr.splitlines()) == 1 and not (tmp_path / "r.json").exists()
 
 
+def test_a_typed_command_line_is_never_checked_against_cyclictests_own(tmp_path: Path) -> None:
+    # Typed with quotes, the prompt's command differs from the JSON's "cmdline:" as a string, yet
+    # it is the same run: the JSON's own command line is the result's.
+    path = session_variant(tmp_path, lambda lines: [
+        lines[0], lines[1].replace("--json=session.json", '--json="session.json"'), *lines[2:]])
+    r = parse([RW / "session.json", path], lenient=True)
+    assert r.tool.cmdline == json.loads((RW / "session.json").read_text())["cmdline:"]
+    assert parse([path], lenient=True).tool.cmdline.endswith('--json="session.json"')
+
+
+def test_lines_before_the_output_that_look_like_a_row_or_a_summary_are_notes(
+        tmp_path: Path) -> None:
+    path = session_variant(tmp_path, lambda lines: [
+        "20 min idle run on imx8\n", "T: 0 run on pi4\n", *lines[1:]])
+    r = parse([path], lenient=True)
+    assert r.notes[:2] == ["session.txt line 1: before cyclictest's output: "
+                           "'20 min idle run on imx8'",
+                           "session.txt line 2: before cyclictest's output: 'T: 0 run on pi4'"]
+    own = parse([RW / "session.json"])
+    assert [t.samples for t in r.threads] == [t.samples for t in own.threads]
+
+
+def value_lines(name: str) -> np.ndarray:
+    """``thread: cycle: latency`` lines of a verbose log, by numpy alone."""
+    lines = [ln for ln in (RW / name).read_text().splitlines()
+             if re.fullmatch(r" *\d+: *\d+: *\d+", ln)]
+    return np.loadtxt([ln.replace(":", " ") for ln in lines], dtype=np.int64, ndmin=2)
+
+
+def test_a_verbose_log_between_shell_prompts(tmp_path: Path) -> None:
+    r = parsed(tmp_path, "verbose-session.txt")
+    samples = value_lines("verbose-session.txt")[:, 2]
+    (t,) = r.threads
+    assert (t.samples, t.min_us, t.max_us) == (len(samples), samples.min(), samples.max())
+    assert t.avg_us == pytest.approx(samples.mean(), rel=1e-12)
+    own = json.loads((RW / "verbose-session.json").read_text())["cmdline:"]
+    assert r.tool.cmdline == own  # typed before "| tee run.log": the same words
+    assert r.notes[0].startswith("verbose-session.txt line 1: shell prompt, read as the command")
+    assert r.notes[-1] == ("verbose-session.txt line 1005: shell prompt after cyclictest's "
+                           "output: 'root@vm:~# '")
+    # With the run's JSON: one run, cyclictest's final numbers for the whole run.
+    both = parsed(tmp_path, "verbose-session.json", "verbose-session.txt")
+    assert both.threads[0].samples == cyclictest_json("verbose-session.json")[0]["cycles"]
+
+
+@pytest.mark.parametrize("edit, problem", [
+    (lambda lines: [*lines, lines[-2]], "line 1006: a sample after the shell prompt on line 1005"),
+    (lambda lines: [*lines[:500], "imx8mp\n", *lines[500:]],
+     "line 501: expected 'thread: cycle: latency', got 'imx8mp'"),
+])
+def test_a_verbose_log_with_foreign_lines_inside_is_refused(tmp_path: Path, edit: Any,
+                                                           problem: str) -> None:
+    path = tmp_path / "v.txt"
+    path.write_text("".join(edit((RW / "verbose-session.txt").read_text().splitlines(True))))
+    with pytest.raises(InputError, match=re.escape(problem)):
+        parse([path], lenient=True)
+    # The harness's own raw files: the prompt before the samples is already an error.
+    with pytest.raises(InputError, match=re.escape("line 1: expected 'thread: cycle: latency'")):
+        parse([RW / "verbose-session.txt"])
+
+
 def test_empty_file_is_exit_2_naming_it(tmp_path: Path) -> None:
     proc, out = cli(tmp_path, "empty.txt")
     assert proc.returncode == 2 and not out.exists()

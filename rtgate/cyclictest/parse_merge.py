@@ -59,7 +59,7 @@ def merge(views: list[RunView]) -> Merged:
                  for n in sorted(views[0].threads)],
         kernel=KernelView(**{f.name: kernel(f.name) for f in fields(KernelView)}),
         tool_version=agree(lambda v: v.tool_version, "rt-tests version"),
-        cmdline=agree(lambda v: v.cmdline, "command line"),
+        cmdline=agree(lambda v: v.cmdline, "command line") or _typed(views),
         start=agree(lambda v: v.start, "start time"),
         end=agree(lambda v: v.end, "end time"),
     )
@@ -99,6 +99,12 @@ def _agree(claims: list[tuple[Path, Any]], what: str) -> Any:
             raise _contradiction(path, found[0], f"{what} {value!r} here, {found[1]!r} there")
         found = found or (path, value)
     return None if found is None else found[1]
+
+
+def _typed(views: list[RunView]) -> str | None:
+    """The command typed at a prompt, for a run whose files do not hold cyclictest's own (the
+    first file's that shows one): never compared between files, as typing varies."""
+    return next((v.typed_cmdline for v in views if v.typed_cmdline), None)
 
 
 def _contradiction(path: Path, other: Path, detail: str) -> InputError:

@@ -29,7 +29,14 @@ from pathlib import Path
 import numpy as np
 
 from rtgate.cyclictest.formats.blocks import BLOCK_BYTES, Progress, line_blocks, no_progress
-from rtgate.cyclictest.formats.view import MESSAGE, Finality, RunView, ThreadView, note
+from rtgate.cyclictest.formats.view import (
+    MESSAGE,
+    Finality,
+    RunView,
+    ThreadView,
+    around_output,
+    note,
+)
 from rtgate.cyclictest.stats import Sparse
 from rtgate.errors import InputError
 
@@ -48,12 +55,6 @@ _FOOTER = re.compile(r"^# (Total|Min Latencies|Avg Latencies|Max Latencies|Histo
 _OUTLIERS = re.compile(r"^# Thread (\d+):((?:\s+\d+)*)(?:\s+#\s+(\d+) others)?$")
 _IGNORED = re.compile(r"^(policy: .*|)$")
 _SCREEN_MESSAGE = re.compile(rb"^# /dev/cpu_dma_latency set to .*$", re.M)
-# A shell prompt: "root@imx8:~# ", "pi@raspberrypi:~ $ ", "[user@host rt]$ ", "(venv) $ ".
-_PROMPT = re.compile(r"^(?:\([^()\s]+\) )?(?P<who>\[[^\]]+\]|[\w.-]+@[\w.-]+(?::\S*)?(?: \S+)?)?"
-                     r" ?(?P<mark>[$#%>])(?: (?P<command>.*))?$")
-# The cyclictest command in a prompt line, up to a pipe, redirection or next command.
-_COMMAND = re.compile(r"(?:^|\s)((?:\S*/)?cyclictest(?:\s.*)?)$")
-_SHELL_OPERATOR = re.compile(r"\s+(?:\d*[<>]|[|;&])")
 # A footer that says everything a histogram's footer says: only then is output complete.
 _FULL_FOOTER = ("Total", "Min Latencies", "Avg Latencies", "Max Latencies", "Histogram Overflows")
 _NO_SAMPLE_MIN = 1000000  # cyclictest's initial minimum, printed before a thread's first sample
@@ -67,7 +68,7 @@ class _State:
     seen_output: bool = False  # a line of cyclictest's output has been read
     foreign: InputError | None = None  # the error the first line around the output would be
     prompt_line: int | None = None  # a shell prompt after the output: only more may follow
-    cmdline: str | None = None
+    typed_cmdline: str | None = None
     notes: list[str] = field(default_factory=list)
     live: bool = False  # "policy:" lines: the refreshed screen, not the -q summary at exit
     summaries: dict[int, ThreadView] = field(default_factory=dict)
@@ -82,9 +83,12 @@ class _State:
 
 
 def read_text(path: Path, *, offset: int = 0, lines_before: int = 0,
-              progress: Progress = no_progress, lenient: bool = False) -> RunView:
-    """Read from byte ``offset`` on (after ``lines_before`` lines another reader took)."""
-    state = _State(path, lenient=lenient, line_no=lines_before)
+              progress: Progress = no_progress, lenient: bool = False,
+              foreign: InputError | None = None) -> RunView:
+    """Read from byte ``offset`` on (after ``lines_before`` lines another reader took, which
+    found ``foreign``: a line around the output, allowed only if this section is complete)."""
+    state = _State(path, lenient=lenient, line_no=lines_before, foreign=foreign,
+                   seen_output=lines_before > 0)
     sha = hashlib.sha256()
     with path.open("rb") as fh:
         fh.seek(offset)
@@ -96,7 +100,7 @@ def read_text(path: Path, *, offset: int = 0, lines_before: int = 0,
             # else: output cut inside the histogram rows: that row's count is unknown, and the
             # missing footer makes the result partial below.
     view = RunView(path=path, format="histogram" if state.in_histogram else "summary",
-                   sha256=sha.hexdigest(), cmdline=state.cmdline, notes=state.notes)
+                   sha256=sha.hexdigest(), typed_cmdline=state.typed_cmdline, notes=state.notes)
     if state.in_histogram:
         _histogram_threads(state, view)
     elif state.summaries:
@@ -163,6 +167,10 @@ def _line(state: _State, line: str) -> None:
 
 def _cyclictest_line(state: _State, line: str) -> bool:
     """Read a line of cyclictest's output; False when it is none."""
+    if state.lenient and not state.seen_output and (
+            (_ROW.match(line) and not state.in_histogram)
+            or (line.startswith("T:") and not _SUMMARY.match(line))):
+        return False  # a user's line before the output, shaped like a row or a summary
     if line.startswith("T:"):
         _summary(state, line)
     elif line == "# Histogram":
@@ -190,28 +198,19 @@ def _foreign(state: _State, line: str) -> None:
     """A line that is not cyclictest's: in a user's file, before the output or as a shell
     prompt after it, it becomes a note; anywhere else it is an error."""
     problem = state.fail(f"not cyclictest output: {line[:60]!r}")
-    prompt = _PROMPT.match(line)
-    if state.lenient and not state.seen_output:
-        command = _command(prompt["command"]) if prompt and prompt["command"] else None
-        state.cmdline = command or state.cmdline  # the last one before the output ran it
-        what = "shell prompt, read as the command line" if command else "before cyclictest's output"
-    elif state.lenient and prompt and (prompt["who"] or prompt["mark"] != "#"):
-        # (A bare "#" line after the output may as well be a footer line cut short.)
-        state.prompt_line = state.prompt_line or state.line_no
-        what = "shell prompt after cyclictest's output"
-    elif state.prompt_line is not None:
-        raise state.fail(f"not cyclictest output after the shell prompt on line "
-                         f"{state.prompt_line}: {line[:60]!r}")
-    else:
+    around = around_output(line, before=not state.seen_output) if state.lenient else None
+    if around is None:
+        if state.prompt_line is not None:
+            raise state.fail(f"not cyclictest output after the shell prompt on line "
+                             f"{state.prompt_line}: {line[:60]!r}")
         raise problem
+    what, command = around
+    if state.seen_output:
+        state.prompt_line = state.prompt_line or state.line_no
+    # The last command before the output ran it.
+    state.typed_cmdline = command or state.typed_cmdline
     state.foreign = state.foreign or problem
     state.notes.append(note(state.path, state.line_no, what, line))
-
-
-def _command(typed: str) -> str | None:
-    """The cyclictest command line typed at a prompt (after sudo, before a pipe or redirection)."""
-    m = _COMMAND.search(typed)
-    return _SHELL_OPERATOR.split(m[1], maxsplit=1)[0] if m else None
 
 
 def _summary(state: _State, line: str) -> None:

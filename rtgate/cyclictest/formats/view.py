@@ -19,11 +19,38 @@ from rtgate.result import BlockMaxima, Format
 # skipped wherever they appear, and kept as notes.
 MESSAGE = re.compile(r"^(WARN: .*|# /dev/cpu_dma_latency set to \d+us)$")
 NOTE_CHARS = 200  # of a line kept as a note: enough to recognize it, never a whole log
+# A shell prompt: "root@imx8:~# ", "pi@raspberrypi:~ $ ", "[user@host rt]$ ", "(venv) $ ".
+_PROMPT = re.compile(r"^(?:\([^()\s]+\) )?(?P<who>\[[^\]]+\]|[\w.-]+@[\w.-]+(?::\S*)?(?: \S+)?)?"
+                     r" ?(?P<mark>[$#%>])(?: (?P<command>.*))?$")
+# The cyclictest command in a prompt line, up to a pipe, redirection or next command.
+_COMMAND = re.compile(r"(?:^|\s)((?:\S*/)?cyclictest(?:\s.*)?)$")
+_SHELL_OPERATOR = re.compile(r"\s+(?:\d*[<>]|[|;&])")
 
 
 def note(path: Path, line_no: int, what: str, line: str) -> str:
     """A line kept aside as a note: ``file line N: what: 'text'``."""
     return f"{path.name} line {line_no}: {what}: {line[:NOTE_CHARS]!r}"
+
+
+def around_output(line: str, *, before: bool) -> tuple[str, str | None] | None:
+    """What a line that is not cyclictest's is, in a file a user hands over: before the output
+    anything (a file name, the prompt that ran it: its cyclictest command is returned), after it
+    only a shell prompt. ``(what, typed command)``, or None where no such line may be."""
+    prompt = _PROMPT.match(line)
+    if before:
+        command = _typed_command(prompt["command"]) if prompt and prompt["command"] else None
+        return ("shell prompt, read as the command line" if command
+                else "before cyclictest's output", command)
+    if prompt and (prompt["who"] or prompt["mark"] != "#"):
+        # (A bare "#" line after the output may as well be a footer line cut short.)
+        return "shell prompt after cyclictest's output", None
+    return None
+
+
+def _typed_command(typed: str) -> str | None:
+    """The cyclictest command line typed at a prompt (after sudo, before a pipe or redirection)."""
+    m = _COMMAND.search(typed)
+    return _SHELL_OPERATOR.split(m[1], maxsplit=1)[0] if m else None
 
 
 Finality = Literal["final", "snapshot"]
@@ -85,6 +112,9 @@ class RunView:
     kernel: KernelView = field(default_factory=KernelView)
     tool_version: str | None = None
     cmdline: str | None = None
+    typed_cmdline: str | None = None
+    """The cyclictest command typed at a shell prompt in a user's file: what the user typed (quotes,
+    variables, spacing), never checked against cyclictest's own ``cmdline``."""
     start: str | None = None
     end: str | None = None
     sha256: str = ""
