@@ -85,8 +85,9 @@ _HEADLINE = {
     "same": "🟰 same", "better": "✅ better", "worse": "❌ worse",
     "budget": "❌ a candidate round exceeded its budget",
     "undecided": "❔ undecided at the time cap (measure longer)",
-    "incomplete": "⚠️ no verdict: a round is incomplete or the lab failed",
+    "incomplete": "⚠️ not decided from the data: a round is incomplete, measure more",
 }
+_INFRA = "🛠️ infrastructure failure: a round has no measurement, re-run once the board is healthy"
 _EXIT = {"same": Exit.OK, "better": Exit.OK, "worse": Exit.BUDGET, "budget": Exit.BUDGET,
          "undecided": Exit.UNDECIDED, "incomplete": Exit.INCOMPLETE}
 
@@ -372,7 +373,8 @@ class Gate:
 
     def markdown(self, heading: str = "## rtgate ab") -> str:
         seq = self.seq
-        lines = [f"{heading}: {_HEADLINE[self.outcome]} (exit {int(self.exit)})", ""]
+        said = _INFRA if self.outcome == "incomplete" and self.infra else _HEADLINE[self.outcome]
+        lines = [f"{heading}: {said} (exit {int(self.exit)})", ""]
         if self.why:
             lines += [f"{code(self.why)}", ""]
         if not self.spec.kernel_board:

@@ -97,6 +97,24 @@ def plan(origin: Path, tmp: Path, head: str) -> tuple[Path, subprocess.Completed
                                       cwd=clone, env=env)
 
 
+def renaming(repo: Path) -> None:
+    (repo / "bench" / "scenarios" / "all-in.yml").rename(repo / "bench" / "scenarios" / "zzz.yml")
+    (repo / "thresholds.yml").unlink()
+
+
+def test_a_renamed_or_deleted_gate_input_is_listed_under_every_name(origin: Path,
+                                                                     tmp_path: Path) -> None:
+    # git diff detects renames by default: the banner would name only the new file, and the
+    # deleted thresholds.yml was an empty file "that does not load".
+    head = pull_request(origin, renaming)
+    context, proc = plan(origin, tmp_path, head)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads((context / "context.json").read_text())
+    assert sorted(data["changed_inputs"]) == ["bench/scenarios/all-in.yml",
+                                              "bench/scenarios/zzz.yml", "thresholds.yml"]
+    assert not (context / "thresholds.yml").exists()
+
+
 def test_a_self_approving_pull_request_changes_only_its_kernel(origin: Path,
                                                                tmp_path: Path) -> None:
     head = pull_request(origin, self_approving)

@@ -148,6 +148,9 @@ def test_missing_and_short_runs_keep_three_outcomes_apart(tmp_path: Path) -> Non
     infra = Published(tmp_path, gate / "gate-rpi5")  # stock/all-in never finished
     assert infra.outcome["outcome"] == "infrastructure"
     assert "no result.json" in infra.comment
+    # Every heading of the comment, the nested check's too, says which of the two exit 3 is.
+    assert "rtgate check: 🛠️ infrastructure failure" in infra.comment
+    assert "not decided from the data" not in infra.comment
 
     short = tmp_path / "short"
     short.mkdir()
@@ -159,6 +162,8 @@ def test_missing_and_short_runs_keep_three_outcomes_apart(tmp_path: Path) -> Non
     assert "not decided from the data" in incomplete.comment
     assert "measure more" in incomplete.outcome["title"]
     assert "re-run once the board is healthy" not in incomplete.comment
+    assert "rtgate check: ⚠️ not decided from the data" in incomplete.comment
+    assert "infrastructure" not in incomplete.comment.lower()
 
 
 def test_a_symlinked_result_is_refused(tmp_path: Path) -> None:
@@ -198,6 +203,47 @@ def test_changed_gate_inputs_open_the_comment_with_their_budget_diff(tmp_path: P
         assert f"`{path}`" in head
     assert "**loosens** `rpi5/rt/all-in`: `max_us 155 → 5000 µs (+4845 µs, +3126%)`" in head
     assert_inert(run.comment)
+
+
+def test_a_flood_of_changed_inputs_and_artifacts_keeps_the_comment_postable_and_inert(
+        tmp_path: Path) -> None:
+    # Hundreds of long paths (a pull request names them) would make a comment GitHub refuses,
+    # leaving the last push's verdict on the pull request; cut inside a code span, the rest
+    # would become live Markdown.
+    gate = tmp_path / "gate"
+    pi5(gate, rt_max=4800.0)
+    hostile = [gate / f"gate-x{n} approved by @someone www.example.invalid {'`' * 3}" for n in
+               range(40)]
+    for h in hostile:
+        h.mkdir()
+    context = tmp_path / "context"
+    context.mkdir()
+    changed = [f"bench/scenarios/{n:03d}-{'x' * 250} see www.evil.invalid @someone.yml"
+               for n in range(400)]
+    (context / "context.json").write_text(json.dumps({
+        "event": "workflow_run", "head_sha": "a" * 40, "pull_request": 7,
+        "boards": ["rpi5"], "scenarios": [], "changed_inputs": changed}))
+    run = Published(tmp_path, gate / "gate-rpi5", *hostile, args=("--context", str(context)))
+    assert run.outcome["outcome"] == "regression"
+    assert len(run.comment) <= 60_000
+    head = run.comment.split("**❌")[0]
+    assert "`bench/scenarios/029-" in head and "`bench/scenarios/030-" not in head
+    assert "> - … and 370 more" in head and "… and 10 more" in run.comment
+    assert "❌ latency verdict: regression" in run.comment
+    assert_inert(run.comment)
+
+
+def test_a_comment_over_githubs_limit_is_cut_at_a_line(tmp_path: Path) -> None:
+    from rtgate.gate import publish
+
+    lines = ["## Latency gate", "", "**✅ latency verdict: every budget met**", "",
+             "<details><summary>Every check</summary>", ""]
+    lines += [f"- `{n:05d} @someone www.example.invalid {'y' * 200}`" for n in range(400)]
+    text = publish._fit([*lines, "</details>"], RUN_URL)
+    assert len(text) <= publish.LIMIT < len("\n".join(lines))
+    assert text.rstrip().endswith("*.") and "Cut at 60000 characters" in text
+    assert text.count("<details>") == text.count("</details>") == 1
+    assert_inert(text)
 
 
 def test_a_context_that_is_not_the_plan_jobs_is_an_input_error(tmp_path: Path) -> None:
@@ -302,6 +348,8 @@ def test_a_missing_ab_round_is_an_infrastructure_failure(tmp_path: Path) -> None
     run = Published(tmp_path, art, args=args)
     assert run.proc.returncode == 3 and run.outcome["outcome"] == "infrastructure"
     assert "candidate round 4 (running/idle): infrastructure failure" in run.comment
+    assert "): 🛠️ infrastructure failure: a round has no measurement" in run.comment
+    assert "not decided from the data" not in run.comment
 
 
 def test_an_ab_round_claiming_another_run_is_refused(tmp_path: Path) -> None:

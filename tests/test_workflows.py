@@ -425,6 +425,7 @@ def test_the_lab_job_checks_out_the_default_branch_only() -> None:
     allowed = ("git -c", "odd=$(git ls-tree -r \"$HEAD_SHA\" -- \"${kernel[@]}\" |",
                "git archive", "base=$(git merge-base", "git diff", "if ! git diff --quiet",
                "git cat-file blob \"$HEAD_SHA:thresholds.yml\"", "if ! [[ \"$HEAD_SHA\" =~",
+               "&& git cat-file -e \"$HEAD_SHA:thresholds.yml\"",
                "echo \"::error::not a commit: $HEAD_SHA\"")
     for line in uses:
         assert line.startswith(allowed), f"the head is used beyond its kernel inputs: {line}"

@@ -21,9 +21,11 @@ _MARK = {Verdict.PASS: "✅ pass", Verdict.FAIL: "❌ fail", Verdict.INCOMPLETE:
 _HEADLINE = {
     Exit.OK: "✅ all within budget",
     Exit.BUDGET: "❌ budget exceeded",
-    Exit.INCOMPLETE: "⚠️ no verdict: incomplete measurement or infrastructure failure",
     Exit.INPUT: "⚠️ input error",
 }
+# Exit 3 stands for two outcomes a reader must tell apart: what to do next differs.
+_INCOMPLETE = "⚠️ not decided from the data: incomplete measurement, measure more"
+_INFRA = "🛠️ infrastructure failure: no measurement, re-run once the board is healthy"
 _VIRTUAL = "virtual board — not a real-time claim"
 # Long enough for a path or a sentence, short enough that no artifact floods a comment.
 MAX_TEXT = 300
@@ -60,7 +62,7 @@ def cell(text: str) -> str:
 
 def render(outcomes: list[Outcome]) -> str:
     code_ = worst([o.exit for o in outcomes])
-    lines = [f"## rtgate check: {_HEADLINE[code_]} (exit {int(code_)})", "",
+    lines = [f"## rtgate check: {_headline(outcomes, code_)} (exit {int(code_)})", "",
              "| board | flavor | scenario | metric | measured | budget | margin | verdict |",
              "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     notes: list[str] = []
@@ -79,6 +81,14 @@ def render(outcomes: list[Outcome]) -> str:
         lines += ["", "**Root cause at the breach:**", ""]
         lines += [_trace(o) for o in traces]
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _headline(outcomes: list[Outcome], code_: Exit) -> str:
+    if code_ is not Exit.INCOMPLETE:
+        return _HEADLINE[code_]
+    infra = any(isinstance(o, Infra) for o in outcomes)
+    data = any(not isinstance(o, Infra) and o.exit is Exit.INCOMPLETE for o in outcomes)
+    return "; ".join(w for w, on in ((_INCOMPLETE, data), (_INFRA, infra)) if on)
 
 
 def _rows(o: Outcome) -> list[str]:

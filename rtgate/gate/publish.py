@@ -43,6 +43,10 @@ from rtgate.gate.verdict import Infra, Outcome, Unjudged, judge
 from rtgate.result import write_atomic
 
 MARKER = "<!-- rtgate-latency-gate -->"
+# GitHub refuses a comment or a check run's summary over 65 536 characters, and a refused update
+# would leave the previous push's verdict standing: the comment is kept below it.
+LIMIT = 60_000
+LISTED = 30  # of a list a pull request controls (changed paths, budgets, artifact names)
 ARTIFACT_PREFIX = "gate-"
 RUNNING = "running"  # the directory of a board that measures its own kernel (pipeline.py)
 _NAME = re.compile(r"[a-z0-9][a-z0-9._-]*")
@@ -260,7 +264,7 @@ def banner(context: Context, ours: Thresholds, theirs: Path | None) -> list[str]
              "> **This pull request changes gate inputs.** They were not used: the gate judged "
              "its kernel with the default branch's budgets, scenarios, boards and rtgate. A "
              "maintainer reviews these changes (CODEOWNERS):", ">"]
-    lines += [f"> - {code(p)}" for p in context.changed_inputs]
+    lines += _listed([f"> - {code(p)}" for p in context.changed_inputs], "> - ")
     if theirs is not None:
         try:
             changes = budgetdiff.diff(ours, load_thresholds(theirs))
@@ -268,7 +272,8 @@ def banner(context: Context, ours: Thresholds, theirs: Path | None) -> list[str]
             lines += [">", f"> Its `thresholds.yml` does not load: {code(exc.oneline())}"]
         else:
             lines += [">", "> `rtgate thresholds diff` (default branch → pull request):", ">"]
-            lines += [f"> - **{c.verdict}** {code(c.scope)}: {code(c.text)}" for c in changes]
+            lines += _listed([f"> - **{c.verdict}** {code(c.scope)}: {code(c.text)}"
+                              for c in changes], "> - ")
             if not changes:
                 lines.append("> - no budget changes")
     return lines + [""]
@@ -281,7 +286,7 @@ def render(judgement: Judgement, *, banner_lines: list[str], comparison: str | N
     lines += [f"- {code(b.name)}: {HEADLINE[b.kind]}" for b in judgement.boards]
     if judgement.ignored:
         lines += ["", "Ignored (no board of the default branch's `bench/boards`): "
-                  + ", ".join(code(n) for n in judgement.ignored)]
+                  + ", ".join(_listed([code(n) for n in judgement.ignored], ""))]
     for b in judgement.boards:
         if b.ab is not None:
             lines += ["", b.ab.markdown(f"### A/B on {code(b.name)}: main's kernel (A) against "
@@ -292,7 +297,35 @@ def render(judgement: Judgement, *, banner_lines: list[str], comparison: str | N
         lines += ["### Against the latest main results", "", comparison]
     if run_url:
         lines.append(f"[Gate run]({run_url})")
-    return "\n".join(lines).rstrip("\n") + "\n"
+    return _fit(lines, run_url)
+
+
+def _listed(items: list[str], prefix: str) -> list[str]:
+    if len(items) <= LISTED:
+        return items
+    return [*items[:LISTED], f"{prefix}… and {len(items) - LISTED} more"]
+
+
+def _fit(lines: list[str], run_url: str | None) -> str:
+    """The comment, cut at a line below LIMIT when it is longer: never inside a line, where a
+    code span holding a pull request's text would lose its closing backticks."""
+    text = "\n".join(lines).rstrip("\n") + "\n"
+    if len(text) <= LIMIT:
+        return text
+    cut = [f"*Cut at {LIMIT} characters (GitHub's limit). Every check is in `junit.xml` of the "
+           "publisher's `latency-report` artifact"
+           + (f" ([gate run]({run_url}))*." if run_url else "*.")]
+    room = LIMIT - len(cut[0]) - 64
+    kept: list[str] = []
+    for line in lines:
+        room -= len(line) + 1
+        if room < 0:
+            break
+        kept.append(line)
+    # Close a <details> the cut left open, so that the note shows.
+    closing = ["</details>"] if kept.count("</details>") < sum(
+        ln.startswith("<details>") for ln in kept) else []
+    return "\n".join([*kept, *closing, "", *cut]) + "\n"
 
 
 def outcome_json(judgement: Judgement) -> str:
