@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from rtgate.errors import InfraError
 from rtgate.kernel.build import BuildResult, build
 from rtgate.kernel.cache import cache_root
 from rtgate.kernel.source import materialize, resolve
@@ -230,6 +231,58 @@ def test_an_unknown_trust_domain_is_an_input_error(pr_source: str, tmp_path: Pat
     assert proc.stderr.count("\n") == 1
     assert "unknown cache trust domain 'pr'" in proc.stderr and "RTGATE_CACHE_TRUST" in proc.stderr
     assert not (tmp_path / "cache").exists()
+
+
+def test_a_link_a_build_plants_in_its_work_area_is_never_written_through(
+        cache: Path, tmp_path: Path) -> None:
+    # Whatever the container may write: the work area. A link left there where the host once
+    # kept its build.log made the next build's log overwrite any file the runner user owns,
+    # e.g. a script of the trusted cache's pristine sources.
+    trusted = tmp_path / "trusted-script"
+    trusted.write_text("#!/bin/sh\necho trusted\n")
+    plant = MAKEFILE.replace("olddefconfig:\n\t@:\n", "olddefconfig:\n"
+                             f"\t@ln -sf {trusted} $(CURDIR)/../build.log\n"
+                             f"\t@ln -sf {trusted} $(CURDIR)/../stage\n")
+    source = pr_tarball(tmp_path / "plant", plant)
+    for out in ("first", "second"):
+        build("qemu-arm64", "rt", source=source, out=tmp_path / out, progress=False)
+        (cache / "kernels").rename(tmp_path / f"kernels-{out}")  # the next one builds again
+    build("qemu-arm64", "rt", source=source, out=tmp_path / "config", progress=False,
+          config_only=True)
+    assert trusted.read_text() == "#!/bin/sh\necho trusted\n"
+    assert "### rtgate: compiling" in (tmp_path / "second" / "build.log").read_text()
+
+
+@pytest.mark.parametrize("target, planted", [
+    ("Image", "Image:\n\t@mkdir -p $(O)/arch/arm64/boot\n"
+              "\t@ln -sf {secret} $(O)/arch/arm64/boot/Image\n"),
+    ("olddefconfig", "olddefconfig:\n\t@ln -sf {secret} $(O)/.config\n"),
+    ("kernelrelease", "kernelrelease:\n\t@rm -rf $(O) && ln -s {outside} $(O)\n"
+                      "\t@echo 6.12.0-pr\n"),
+])
+def test_the_host_reads_no_output_through_a_link(cache: Path, tmp_path: Path, target: str,
+                                                 planted: str) -> None:
+    # A link among the outputs would copy any file the runner user may read (a token in its
+    # .env) into the cache, the published .config, an error message or the board.
+    secret = tmp_path / "runner.env"
+    secret.write_text("GITHUB_TOKEN=ghs_secret\n")
+    outside = tmp_path / "outside"
+    (outside / "arch" / "arm64" / "boot").mkdir(parents=True)
+    (outside / "arch" / "arm64" / "boot" / "Image").write_text("GITHUB_TOKEN=ghs_secret\n")
+    (outside / ".config").write_text("GITHUB_TOKEN=ghs_secret\n")
+    lines = MAKEFILE.splitlines(keepends=True)
+    start = lines.index(f"{target}:\n")
+    end = next((i for i in range(start + 1, len(lines)) if not lines[i].startswith("\t")),
+               len(lines))
+    makefile = "".join([*lines[:start], planted.format(secret=secret, outside=outside),
+                        *lines[end:]])
+    source = pr_tarball(tmp_path / "pr", makefile)
+    with pytest.raises(InfraError, match="as a symbolic link") as caught:
+        build("qemu-arm64", "rt", source=source, out=tmp_path / "out", progress=False)
+    assert "ghs_secret" not in str(caught.value)
+    leaked = [p for p in (*cache.rglob("*"), *(tmp_path / "out").rglob("*"))
+              if p.is_file() and not p.is_symlink() and "ghs_secret" in p.read_text("latin-1")]
+    assert leaked == []
 
 
 @pytest.mark.integration

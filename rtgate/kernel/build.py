@@ -62,7 +62,12 @@ class BuildResult:
 
 @dataclass(frozen=True)
 class _Slot:
-    """The work area of one board × flavor: a patched copy of the source and the build dir."""
+    """The work area of one board × flavor: a patched copy of the source and the build dir.
+
+    A pull request's Makefiles write anywhere in it (the docker runtime mounts it), so the host
+    keeps nothing of its own there (the log and the lock sit beside it), empties it before each
+    build, and reads what a build made only through ``built``: never through a symbolic link.
+    """
 
     root: Path
 
@@ -80,7 +85,31 @@ class _Slot:
 
     @property
     def log(self) -> Path:
-        return self.root / "build.log"
+        return self.root.with_name(self.root.name + ".log")
+
+    def built(self, path: Path, *, links_inside: bool = False) -> Path:
+        """``path`` below the work area, as a build left it: a regular file or directory
+        reached through no symbolic link, whose files are no symbolic links either unless
+        ``links_inside`` (a reader that keeps links as links). A Makefile could point one at
+        any file the controller's user may read. Else InfraError: the output is unusable."""
+        inside = path.relative_to(self.root)
+        where = self.root.resolve()
+        for depth in range(1, len(inside.parts) + 1):
+            if (where / Path(*inside.parts[:depth])).is_symlink():
+                raise InfraError(f"the build left {Path(*inside.parts[:depth])} as a symbolic "
+                                 "link in its work area: refused, nothing read through it",
+                                 path=path)
+        real = where / inside
+        if real.is_dir():
+            for top, dirs, files in [] if links_inside else os.walk(real):
+                for name in dirs + files:
+                    if (Path(top) / name).is_symlink():
+                        raise InfraError(f"the build left {Path(top, name).relative_to(where)} "
+                                         "as a symbolic link among its outputs: refused",
+                                         path=path)
+        elif not real.is_file():
+            raise InfraError(f"the build left no file {inside}", path=path)
+        return real
 
 
 def build(board: str, flavor: str, *, source: str | None = None, series: Path | None = None,
@@ -95,7 +124,7 @@ def build(board: str, flavor: str, *, source: str | None = None, series: Path | 
     (the build failed, a tool is missing).
     """
     cache = cache_root(trust)
-    slot = _Slot(cache / "work" / f"{board}-{flavor}")
+    slot = _Slot((cache / "work").resolve() / f"{board}-{flavor}")
     rt = get_runtime(runtime, [slot.root, cache / "ccache"])
     plan = make_plan(board, flavor, rt, source=source, series=series, extra_fragments=fragments)
     out = out if out is not None else OUT_ROOT / f"{board}-{flavor}"
@@ -184,9 +213,11 @@ def _run(rt: Runtime, argv: list[str], slot: _Slot, cache: Path, prog: BuildProg
 def _prepare(plan: Plan, slot: _Slot, cache: Path) -> list[Path]:
     """A fresh copy of the pristine tree and copies of the inputs, in the slot."""
     tree = materialize(plan.source, cache)
-    for stale in (slot.src, slot.obj, slot.inputs):
-        shutil.rmtree(stale, ignore_errors=True)
-    slot.root.mkdir(parents=True, exist_ok=True)
+    # Whatever an earlier build left, symbolic links included, goes (rmtree follows none).
+    if slot.root.is_symlink():
+        slot.root.unlink()
+    shutil.rmtree(slot.root, ignore_errors=True)
+    slot.root.mkdir(parents=True)
     (cache / "ccache").mkdir(exist_ok=True)
     working_copy(tree, slot.src)
     slot.obj.mkdir()
@@ -217,7 +248,7 @@ def _configure(plan: Plan, rt: Runtime, slot: _Slot, cache: Path,
              str(slot.obj), str(slot.obj / ".config"), *map(str, fragments)]
     _run(rt, merge, slot, cache, prog, "merge_config.sh")
     _run(rt, _make(plan, slot, "olddefconfig"), slot, cache, prog, "olddefconfig")
-    _verify(fragments, plan, slot.obj / ".config")
+    _verify(fragments, plan, slot.built(slot.obj / ".config"))
     release = _run(rt, _make(plan, slot, "-s", "kernelrelease"), slot, cache, prog,
                    "make kernelrelease")
     return release[-1].strip() if release else ""
@@ -238,7 +269,7 @@ def _apply(plan: Plan, rt: Runtime, slot: _Slot, cache: Path, prog: BuildProgres
     prog.line("$ " + " ".join(argv))
     if rt.run(argv, cwd=slot.root, env=_env(cache), sink=sink) == 0:
         return
-    rejected = rejects.read_text() if rejects.is_file() else ""
+    rejected = slot.built(rejects).read_text() if rejects.exists() else ""
     prog.line(rejected)
     failed = [ln.strip() for ln in lines if "FAILED" in ln or "malformed" in ln.lower()
               or "can't find file" in ln]
@@ -283,9 +314,9 @@ def _compile(plan: Plan, rt: Runtime, slot: _Slot, cache: Path, prog: BuildProgr
 
 def _uts_version(slot: _Slot) -> str | None:
     header = slot.obj / "include" / "generated" / "utsversion.h"
-    if not header.is_file():
+    if not os.path.lexists(header):
         return None
-    match = re.search(r'UTS_VERSION\s+"([^"]*)"', header.read_text())
+    match = re.search(r'UTS_VERSION\s+"([^"]*)"', slot.built(header).read_text())
     return match[1] if match else None
 
 
@@ -310,14 +341,15 @@ def _store(plan: Plan, slot: _Slot, entry: Path, release: str, seconds: float,
     staging = entry.with_name(f".{entry.name}.{os.getpid()}")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
-    shutil.copyfile(slot.obj / board.image, staging / board.image_name)
-    shutil.copyfile(slot.obj / ".config", staging / ".config")
+    shutil.copyfile(slot.built(slot.obj / board.image), staging / board.image_name)
+    shutil.copyfile(slot.built(slot.obj / ".config"), staging / ".config")
     stage = slot.root / "stage"
     if board.dtbs:
-        shutil.copytree(stage / "dtbs", staging / "dtbs")
+        shutil.copytree(slot.built(stage / "dtbs"), staging / "dtbs")
     if board.modules:
         with tarfile.open(staging / "modules.tar.gz", "w:gz") as tar:
-            tar.add(stage / "modules", arcname=".")
+            # tar keeps links as links (modules_install's own build -> CURDIR is one).
+            tar.add(slot.built(stage / "modules", links_inside=True), arcname=".")
     meta = _metadata(plan, release, _uts_version(slot), seconds, runtime,
                      output_hashes(staging))
     (staging / "metadata.json").write_text(json.dumps(meta, indent=2) + "\n")
@@ -353,7 +385,7 @@ def _deliver(entry: Path, out: Path, plan: Plan, meta: dict[str, Any], *,
 def _deliver_config(plan: Plan, slot: _Slot, out: Path, release: str, seconds: float,
                     runtime: str) -> BuildResult:
     _clear_outputs(out, plan)
-    shutil.copyfile(slot.obj / ".config", out / ".config")
+    shutil.copyfile(slot.built(slot.obj / ".config"), out / ".config")
     shutil.copyfile(slot.log, out / "build.log")
     meta = _metadata(plan, release, None, seconds, runtime, output_hashes(out))
     meta["config_only"] = True
@@ -368,7 +400,12 @@ def _save_raw(slot: _Slot, out: Path, exc: InputError | InfraError) -> None:
     the slot is overwritten by the next build."""
     out.mkdir(parents=True, exist_ok=True)
     for kept, name in ((slot.log, "build.log"), (slot.obj / ".config", ".config")):
-        if kept.is_file():
-            shutil.copyfile(kept, out / name)
+        try:
+            # The log is the host's; a .config is the build's, read through no link.
+            source = kept if kept == slot.log else slot.built(kept)
+        except InfraError:
+            continue
+        if source.is_file():
+            shutil.copyfile(source, out / name)
             if exc.path == str(kept):
                 exc.path = str(out / name)
