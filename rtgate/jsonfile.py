@@ -4,12 +4,15 @@ such a file read whole, with the schema it claims.
 Besides syntax errors (json.JSONDecodeError, which callers word themselves), Python's json fails
 in two ways a crafted file can trigger: an integer too long to convert (ValueError) and nesting
 deeper than the recursion limit (RecursionError). Both become one-line input errors (exit 2)
-naming the file, never a crash reported as an infrastructure failure.
+naming the file, never a crash reported as an infrastructure failure. It also accepts what is
+no measurement: ``NaN`` and ``Infinity``, and a number too large for a float (``1e400``), which
+it reads as infinity (a latency of "inf µs", judged as a regression): refused the same way.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -18,8 +21,15 @@ from rtgate.errors import InputError
 
 
 def loads(data: str | bytes, path: Path) -> Any:
+    def finite(text: str) -> float:
+        value = float(text)
+        if not math.isfinite(value):
+            raise InputError(f"holds the number {text[:40]}, which is no finite measurement",
+                             path=path)
+        return value
+
     try:
-        return json.loads(data)
+        return json.loads(data, parse_float=finite, parse_constant=finite)
     except json.JSONDecodeError:
         raise
     except ValueError as exc:

@@ -82,6 +82,19 @@ def test_result_with_a_5000_digit_integer_is_exit_2(tmp_path: Path) -> None:
                            f"{sys.get_int_max_str_digits()} digits, not a measurement\n")
 
 
+@pytest.mark.parametrize("number", ["1e400", "-1e400", "9" * 400 + ".0", "NaN", "Infinity"])
+def test_a_number_no_float_holds_is_exit_2_not_a_regression(tmp_path: Path, number: str) -> None:
+    # Python's json reads 1e400 as infinity: "measured inf µs" was a regression (exit 1), and
+    # NaN was refused only because no comparison holds for it.
+    result = tmp_path / "inf.result.json"
+    result.write_text(PAPER.read_text().replace('"max_us": 124.0', f'"max_us": {number}', 1))
+    assert number in result.read_text()
+    proc = check(result, tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr == (f"rtgate: {result}: holds the number {number[:40]}, which is no "
+                           "finite measurement\n")
+
+
 def test_result_nested_too_deeply_is_exit_2(tmp_path: Path) -> None:
     result = tmp_path / "deep.result.json"
     result.write_text(PAPER.read_text().replace('"sources": []',
