@@ -165,6 +165,23 @@ def test_runs_are_ordered_by_publication_not_by_their_own_start(tmp_path: Path) 
     assert history_page.index("runs/second-000/") < history_page.index("runs/first-000/")
 
 
+def test_the_pull_requests_baseline_is_the_last_run_published(tmp_path: Path) -> None:
+    # The publisher compares a pull request with main's history: the baseline is what main
+    # published last, not the run whose board claimed the latest start.
+    history = tmp_path / "h"
+    (first,) = make_runs(tmp_path / "a", 1, "first")
+    (second,) = make_runs(tmp_path / "b", 1, "second", start="2020-01-01T00:00:00+00:00")
+    result = load_result(second / "result.json")
+    slower = result.totals.model_copy(update={"max_us": 4321.0})
+    result.model_copy(update={"totals": slower}).write(second / "result.json")
+    for run in (first, second):
+        History(history).merge(collect([run]))
+    proc = rtgate("compare", history, first, "--markdown", tmp_path / "c.md")
+    assert proc.returncode in (0, 4), proc.stderr
+    row = next(ln for ln in (tmp_path / "c.md").read_text().splitlines() if "`idle`" in ln)
+    assert "| 4321 → 4199 " in row, row
+
+
 @pytest.mark.integration
 def test_a_run_dated_2099_is_refused_and_never_becomes_the_latest(tmp_path: Path) -> None:
     history, site = tmp_path / "h", tmp_path / "site"

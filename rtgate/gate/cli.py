@@ -151,11 +151,12 @@ def _comparison(baseline: Path | None, accepted: list[Path], thresholds: object)
     if baseline is None:
         return None
     from rtgate.report import compare
+    from rtgate.report.history import runs_of
     from rtgate.report.judge import Judge
-    from rtgate.report.runs import collect, load_run
+    from rtgate.report.runs import load_run
 
     try:
-        before = collect([baseline])
+        before = runs_of([baseline])
     except InputError as exc:
         return f"No main baseline to compare with: {markdown.code(exc.oneline())}"
     judge_ = Judge(thresholds)  # type: ignore[arg-type]

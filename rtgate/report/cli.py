@@ -13,7 +13,7 @@ from pathlib import Path
 from rtgate.errors import Exit, InputError
 from rtgate.gate import infrarecord
 from rtgate.report import bisectpage, compare, site
-from rtgate.report.history import CLOCK_SKEW, History, publication_order
+from rtgate.report.history import CLOCK_SKEW, History, publication_order, runs_of
 from rtgate.report.judge import Judge
 from rtgate.report.provenance import OPTIONS, stated
 from rtgate.report.runs import RunFiles, collect
@@ -171,7 +171,7 @@ def compare_handler(args: argparse.Namespace) -> int:
     if args.markdown is None and args.json is None:
         raise InputError("rtgate compare: give --markdown OUT.md, --json OUT.json or both")
     judge = Judge.from_file(args.thresholds)
-    baseline, candidate = collect([args.baseline]), collect([args.candidate])
+    baseline, candidate = runs_of([args.baseline]), runs_of([args.candidate])
     test = compare.ABTest(baseline, candidate, judge, args.min_effect_us, args.alpha)
     outputs = {args.markdown: lambda: compare.markdown(baseline, candidate, judge, test),
                args.json: lambda: json.dumps(test.to_json(), indent=2) + "\n"}

@@ -54,7 +54,9 @@ def change(before: float | Percentile | None, after: float | Percentile | None) 
 
 def _newest(runs: list[RunFiles]) -> dict[tuple[str, str, str], RunFiles]:
     newest: dict[tuple[str, str, str], RunFiles] = {}
-    for run in sorted(runs, key=lambda r: r.summary.order):
+    # A published run's place is its publication number; a start is what a board's clock said.
+    for run in sorted(runs, key=lambda r: (r.publication.seq if r.publication else 0,
+                                           r.summary.order)):
         newest[run.summary.key] = run
     return newest
 

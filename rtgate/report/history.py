@@ -31,7 +31,7 @@ from pydantic import ValidationError
 from rtgate.errors import InputError
 from rtgate.filelock import locked
 from rtgate.report.provenance import Provenance, Publication
-from rtgate.report.runs import RAW, RESULT_NAME, RunFiles, load_run
+from rtgate.report.runs import RAW, RESULT_NAME, RunFiles, collect, load_run
 from rtgate.report.summary import RunSummary
 from rtgate.result import write_atomic
 
@@ -60,6 +60,20 @@ def publication_order(runs: list[RunFiles], now: datetime) -> list[RunFiles]:
                 f"({CLOCK_SKEW.total_seconds() / 60:g} min); not published (is the board's "
                 "clock right?)", path=run.result_path)
     return sorted(runs, key=lambda r: r.summary.order)
+
+
+def runs_of(paths: list[str | Path]) -> list[RunFiles]:
+    """The runs named (``runs.collect``), a history's in publication order: a history root holds
+    an index, and its runs carry their publication number (``compare`` then takes the last one
+    published, never the one whose board claimed the latest start)."""
+    runs: list[RunFiles] = []
+    for given in map(Path, paths):
+        if (given / INDEX).is_file():
+            history = History(given)
+            runs += [history.load(s) for s in history.entries()]
+        else:
+            runs += collect([given])
+    return runs
 
 
 @dataclass
