@@ -79,6 +79,7 @@ def test_the_pages_job_builds_the_site_then_the_publisher_posts_real_verdicts(
     (entry,) = [json.loads(line) for line in
                 (ws / "history" / "index.jsonl").read_text().splitlines()]
     assert "actions/runs/41" in json.dumps(entry) and "c" * 40 in json.dumps(entry)
+    assert entry["publication"]["board"] == "local"  # from the artifact main's gate named
     index = (ws / "site" / "index.html").read_text()
     assert "local" in index and "no budget" not in index
     assert list((ws / "site").rglob("*.svg")), "no plot was drawn"

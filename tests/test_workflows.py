@@ -493,6 +493,26 @@ def test_the_publisher_only_trusts_the_default_branchs_gate() -> None:
     assert not published(run(conclusion="cancelled"))
 
 
+def test_only_mains_runs_enter_the_history() -> None:
+    condition = load(GITHUB / "workflows" / PAGES_WORKFLOW)["jobs"]["history"]["if"]
+    condition = condition.replace("!cancelled()", "true")
+
+    def merged(trigger: str, ref: str = "refs/heads/main", **run: Any) -> bool:
+        base = {"event": "push", "path": ".github/workflows/latency-gate.yml",
+                "head_repository": {"full_name": "rtgate/rtgate"}, "conclusion": "failure"}
+        return bool(evaluate(condition, {
+            "github": {"event_name": trigger, "ref": ref, "repository": "rtgate/rtgate",
+                       "event": {"workflow_run": base | run}},
+            "needs": {"nightly": {"result": "skipped" if trigger == "workflow_run"
+                                  else "failure"}}}))
+
+    assert merged("workflow_run") and merged("schedule") and merged("workflow_dispatch")
+    # A dispatch on another branch measures that branch: never main's history.
+    assert not merged("workflow_dispatch", ref="refs/heads/feature")
+    assert not merged("workflow_run", event="pull_request")
+    assert not merged("workflow_run", conclusion="cancelled")
+
+
 def evaluate_with_contains(expression: str, context: dict[str, Any]) -> Any:
     # The one function the publisher's condition uses, on a literal list: contains(fromJSON(
     # '[...]'), x) becomes a chain of ==, which the evaluator above handles.
