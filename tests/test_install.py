@@ -108,3 +108,9 @@ def test_outside_a_checkout_the_missing_budgets_are_named(
     assert proc.returncode == 2
     assert "thresholds.yml: not found: rtgate reads thresholds.yml from the working directory" \
         in proc.stderr and "RTGATE_ROOT" in proc.stderr
+    # A site may show unjudged runs, but says so instead of a page of silent "no budget" rows.
+    site = subprocess.run([venv_python(env), "-I", "-m", "rtgate", "report", str(result),
+                           "--out", str(tmp_path / "site")],
+                          cwd=tmp_path, env=bare, capture_output=True, text=True, timeout=120)
+    assert site.returncode == 0, site.stderr
+    assert "no run is judged against a budget" in site.stderr and "RTGATE_ROOT" in site.stderr

@@ -6,6 +6,7 @@ not stop at a result without a budget: such a run is published as "no budget".
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,9 +64,13 @@ class Judge:
 
     @classmethod
     def from_file(cls, path: Path | None) -> Judge:
-        """The named thresholds file; without one, the repository's when it exists."""
+        """The named thresholds file; without one, the repository's when it exists (else every
+        run is shown unjudged, and stderr says why: a site of "no budget" rows is no verdict)."""
         if path is None:
             path = paths.THRESHOLDS if paths.THRESHOLDS.is_file() else None
+        if path is None:
+            print(f"rtgate: no {paths.THRESHOLDS.name} in {paths.ROOT} (set RTGATE_ROOT=DIR or "
+                  "give --thresholds FILE): no run is judged against a budget", file=sys.stderr)
         return cls(load_thresholds(path) if path else None)
 
     def __call__(self, run: RunFiles) -> Judged:
