@@ -4,11 +4,13 @@ docker runtime producing the same .config as the host runtime."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from steps import ROOT, step
 
 pytestmark = pytest.mark.integration
 
@@ -64,3 +66,42 @@ def test_both_runtimes_plan_the_same_build(builder_image: str) -> None:
         assert proc.returncode == 0, proc.stderr
         keys[runtime] = json.loads(proc.stdout)["cache_key"]
     assert keys["docker"] == keys["host"]
+
+
+RUNNER_UID = 1001  # GitHub-hosted runners' user
+
+
+def test_the_kernels_workflow_builds_offline_as_the_runners_user(builder_image: str,
+                                                                 tmp_path: Path) -> None:
+    """kernels.yml's build step (a pull request's kernel for LAVA boards, on GitHub-hosted
+    runners): the source is fetched in one container; kbuild, which runs the pull request's
+    Makefiles, in another with no network, as the runner's user. Config-only here: compiling
+    is test_kernel_build's."""
+    script = step(ROOT / ".github" / "workflows" / "kernels.yml",
+                  "Build the kernel inside the builder image")["run"]
+    assert script.count("--runtime host --quiet") == 1
+    fetch, build = script.split("docker run")[1:]
+    assert "rtgate kernel build" in build and "--network none" in build
+    assert "setpriv --reuid" in build and "--network" not in fetch
+    script = script.replace("--runtime host --quiet", "--runtime host --quiet --config-only")
+    # The suite runs as root: `id` answers as GitHub's runner user would, whose workspace it is.
+    shim = tmp_path / "bin"
+    shim.mkdir()
+    (shim / "id").write_text(f"#!/bin/sh\necho {RUNNER_UID}\n")
+    (shim / "id").chmod(0o755)
+    ws = tmp_path / "ws"
+    (ws / "out" / "kernels").mkdir(parents=True)
+    for d in (ws, ws / "out", ws / "out" / "kernels"):
+        os.chown(d, RUNNER_UID, RUNNER_UID)
+    env = {"PATH": f"{shim}:{os.environ['PATH']}", "HOME": str(tmp_path), "BOARD": "qemu-arm64",
+           "FLAVOR": "rt", "BUILDER_IMAGE": builder_image}
+    proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script],
+                          cwd=ws, env=env, capture_output=True, text=True, timeout=1200)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    out = ws / "out" / "kernels" / "qemu-arm64-rt"
+    meta = json.loads((out / "metadata.json").read_text())
+    assert meta["config_only"] and meta["plan"]["source"]["kind"] == "debian"
+    assert "CONFIG_PREEMPT_RT=y" in (out / ".config").read_text()
+    # Written by the runner's user, not root: the build ran unprivileged.
+    assert {p.lstat().st_uid for p in out.iterdir()} == {RUNNER_UID}
+    assert {p.lstat().st_uid for p in (ws / "cache").rglob("*")} == {RUNNER_UID}
