@@ -24,7 +24,7 @@ def loads(data: str | bytes, path: Path) -> Any:
     def finite(text: str) -> float:
         value = float(text)
         if not math.isfinite(value):
-            raise InputError(f"holds the number {text[:40]}, which is no finite measurement",
+            raise InputError(f"holds the number {text[:40]}, not a finite number",
                              path=path)
         return value
 

@@ -91,8 +91,7 @@ def test_a_number_no_float_holds_is_exit_2_not_a_regression(tmp_path: Path, numb
     assert number in result.read_text()
     proc = check(result, tmp_path)
     assert proc.returncode == 2, proc.stderr
-    assert proc.stderr == (f"rtgate: {result}: holds the number {number[:40]}, which is no "
-                           "finite measurement\n")
+    assert proc.stderr == f"rtgate: {result}: holds the number {number[:40]}, not a finite number\n"
 
 
 def test_result_nested_too_deeply_is_exit_2(tmp_path: Path) -> None:

@@ -269,7 +269,7 @@ def _swap(doc: dict[str, Any], path: tuple[Any, ...], value: Any) -> None:
                                                      "be 'worse'"),
     (("culprit_patch", "subject"), ["<b>"], "invalid bisect at culprit_patch.subject: Input "
                                             "should be a valid string"),
-    (("elapsed_s",), float("nan"), "invalid bisect at elapsed_s: Input should be a finite"),
+    (("elapsed_s",), float("nan"), "holds the number NaN, not a finite number"),
 ])
 def test_a_malformed_bisect_is_a_one_line_error_naming_it(
         tmp_path: Path, path: tuple[Any, ...], value: Any, message: str) -> None:
