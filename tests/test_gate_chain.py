@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -97,6 +98,15 @@ def plan(origin: Path, tmp: Path, head: str) -> tuple[Path, subprocess.Completed
                                       cwd=clone, env=env)
 
 
+def planned(origin: Path, tmp: Path, edit: object) -> tuple[str, Path, dict[str, Any]]:
+    """A pull request made by ``edit`` through the plan job: its head, run context directory and
+    context.json."""
+    head = pull_request(origin, edit)
+    context, proc = plan(origin, tmp, head)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return head, context, json.loads((context / "context.json").read_text())
+
+
 def renaming(repo: Path) -> None:
     (repo / "bench" / "scenarios" / "all-in.yml").rename(repo / "bench" / "scenarios" / "zzz.yml")
     (repo / "thresholds.yml").unlink()
@@ -106,10 +116,7 @@ def test_a_renamed_or_deleted_gate_input_is_listed_under_every_name(origin: Path
                                                                      tmp_path: Path) -> None:
     # git diff detects renames by default: the banner would name only the new file, and the
     # deleted thresholds.yml was an empty file "that does not load".
-    head = pull_request(origin, renaming)
-    context, proc = plan(origin, tmp_path, head)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    data = json.loads((context / "context.json").read_text())
+    _, context, data = planned(origin, tmp_path, renaming)
     assert sorted(data["changed_inputs"]) == ["bench/scenarios/all-in.yml",
                                               "bench/scenarios/zzz.yml", "thresholds.yml"]
     assert not (context / "thresholds.yml").exists()
@@ -117,10 +124,7 @@ def test_a_renamed_or_deleted_gate_input_is_listed_under_every_name(origin: Path
 
 def test_a_self_approving_pull_request_changes_only_its_kernel(origin: Path,
                                                                tmp_path: Path) -> None:
-    head = pull_request(origin, self_approving)
-    context, proc = plan(origin, tmp_path, head)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    data = json.loads((context / "context.json").read_text())
+    head, context, data = planned(origin, tmp_path, self_approving)
     assert data["head_sha"] == head and data["boards"] == ["rpi5"]
     assert sorted(data["changed_inputs"]) == ["bench/boards/rpi5.yml",
                                               "bench/scenarios/all-in.yml", "thresholds.yml"]

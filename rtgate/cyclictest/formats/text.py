@@ -33,8 +33,8 @@ from rtgate.cyclictest.formats.view import (
     MESSAGE,
     Finality,
     RunView,
+    Surroundings,
     ThreadView,
-    around_output,
     note,
 )
 from rtgate.cyclictest.stats import Sparse
@@ -63,13 +63,8 @@ _NO_SAMPLE_MIN = 1000000  # cyclictest's initial minimum, printed before a threa
 @dataclass
 class _State:
     path: Path
-    lenient: bool = False  # a user's file: lines around the output are notes, not errors
+    around: Surroundings
     line_no: int = 0
-    seen_output: bool = False  # a line of cyclictest's output has been read
-    foreign: InputError | None = None  # the error the first line around the output would be
-    prompt_line: int | None = None  # a shell prompt after the output: only more may follow
-    typed_cmdline: str | None = None
-    notes: list[str] = field(default_factory=list)
     live: bool = False  # "policy:" lines: the refreshed screen, not the -q summary at exit
     summaries: dict[int, ThreadView] = field(default_factory=dict)
     in_histogram: bool = False
@@ -81,14 +76,19 @@ class _State:
     def fail(self, problem: str) -> InputError:
         return InputError(f"line {self.line_no}: {problem}", path=self.path)
 
+    @property
+    def notes(self) -> list[str]:
+        return self.around.notes
+
 
 def read_text(path: Path, *, offset: int = 0, lines_before: int = 0,
               progress: Progress = no_progress, lenient: bool = False,
               foreign: InputError | None = None) -> RunView:
     """Read from byte ``offset`` on (after ``lines_before`` lines another reader took, which
     found ``foreign``: a line around the output, allowed only if this section is complete)."""
-    state = _State(path, lenient=lenient, line_no=lines_before, foreign=foreign,
-                   seen_output=lines_before > 0)
+    around = Surroundings(path, [], lenient=lenient, seen_output=lines_before > 0,
+                          foreign=foreign)
+    state = _State(path, around, line_no=lines_before)
     sha = hashlib.sha256()
     with path.open("rb") as fh:
         fh.seek(offset)
@@ -100,18 +100,18 @@ def read_text(path: Path, *, offset: int = 0, lines_before: int = 0,
             # else: output cut inside the histogram rows: that row's count is unknown, and the
             # missing footer makes the result partial below.
     view = RunView(path=path, format="histogram" if state.in_histogram else "summary",
-                   sha256=sha.hexdigest(), typed_cmdline=state.typed_cmdline, notes=state.notes)
+                   sha256=sha.hexdigest(), typed_cmdline=around.typed_cmdline, notes=state.notes)
     if state.in_histogram:
         _histogram_threads(state, view)
     elif state.summaries:
         view.threads = dict(sorted(state.summaries.items()))
     else:
-        raise state.foreign or InputError(
+        raise around.foreign or InputError(
             "no cyclictest output found (no 'T:' summary, no '# Histogram')", path=path)
     complete = not view.partial_reasons and (
         not state.in_histogram or all(k in state.footer for k in _FULL_FOOTER))
-    if state.foreign is not None and not complete:
-        raise state.foreign  # lines around output that is not whole: not a file to guess about
+    if around.foreign is not None and not complete:
+        raise around.foreign  # lines around output that is not whole: not a file to guess about
     return view
 
 
@@ -119,7 +119,7 @@ def _block(state: _State, data: bytes) -> None:
     """Read whole lines: all at once when they are screen lines only, else one by one."""
     if data.isascii():
         data = _ESCAPE.sub(b"", data)
-        if not state.in_histogram and state.prompt_line is None and _screen(state, data):
+        if not state.in_histogram and state.around.prompt_line is None and _screen(state, data):
             return
     for raw in data.split(b"\n")[:-1]:
         state.line_no += 1
@@ -127,10 +127,10 @@ def _block(state: _State, data: bytes) -> None:
             line = _ESCAPE.sub(b"", raw).decode("ascii")
         except UnicodeDecodeError:
             problem = state.fail("binary data, not cyclictest output")
-            if not (state.lenient and not state.seen_output):
+            if not (state.around.lenient and not state.around.seen_output):
                 raise problem from None
             # A line before the output may hold a fancy prompt's symbols.
-            state.foreign = state.foreign or problem
+            state.around.foreign = state.around.foreign or problem
             state.notes.append(note(state.path, state.line_no, "before cyclictest's output",
                                     raw.decode("ascii", "backslashreplace")))
             continue
@@ -145,7 +145,7 @@ def _screen(state: _State, data: bytes) -> bool:
     if _SCREEN_SUMMARY.subn(b"", data)[1] + sum(others) != lines:
         return False
     state.live = state.live or others[0] > 0
-    state.seen_output = state.seen_output or lines > others[1]
+    state.around.seen_output = state.around.seen_output or lines > others[1]
     if others[2]:
         for m in _SCREEN_MESSAGE.finditer(data):
             state.notes.append(note(state.path, state.line_no + data.count(b"\n", 0, m.start()) + 1,
@@ -159,15 +159,15 @@ def _screen(state: _State, data: bytes) -> bool:
 
 
 def _line(state: _State, line: str) -> None:
-    if state.prompt_line is None and _cyclictest_line(state, line):
-        state.seen_output = state.seen_output or bool(line)
+    if state.around.prompt_line is None and _cyclictest_line(state, line):
+        state.around.seen_output = state.around.seen_output or bool(line)
     elif line:
-        _foreign(state, line)
+        state.around.take(line, state.line_no, state.fail(f"not cyclictest output: {line[:60]!r}"))
 
 
 def _cyclictest_line(state: _State, line: str) -> bool:
     """Read a line of cyclictest's output; False when it is none."""
-    if state.lenient and not state.seen_output and (
+    if state.around.lenient and not state.around.seen_output and (
             (_ROW.match(line) and not state.in_histogram)
             or (line.startswith("T:") and not _SUMMARY.match(line))):
         return False  # a user's line before the output, shaped like a row or a summary
@@ -192,25 +192,6 @@ def _cyclictest_line(state: _State, line: str) -> bool:
     else:
         return False
     return True
-
-
-def _foreign(state: _State, line: str) -> None:
-    """A line that is not cyclictest's: in a user's file, before the output or as a shell
-    prompt after it, it becomes a note; anywhere else it is an error."""
-    problem = state.fail(f"not cyclictest output: {line[:60]!r}")
-    around = around_output(line, before=not state.seen_output) if state.lenient else None
-    if around is None:
-        if state.prompt_line is not None:
-            raise state.fail(f"not cyclictest output after the shell prompt on line "
-                             f"{state.prompt_line}: {line[:60]!r}")
-        raise problem
-    what, command = around
-    if state.seen_output:
-        state.prompt_line = state.prompt_line or state.line_no
-    # The last command before the output ran it.
-    state.typed_cmdline = command or state.typed_cmdline
-    state.foreign = state.foreign or problem
-    state.notes.append(note(state.path, state.line_no, what, line))
 
 
 def _summary(state: _State, line: str) -> None:

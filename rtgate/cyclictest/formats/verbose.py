@@ -22,7 +22,7 @@ import numpy.typing as npt
 
 from rtgate.cyclictest.formats.blocks import BLOCK_BYTES, Progress, line_blocks, no_progress
 from rtgate.cyclictest.formats.text import read_text
-from rtgate.cyclictest.formats.view import MESSAGE, RunView, ThreadView, around_output, note
+from rtgate.cyclictest.formats.view import MESSAGE, RunView, Surroundings, ThreadView, note
 from rtgate.cyclictest.stats import Ints, Sparse, mean
 from rtgate.errors import InputError
 
@@ -104,11 +104,6 @@ class _HistogramFollows(Exception):
 class _Reader:
     def __init__(self, path: Path, *, lenient: bool = False) -> None:
         self.path = path
-        self.lenient = lenient  # a user's file: lines around the output are notes (formats.text)
-        self.foreign: InputError | None = None  # the error the first such line would be
-        self.seen_output = False  # a line of cyclictest's has been read
-        self.prompt_line: int | None = None  # a shell prompt after the samples: no more samples
-        self.typed_cmdline: str | None = None
         self.threads: dict[int, _Thread] = {}
         self.declared: int | None = None  # from the "Thread N Interval" header lines
         self.line_no = 0
@@ -116,6 +111,8 @@ class _Reader:
         self.last_cycle: dict[int, int] = {}
         self.missing: dict[int, int] = {}  # samples lost in gaps of the cycle numbers
         self.notes: list[str] = []
+        # A user's file: lines around the output are notes (formats.view).
+        self.around = Surroundings(path, self.notes, lenient=lenient)
 
     def fail(self, line_no: int, problem: str) -> InputError:
         return InputError(f"line {line_no}: {problem}", path=self.path)
@@ -155,7 +152,7 @@ class _Reader:
             self.thread(n, self.line_no).add(latencies[masks[n]] if masks else latencies)
         self.line_no += len(rows)
         self.offset += len(data)
-        self.seen_output = True
+        self.around.seen_output = True
         return True
 
     def _count_gap(self, number: int, last: int, taken: int) -> None:
@@ -181,9 +178,10 @@ class _Reader:
             pos = nl + 1
             self.line_no += 1
             if m := _VALUE.match(line):
-                if self.prompt_line is not None:
+                if self.around.prompt_line is not None:
                     raise self.fail(self.line_no, f"a sample after the shell prompt on line "
-                                                  f"{self.prompt_line}: not the log of one run")
+                                                  f"{self.around.prompt_line}: not the log of "
+                                                  "one run")
                 number, cycle = int(m[1]), int(m[2])
                 self.thread(number, self.line_no)  # names this line if the number is bad
                 before = self.last_cycle.get(number, -1)
@@ -191,7 +189,7 @@ class _Reader:
                     raise self.fail(self.line_no, f"thread {number} cycle {cycle} after cycle "
                                                   f"{before}: not the log of one run")
                 self._count_gap(number, cycle, 1)
-                self.seen_output = True
+                self.around.seen_output = True
                 pending.setdefault(number, []).append(int(m[3]))
             else:
                 self._header(line)
@@ -217,21 +215,11 @@ class _Reader:
         elif MESSAGE.match(text := line.decode("ascii", "backslashreplace")):
             self.notes.append(note(self.path, self.line_no, "cyclictest's message, skipped", text))
         elif not _IGNORED.match(line):
-            self._foreign(text)
+            problem = self.fail(self.line_no,
+                                f"expected 'thread: cycle: latency', got {text[:60]!r}")
+            self.around.take(text, self.line_no, problem)
             return
-        self.seen_output = True
-
-    def _foreign(self, text: str) -> None:
-        problem = self.fail(self.line_no, f"expected 'thread: cycle: latency', got {text[:60]!r}")
-        around = around_output(text, before=not self.seen_output) if self.lenient else None
-        if around is None:
-            raise problem
-        what, command = around
-        if self.seen_output:
-            self.prompt_line = self.prompt_line or self.line_no
-        self.typed_cmdline = command or self.typed_cmdline
-        self.foreign = self.foreign or problem
-        self.notes.append(note(self.path, self.line_no, what, text))
+        self.around.seen_output = True
 
 
 def _fixed_width(data: bytes) -> Ints | None:
@@ -330,10 +318,10 @@ def read_verbose(path: Path, progress: Progress = no_progress, *,
                 for _ in blocks:
                     pass  # hash the rest; the text reader reads the histogram section
                 histogram = read_text(path, offset=found.offset, lines_before=found.lines_before,
-                                      lenient=lenient, foreign=reader.foreign)
+                                      lenient=lenient, foreign=reader.around.foreign)
         digest = sha.hexdigest()
     view = RunView(path=path, format="verbose", sha256=digest, notes=reader.notes,
-                   typed_cmdline=reader.typed_cmdline)
+                   typed_cmdline=reader.around.typed_cmdline)
     if cut_line is not None:
         # A run killed while writing leaves half a line: the value is unknown, the rest holds.
         view.partial_reasons.append(
@@ -344,8 +332,9 @@ def read_verbose(path: Path, progress: Progress = no_progress, *,
             f"{path.name}: thread {number}: {lost} samples missing (cycle numbers skip)")
     if not any(t.dense.any() or t.tail for t in reader.threads.values()):
         raise InputError("verbose output without any 'thread: cycle: latency' line", path=path)
-    if reader.foreign is not None and view.partial_reasons:
-        raise reader.foreign  # lines around output that is not whole: not a file to guess about
+    if reader.around.foreign is not None and view.partial_reasons:
+        # Lines around output that is not whole: not a file to guess about.
+        raise reader.around.foreign
     for number, t in sorted(reader.threads.items()):
         view.threads[number] = _thread_view(number, t)
     return [view] if histogram is None else [view, histogram]

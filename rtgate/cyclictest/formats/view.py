@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Literal
 
 from rtgate.cyclictest.stats import Sparse
+from rtgate.errors import InputError
 from rtgate.result import BlockMaxima, Format
 
 # cyclictest's own messages besides its measurements, on stdout or (captured with 2>&1) stderr:
@@ -45,6 +46,38 @@ def around_output(line: str, *, before: bool) -> tuple[str, str | None] | None:
         # (A bare "#" line after the output may as well be a footer line cut short.)
         return "shell prompt after cyclictest's output", None
     return None
+
+
+@dataclass
+class Surroundings:
+    """Lines around cyclictest's output, as a reader meets them: in a file a user hands over
+    (``lenient``) they become notes (``around_output``), but only while the output they surround
+    proves complete (``foreign`` is the error the first one would have been); in raw files of
+    rtgate's own harness each is an error."""
+
+    path: Path
+    notes: list[str]
+    lenient: bool = False
+    seen_output: bool = False  # a line of cyclictest's has been read
+    prompt_line: int | None = None  # a shell prompt after the output: only more may follow
+    typed_cmdline: str | None = None
+    foreign: InputError | None = None
+
+    def take(self, line: str, line_no: int, problem: InputError) -> None:
+        """Keep ``line`` as a note, or raise ``problem`` (the reader's words for it)."""
+        found = around_output(line, before=not self.seen_output) if self.lenient else None
+        if found is None:
+            if self.prompt_line is not None:
+                raise InputError(f"line {line_no}: not cyclictest output after the shell prompt "
+                                 f"on line {self.prompt_line}: {line[:60]!r}", path=self.path)
+            raise problem
+        what, command = found
+        if self.seen_output:
+            self.prompt_line = self.prompt_line or line_no
+        # The last command before the output ran it.
+        self.typed_cmdline = command or self.typed_cmdline
+        self.foreign = self.foreign or problem
+        self.notes.append(note(self.path, line_no, what, line))
 
 
 def _typed_command(typed: str) -> str | None:
