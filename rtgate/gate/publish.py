@@ -315,7 +315,8 @@ def _fit(lines: list[str], run_url: str | None) -> str:
     cut = [f"*Cut at {LIMIT} characters (GitHub's limit). Every check is in `junit.xml` of the "
            "publisher's `latency-report` artifact"
            + (f" ([gate run]({run_url}))*." if run_url else "*.")]
-    room = LIMIT - len(cut[0]) - 64
+    # What follows the kept lines: a closing </details>, an empty line, the note.
+    room = LIMIT - len("</details>\n\n") - len(cut[0]) - 1
     kept: list[str] = []
     for line in lines:
         room -= len(line) + 1

@@ -92,24 +92,23 @@ class _Slot:
         reached through no symbolic link, whose files are no symbolic links either unless
         ``links_inside`` (a reader that keeps links as links). A Makefile could point one at
         any file the controller's user may read. Else InfraError: the output is unusable."""
+        # The root is the host's (resolved when the slot is made); below it, the build's.
         inside = path.relative_to(self.root)
-        where = self.root.resolve()
         for depth in range(1, len(inside.parts) + 1):
-            if (where / Path(*inside.parts[:depth])).is_symlink():
+            if (self.root / Path(*inside.parts[:depth])).is_symlink():
                 raise InfraError(f"the build left {Path(*inside.parts[:depth])} as a symbolic "
                                  "link in its work area: refused, nothing read through it",
                                  path=path)
-        real = where / inside
-        if real.is_dir():
-            for top, dirs, files in [] if links_inside else os.walk(real):
+        if path.is_dir():
+            for top, dirs, files in [] if links_inside else os.walk(path):
                 for name in dirs + files:
                     if (Path(top) / name).is_symlink():
-                        raise InfraError(f"the build left {Path(top, name).relative_to(where)} "
-                                         "as a symbolic link among its outputs: refused",
+                        raise InfraError(f"the build left {Path(top, name).relative_to(self.root)}"
+                                         " as a symbolic link among its outputs: refused",
                                          path=path)
-        elif not real.is_file():
+        elif not path.is_file():
             raise InfraError(f"the build left no file {inside}", path=path)
-        return real
+        return path
 
 
 def build(board: str, flavor: str, *, source: str | None = None, series: Path | None = None,

@@ -6,7 +6,6 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -16,7 +15,7 @@ from rtgate.report import bisectpage, compare, site
 from rtgate.report.history import CLOCK_SKEW, History, publication_order, runs_of
 from rtgate.report.judge import Judge
 from rtgate.report.provenance import OPTIONS, stated
-from rtgate.report.runs import RunFiles, collect
+from rtgate.report.runs import collect
 from rtgate.result import write_atomic
 
 REPORT_EPILOG = f"""\
@@ -128,29 +127,13 @@ def report_handler(args: argparse.Namespace) -> int:
         print(f"history {history.root}: {len(merged.added)} added, "
               f"{len(merged.already)} already there, {len(merged.corrupt)} corrupt line(s) "
               "set aside", file=sys.stderr)
-        runs = list(_stored_runs(history))
+        runs = list(history.runs())
     else:
         runs = publication_order(runs, datetime.now(UTC))
     failures = [infra for _, infra in infrarecord.find(args.inputs)]
     index = site.build(runs, args.out, judge, failures, bisects)
     print(index)
     return int(Exit.INCOMPLETE if failures else Exit.OK)
-
-
-def _stored_runs(history: History) -> Iterator[RunFiles]:
-    """Every run in the history; one whose stored result cannot be read is reported and left
-    where it is, so that one bad directory does not stop every later publication."""
-    for summary in history.entries():
-        try:
-            run = history.load(summary)
-        except InputError as exc:
-            print(f"rtgate: {exc.oneline()} (run {summary.run_id} not published)",
-                  file=sys.stderr)
-            continue
-        # A history checkout is a git tree, and git keeps symbolic links.
-        for note in run.skipped:
-            print(f"rtgate: {note}", file=sys.stderr)
-        yield run
 
 
 def _positive(text: str) -> float:

@@ -22,6 +22,7 @@ import json
 import shutil
 import sys
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -69,8 +70,7 @@ def runs_of(paths: list[str | Path]) -> list[RunFiles]:
     runs: list[RunFiles] = []
     for given in map(Path, paths):
         if (given / INDEX).is_file():
-            history = History(given)
-            runs += [history.load(s) for s in history.entries()]
+            runs += History(given).runs()
         else:
             runs += collect([given])
     return runs
@@ -124,6 +124,22 @@ class History:
     def load(self, summary: RunSummary) -> RunFiles:
         run = load_run(self.run_dir(summary) / RESULT_NAME)
         return dataclasses.replace(run, publication=summary.publication)
+
+    def runs(self) -> Iterator[RunFiles]:
+        """Every run in the history, in publication order; one whose stored result cannot be
+        read is reported and left where it is, so that one bad directory does not stop every
+        later publication."""
+        for summary in self.entries():
+            try:
+                run = self.load(summary)
+            except InputError as exc:
+                print(f"rtgate: {exc.oneline()} (run {summary.run_id} not published)",
+                      file=sys.stderr)
+                continue
+            # A history checkout is a git tree, and git keeps symbolic links.
+            for note in run.skipped:
+                print(f"rtgate: {note}", file=sys.stderr)
+            yield run
 
     def _store(self, run: RunFiles, summary: RunSummary) -> None:
         """Copy a run's files into its directory; a half-copied directory is never visible."""
