@@ -74,7 +74,7 @@ kernel-builder: deps
 	docker/kernel-builder.sh
 
 schema:
-	$(PYTHON) -m rtgate.schemafile
+	$(PYTHON) -m rtgate.documents
 
 clean:
 	rm -rf out .pytest_cache

@@ -37,25 +37,25 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn
 
 from rtgate import paths
-from rtgate.bench.cli import duration, scale
 from rtgate.bench.scenario import load_scenario
 from rtgate.board.base import KernelArtifacts
 from rtgate.board.cli import measure
 from rtgate.board.spec import BoardSpec, load_board
+from rtgate.cli.args import comma_list, duration, positive, rate, rounds_at_least, scale
 from rtgate.errors import Exit, InfraError, InputError
 from rtgate.gate import infrarecord
 from rtgate.gate.markdown import cell, code
 from rtgate.gate.thresholds import Budget, Thresholds, flavor_of, load_thresholds
-from rtgate.gate.verdict import Evaluation, Infra, Verdict, evaluate, fmt
-from rtgate.pipeline import _csv, _flavors, _scenarios
-from rtgate.report.cli import _positive, _rate
+from rtgate.gate.verdict import Evaluation, Infra, Verdict, evaluate
+from rtgate.jsonfile import write_atomic
+from rtgate.layout import RUNNING, round_home
+from rtgate.pipeline import _flavors, _scenarios
 from rtgate.report.compare import EFFECT_REPORTED
-from rtgate.result import Result, load_result, write_atomic
+from rtgate.result import Result, load_result
 from rtgate.stats import ab
+from rtgate.textfmt import fmt
 
 SCHEMA_ID = "rtgate/ab/v1"
-# The flavor directory of a board that measures its own kernel, as the pipeline and publisher.
-RUNNING = "running"
 
 EPILOG = f"""\
 Rounds alternate A B B A A B … (one boot and run each) on the one board; after each pair, once
@@ -138,7 +138,7 @@ class Gate:
         return str(side.scenarios / f"{scenario}.yml") if side.scenarios else scenario
 
     def _home(self, side: Side, n: int, flavor: str, scenario: str) -> Path:
-        return self.args.out / side.name / f"round-{n}" / (flavor or RUNNING) / scenario
+        return round_home(self.args.out, side.name, n, flavor, scenario)
 
     def _round(self, side: Side, n: int, targets: list[tuple[str, str]]) -> str | None:
         """One round of one side; the outcome that ends the loop, if any."""
@@ -472,12 +472,6 @@ def handler(args: argparse.Namespace) -> int:
     return int(gate.exit)
 
 
-def _at_least_3(text: str) -> int:
-    if not text.isdigit() or int(text) < ab.MIN_ROUNDS:
-        raise argparse.ArgumentTypeError(f"{text!r}: a whole number of rounds, at least "
-                                         f"{ab.MIN_ROUNDS}")
-    return int(text)
-
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = subparsers.add_parser(
@@ -492,22 +486,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument("--cand-scenario-dir", type=Path, metavar="DIR",
                    help="B runs DIR/<scenario>.yml instead of bench/scenarios/ (same name; "
                         "e.g. an added load to plant a regression)")
-    p.add_argument("--flavors", type=_csv, help="comma-separated (default for kernel boards: "
+    p.add_argument("--flavors", type=comma_list, help="comma-separated (default for kernel boards: "
                    "stock,rt)")
-    p.add_argument("--scenarios", type=_csv, help="comma-separated; `board`: the board's own")
+    p.add_argument("--scenarios", type=comma_list, help="comma-separated; `board`: the board's own")
     p.add_argument("--round-duration", type=duration, required=True,
                    help="measurement per round, e.g. 20s")
     p.add_argument("--max-time", type=duration, required=True,
                    help="time cap for all rounds, e.g. 10m: undecided after it (exit 4)")
     p.add_argument("--out", type=Path, required=True, help="output directory")
-    p.add_argument("--planned-rounds", type=_at_least_3, metavar="N",
+    p.add_argument("--planned-rounds", type=rounds_at_least(ab.MIN_ROUNDS), metavar="N",
                    help="rounds a side the alpha spending plans for, fixed before the first "
                         "round (the gate's, so the publisher can replay the looks); default: "
                         "what --max-time allows at the first pair's pace")
     p.add_argument("--scale", type=scale, default=None, help="multiply load instances/streams")
     p.add_argument("--thresholds", type=Path, default=paths.THRESHOLDS, metavar="FILE")
-    p.add_argument("--min-effect-us", type=_positive, metavar="US",
+    p.add_argument("--min-effect-us", type=positive, metavar="US",
                    help="minimum effect worth reporting, every key (overrides ab.min_effect_us)")
-    p.add_argument("--alpha", type=_rate, metavar="RATE",
+    p.add_argument("--alpha", type=rate, metavar="RATE",
                    help="false-alarm rate of the whole run (overrides ab.alpha; default 0.01)")
     p.set_defaults(func=handler)

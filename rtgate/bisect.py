@@ -50,19 +50,19 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from rich.console import Console
 
 from rtgate import paths
-from rtgate.ab import Gate, Side, _at_least_3
-from rtgate.bench.cli import duration, scale
+from rtgate.ab import Gate, Side
 from rtgate.board.spec import BoardSpec, load_kernel_board
+from rtgate.cli.args import comma_list, count, duration, positive, rate, rounds_at_least, scale
 from rtgate.errors import Exit, InfraError, InputError, RtgateError
 from rtgate.gate.markdown import cell, code
 from rtgate.gate.thresholds import Thresholds, load_thresholds
+from rtgate.jsonfile import write_atomic
 from rtgate.kernel.build import build
 from rtgate.kernel.cache import TRUST_DOMAINS
 from rtgate.kernel.patches import PatchError, read_series, write_series
 from rtgate.kernel.runtime import RUNTIMES
-from rtgate.pipeline import _csv, _scenarios
-from rtgate.report.cli import _positive, _rate
-from rtgate.result import write_atomic
+from rtgate.pipeline import _scenarios
+from rtgate.stats.ab import MIN_ROUNDS
 
 SCHEMA_ID = "rtgate/bisect/v1"
 
@@ -608,11 +608,6 @@ def handler(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    def count(text: str) -> int:
-        if not text.isdigit():
-            raise argparse.ArgumentTypeError(f"{text!r}: a number of patches (0 or more)")
-        return int(text)
-
     p = subparsers.add_parser(
         "bisect", help="find the patch of a series that made latency worse, and confirm it",
         description="Binary search over prefixes of a patch series with the A/B gate against "
@@ -626,12 +621,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
                    help="the first N patches are good (default 0: the unpatched kernel)")
     p.add_argument("--bad", type=count, metavar="M",
                    help="the first M patches are bad (default: the whole series)")
-    p.add_argument("--scenarios", type=_csv, help="comma-separated; `board`: the board's own")
+    p.add_argument("--scenarios", type=comma_list, help="comma-separated; `board`: the board's own")
     p.add_argument("--round-duration", type=duration, required=True,
                    help="measurement per A/B round, e.g. 20s")
     p.add_argument("--step-time", dest="max_time", type=duration, required=True,
                    help="time cap of one step's A/B rounds, e.g. 10m: unknown (skipped) after")
-    p.add_argument("--planned-rounds", type=_at_least_3, metavar="N",
+    p.add_argument("--planned-rounds", type=rounds_at_least(MIN_ROUNDS), metavar="N",
                    help="rounds a side every step's alpha spending plans for, fixed before the "
                         "first round (as `rtgate ab`; needed to --replay); default: what "
                         "--step-time allows at each step's first pair's pace")
@@ -643,9 +638,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
                         "(e.g. a pull request's, from an artifact) into OUT")
     p.add_argument("--scale", type=scale, default=None, help="multiply load instances/streams")
     p.add_argument("--thresholds", type=Path, default=paths.THRESHOLDS, metavar="FILE")
-    p.add_argument("--min-effect-us", type=_positive, metavar="US",
+    p.add_argument("--min-effect-us", type=positive, metavar="US",
                    help="minimum effect worth reporting (overrides ab.min_effect_us)")
-    p.add_argument("--alpha", type=_rate, metavar="RATE",
+    p.add_argument("--alpha", type=rate, metavar="RATE",
                    help="false-alarm rate of each step (overrides ab.alpha; default 0.01)")
     p.add_argument("--runtime", choices=RUNTIMES, default="host",
                    help="where the kernels build (as `rtgate kernel build`)")

@@ -1,5 +1,6 @@
 """``loads``: json.loads for files rtgate is handed, where hostile input is expected; ``read``:
-such a file read whole, with the schema it claims.
+such a file read whole, with the schema it claims; ``write_atomic``: how rtgate writes every
+file a reader may open at any moment.
 
 Besides syntax errors (json.JSONDecodeError, which callers word themselves), Python's json fails
 in two ways a crafted file can trigger: an integer too long to convert (ValueError) and nesting
@@ -13,7 +14,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -66,3 +69,17 @@ def read(path: Path) -> tuple[Any, Any]:
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InputError(f"not a JSON document: {exc}", path=path) from exc
     return data, data.get("schema") if isinstance(data, dict) else type(data).__name__
+
+
+def write_atomic(path: Path, text: str) -> Path:
+    """Write-then-rename, so a reader never sees half a file and a crash never loses the old one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path

@@ -16,16 +16,18 @@ from rich.console import Console
 from rich.markup import escape
 
 from rtgate import paths
-from rtgate.bench.cli import duration, scale
 from rtgate.board.base import KernelArtifacts
 from rtgate.board.cli import measure
 from rtgate.board.spec import BoardSpec, QemuOptions, load_board
 from rtgate.board.tuning import Profile, load_profile
+from rtgate.cli.args import breach_threshold, comma_list, duration, scale
 from rtgate.errors import InfraError, InputError
 from rtgate.gate import infrarecord, junit, markdown
 from rtgate.gate.thresholds import flavor_of, load_thresholds
 from rtgate.gate.verdict import Infra, Outcome, judge, worst
-from rtgate.result import Result, write_atomic
+from rtgate.jsonfile import write_atomic
+from rtgate.layout import flavor_dir, run_home
+from rtgate.result import Result
 from rtgate.trace import breach
 from rtgate.trace.breach import BreachTracing
 
@@ -124,7 +126,7 @@ def run_all(spec: BoardSpec, flavors: list[str], scenarios: list[str],
             runs += [Run(flavor, s, args.out / flavor / s, infra=exc) for s in scenarios]
             continue
         for scenario in scenarios:
-            out = args.out / (flavor or "running") / scenario
+            out = run_home(args.out, flavor, scenario)
             console.rule(f"[bold]run {len(runs) + 1}/{total}[/] {spec.name} "
                          f"{flavor or 'running kernel'} {scenario} ({args.duration} s)")
             try:
@@ -202,7 +204,7 @@ def handler(args: argparse.Namespace) -> int:
 
     outcomes: list[Outcome] = judge([r.result for r in runs if r.result], thresholds,
                                     allow_unbudgeted=args.allow_unbudgeted)
-    failures = [(r.out, Infra(spec.name, r.flavor or "running", r.scenario,
+    failures = [(r.out, Infra(spec.name, flavor_dir(r.flavor), r.scenario,
                               Path(r.infra.path) if r.infra.path else r.out, r.infra.oneline()))
                 for r in runs if r.infra]
     for directory, infra in failures:
@@ -222,12 +224,6 @@ def handler(args: argparse.Namespace) -> int:
     return int(worst([o.exit for o in outcomes]))
 
 
-def _csv(text: str) -> list[str]:
-    items = [x.strip() for x in text.split(",") if x.strip()]
-    if not items:
-        raise argparse.ArgumentTypeError("expected a comma-separated list")
-    return items
-
 
 def add_tuning_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tuning", metavar="PROFILE",
@@ -246,9 +242,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
                     "load, budgets, and a comparison of the flavors.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--board", required=True, help="board name from bench/boards/")
-    p.add_argument("--flavors", type=_csv, help="comma-separated (default for kernel boards: "
+    p.add_argument("--flavors", type=comma_list, help="comma-separated (default for kernel boards: "
                    "stock,rt)")
-    p.add_argument("--scenarios", type=_csv,
+    p.add_argument("--scenarios", type=comma_list,
                    help="comma-separated, e.g. all-in; `board` (the default) stands for the "
                         "board's own `scenarios`, e.g. idle,board")
     p.add_argument("--duration", type=duration, required=True, help="per run, e.g. 30s, 1h")
@@ -265,7 +261,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument("--kernel-arg", action="append", default=[], metavar="WORD",
                    help="add WORD to the booted kernel's command line (qemu-arm64), e.g. "
                         "rtgate_planted.length_us=300000 (repeatable)")
-    p.add_argument("--trace-on-breach", type=breach.threshold_arg, nargs="?",
+    p.add_argument("--trace-on-breach", type=breach_threshold(breach.BUDGET), nargs="?",
                    const=breach.BUDGET, metavar="US",
                    help="after a run whose max exceeds US µs (default: the budget's max_us), "
                         "a follow-up run with rtla timerlat armed to stop there; its analysis "

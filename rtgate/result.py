@@ -2,7 +2,7 @@
 
 Every stage reads and writes ``result.json`` documents of this shape. The JSON Schema committed in
 ``rtgate/schemas/result-v2.schema.json`` is generated from these models (``make schema``, i.e.
-``python -m rtgate.schemafile``) and a test keeps the two identical. All latencies are
+``python -m rtgate.documents``) and a test keeps the two identical. All latencies are
 microseconds.
 
 Schema versions only ever add: v2 is v1 plus optional sections and fields with defaults, so a
@@ -12,8 +12,6 @@ newer section goes into v2 the same way (an optional field, absent in older file
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -277,26 +275,13 @@ class Result(_Model):
         return self.model_dump_json(by_alias=True, indent=2, exclude_none=False) + "\n"
 
     def write(self, path: str | Path) -> Path:
-        return write_atomic(Path(path), self.to_json())
+        return jsonfile.write_atomic(Path(path), self.to_json())
 
 
 def profile_of(result: Result) -> str:
     """The tuning profile a result was measured with; untuned results are ``none``."""
     return result.tuning.profile if result.tuning else "none"
 
-
-def write_atomic(path: Path, text: str) -> Path:
-    """Write-then-rename, so a reader never sees half a file and a crash never loses the old one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
 
 
 def load_result(path: str | Path) -> Result:

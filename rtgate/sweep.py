@@ -22,15 +22,16 @@ from rich.console import Console
 from rich.markup import escape
 
 from rtgate import paths
-from rtgate.bench.cli import duration, scale
 from rtgate.board.base import KernelArtifacts
 from rtgate.board.cli import measure
 from rtgate.board.spec import load_kernel_board
 from rtgate.board.tuning import BootParam, Profile, load_profile
+from rtgate.cli.args import comma_list, duration, scale
 from rtgate.errors import Exit, InfraError, InputError
 from rtgate.gate import markdown
-from rtgate.pipeline import _csv, _scenarios, kernel_for
-from rtgate.result import Result, write_atomic
+from rtgate.jsonfile import write_atomic
+from rtgate.pipeline import _scenarios, kernel_for
+from rtgate.result import Result
 
 MODELS = ("none", "voluntary", "full", "rt")
 STATIC_FLAVOR = {"none": "none", "voluntary": "voluntary", "full": "preempt", "rt": "rt"}
@@ -289,9 +290,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
                     "PREEMPT_DYNAMIC build switched with preempt= where possible.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--board", required=True, help="board name from bench/boards/")
-    p.add_argument("--models", type=_csv, default=list(MODELS),
+    p.add_argument("--models", type=comma_list, default=list(MODELS),
                    help=f"comma-separated, of {','.join(MODELS)} (default: all)")
-    p.add_argument("--scenarios", type=_csv, help="comma-separated (default: the board's)")
+    p.add_argument("--scenarios", type=comma_list, help="comma-separated (default: the board's)")
     p.add_argument("--duration", type=duration, required=True, help="per run, e.g. 30s")
     p.add_argument("--out", type=Path, required=True, help="output directory")
     p.add_argument("--static", action="store_true",

@@ -5,9 +5,7 @@ controller, which re-reads the raw trace files itself)."""
 from __future__ import annotations
 
 import argparse
-import math
 import os
-import re
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -22,13 +20,12 @@ from rtgate.bench.plan import Params, Plan, make_plan, timeout_for
 from rtgate.bench.runner import execute
 from rtgate.bench.scenario import Scenario, load_scenario
 from rtgate.board.spec import BoardSpec, board_path, load_board
+from rtgate.cli.args import duration, scale, threshold
 from rtgate.cyclictest.version import Capabilities, detect
 from rtgate.errors import Exit, InfraError, InputError
 from rtgate.timerlat.command import TOOL as TIMERLAT
 from rtgate.trace import breaktrace, explain, timerlat
 
-_DURATION = re.compile(r"^(\d+)([smhd]?)$")
-_UNIT_S = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 RAW_OUTPUTS = ("cyclictest.json", "cyclictest.hist", "cyclictest.stdout", "cyclictest.stderr")
 TRACE_CLAIMS = "trace.json"
 """--trace-breach's own reading of its run, beside DIR/raw/trace-*."""
@@ -53,21 +50,6 @@ trace could be taken here (no tracefs, not root: trace.json says why).
 """
 
 
-def duration(text: str) -> int:
-    m = _DURATION.match(text.strip())
-    if not m or int(m.group(1)) == 0:
-        raise argparse.ArgumentTypeError(f"invalid duration {text!r} (e.g. 10, 10s, 5m, 1h)")
-    return int(m.group(1)) * _UNIT_S[m.group(2)]
-
-
-def scale(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not 0 < value <= 100:
-        raise argparse.ArgumentTypeError(f"invalid scale {text!r} (a number in (0, 100])")
-    return value
 
 
 @contextmanager
@@ -153,15 +135,6 @@ def _trace(args: argparse.Namespace) -> int:
     print(f"rtgate bench: {explain.paragraph(trace)} -> {path}", file=sys.stderr)
     return int(Exit.OK if trace.raw else Exit.INCOMPLETE)
 
-
-def threshold(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"invalid threshold {text!r} (µs > 0)")
-    return value
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

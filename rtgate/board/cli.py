@@ -10,11 +10,11 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from rtgate.bench.cli import duration, scale
 from rtgate.board.base import Board, KernelArtifacts, Measurement
 from rtgate.board.drivers import open_board
 from rtgate.board.spec import BoardSpec, list_boards, load_board
 from rtgate.board.tuning import Profile
+from rtgate.cli.args import duration, scale
 from rtgate.errors import Exit
 
 EPILOG = """\

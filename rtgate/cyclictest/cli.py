@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rtgate.cli.args import whole_us
 from rtgate.errors import Exit, InputError
 
 if TYPE_CHECKING:
@@ -49,17 +50,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="kernel flavor (default: rt or stock, from the kernel version string)")
     p.add_argument("--run-id", default=None,
                    help="run id (default: derived from board, scenario, start and the files)")
-    p.add_argument("--timerlat-limit", type=_positive, default=None, metavar="US",
+    p.add_argument("--timerlat-limit", type=whole_us, default=None, metavar="US",
                    help="rtla timerlat hist: the histogram limit, -E × -b (default 256)")
-    p.add_argument("--timerlat-bucket", type=_positive, default=None, metavar="US",
+    p.add_argument("--timerlat-bucket", type=whole_us, default=None, metavar="US",
                    help="rtla timerlat hist: the bin width, -b (default 1)")
     p.set_defaults(func=run)
 
-
-def _positive(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"expected whole µs >= 1, got {text!r}")
-    return int(text)
 
 
 def run(args: argparse.Namespace) -> int:

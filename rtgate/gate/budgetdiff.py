@@ -13,7 +13,7 @@ from itertools import product
 from typing import get_args
 
 from rtgate.gate.thresholds import WILDCARD, Budget, Flavor, Thresholds
-from rtgate.gate.verdict import fmt
+from rtgate.textfmt import fmt
 
 # (field, unit, direction): for "<=" a larger budget lets more through, for ">=" a smaller one.
 FIELDS = (("max_us", " µs", "<="), ("avg_us", " µs", "<="), ("p99_us", " µs", "<="),

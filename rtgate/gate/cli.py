@@ -12,11 +12,12 @@ import sys
 from pathlib import Path
 
 from rtgate import paths
+from rtgate.cli.args import comma_names
 from rtgate.errors import Exit, InputError
 from rtgate.gate import junit, markdown
 from rtgate.gate.thresholds import load_thresholds
 from rtgate.gate.verdict import Evaluation, Outcome, Unjudged, Verdict, judge, worst
-from rtgate.result import write_atomic
+from rtgate.jsonfile import write_atomic
 
 EPILOG = """\
 exit codes (when several apply, 2 wins over 3, which wins over 1):
@@ -79,11 +80,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                      help="budgets (default: thresholds.yml of RTGATE_ROOT or the checkout)")
     pub.add_argument("--boards", type=Path, metavar="DIR",
                      help="board definitions, the allowlist (default: bench/boards)")
-    pub.add_argument("--expect", type=_names, metavar="BOARDS",
+    pub.add_argument("--expect", type=comma_names, metavar="BOARDS",
                      help="comma-separated boards the gate ran on (default: the context's, "
                           "else every known board found): a missing one is an infrastructure "
                           "failure")
-    pub.add_argument("--scenarios", type=_names, metavar="LIST",
+    pub.add_argument("--scenarios", type=comma_names, metavar="LIST",
                      help="scenarios the gate ran (default: the context's, else each board's)")
     pub.add_argument("--context", type=Path, metavar="DIR",
                      help="the gate's run-context artifact: context.json (+ the pull "
@@ -111,9 +112,6 @@ def _thresholds(given: Path | None) -> Path:
     """The file named, else the data root's, which must then exist (paths.require)."""
     return given or paths.require(paths.THRESHOLDS, "--thresholds FILE")
 
-
-def _names(text: str) -> list[str]:
-    return [n.strip() for n in text.split(",") if n.strip()]
 
 
 def diff_handler(args: argparse.Namespace) -> int:

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rtgate.errors import InputError
 from rtgate.gate.verdict import Infra
-from rtgate.result import write_atomic
+from rtgate.jsonfile import write_atomic
 
 NAME = "infra.json"
 SCHEMA_ID = "rtgate/infra/v1"

@@ -13,8 +13,9 @@ import unicodedata
 
 from rtgate.errors import Exit
 from rtgate.gate.thresholds import flavor_of
-from rtgate.gate.verdict import Infra, Outcome, Unjudged, Verdict, fmt, worst
+from rtgate.gate.verdict import Infra, Outcome, Unjudged, Verdict, worst
 from rtgate.result import TraceBreach
+from rtgate.textfmt import fmt
 from rtgate.trace import explain as explain_trace
 
 _MARK = {Verdict.PASS: "✅ pass", Verdict.FAIL: "❌ fail", Verdict.INCOMPLETE: "⚠️ incomplete"}

@@ -40,7 +40,8 @@ from rtgate.gate import budgetdiff, markdown
 from rtgate.gate.markdown import code
 from rtgate.gate.thresholds import Thresholds, flavor_of, load_thresholds
 from rtgate.gate.verdict import Infra, Outcome, Unjudged, judge
-from rtgate.result import write_atomic
+from rtgate.jsonfile import write_atomic
+from rtgate.layout import RUNNING
 
 MARKER = "<!-- rtgate-latency-gate -->"
 # GitHub refuses a comment or a check run's summary over 65 536 characters, and a refused update
@@ -48,7 +49,6 @@ MARKER = "<!-- rtgate-latency-gate -->"
 LIMIT = 60_000
 LISTED = 30  # of a list a pull request controls (changed paths, budgets, artifact names)
 ARTIFACT_PREFIX = "gate-"
-RUNNING = "running"  # the directory of a board that measures its own kernel (pipeline.py)
 _NAME = re.compile(r"[a-z0-9][a-z0-9._-]*")
 
 Name = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=64)]

@@ -24,6 +24,7 @@ from rtgate.errors import Exit, InputError
 from rtgate.gate.thresholds import Budget, PwcetBudget, Thresholds, flavor_of
 from rtgate.result import Percentile, Result, load_result
 from rtgate.stats import tail
+from rtgate.textfmt import fmt
 
 
 class Verdict(StrEnum):
@@ -40,10 +41,6 @@ _SEVERITY = {Exit.OK: 0, Exit.BUDGET: 1, Exit.INCOMPLETE: 2, Exit.INPUT: 3}
 def worst(codes: list[Exit]) -> Exit:
     return max(codes, key=_SEVERITY.__getitem__, default=Exit.OK)
 
-
-def fmt(value: float) -> str:
-    """Numbers as a maintainer writes them: 155, 7.4, 36802 — no float noise."""
-    return str(int(value)) if float(value).is_integer() else f"{value:.2f}".rstrip("0").rstrip(".")
 
 
 @dataclass(frozen=True)

@@ -9,14 +9,15 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
+from rtgate.cli.args import positive, rate
 from rtgate.errors import Exit, InputError
 from rtgate.gate import infrarecord
+from rtgate.jsonfile import write_atomic
 from rtgate.report import bisectpage, compare, site
 from rtgate.report.history import CLOCK_SKEW, History, publication_order, runs_of
 from rtgate.report.judge import Judge
 from rtgate.report.provenance import OPTIONS, stated
 from rtgate.report.runs import collect
-from rtgate.result import write_atomic
 
 REPORT_EPILOG = f"""\
 RESULT_OR_DIR: result files, or directories searched for result.json and NAME.result.json.
@@ -100,9 +101,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     c.add_argument("--markdown", type=Path, metavar="OUT.md", help="the table and decisions")
     c.add_argument("--json", type=Path, metavar="OUT.json",
                    help="the decisions, effects and tests as JSON (schema rtgate/compare/v1)")
-    c.add_argument("--min-effect-us", type=_positive, metavar="US",
+    c.add_argument("--min-effect-us", type=positive, metavar="US",
                    help="minimum effect worth reporting, every key (overrides ab.min_effect_us)")
-    c.add_argument("--alpha", type=_rate, metavar="RATE",
+    c.add_argument("--alpha", type=rate, metavar="RATE",
                    help="false-alarm rate of the whole comparison (overrides ab.alpha)")
     c.add_argument("--thresholds", type=Path, metavar="FILE",
                    help="budgets (default: thresholds.yml of the repository when present)")
@@ -135,19 +136,6 @@ def report_handler(args: argparse.Namespace) -> int:
     print(index)
     return int(Exit.INCOMPLETE if failures else Exit.OK)
 
-
-def _positive(text: str) -> float:
-    value = float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be > 0: {text}")
-    return value
-
-
-def _rate(text: str) -> float:
-    value = float(text)
-    if not 0 < value <= 0.5:
-        raise argparse.ArgumentTypeError(f"must be in (0, 0.5]: {text}")
-    return value
 
 
 def compare_handler(args: argparse.Namespace) -> int:

@@ -16,12 +16,12 @@ from rtgate.errors import Exit
 
 # Names come from results anyone writes: code spans keep markup, links and mentions inert.
 from rtgate.gate.markdown import cell, code
-from rtgate.gate.verdict import fmt
 from rtgate.report.judge import Judge
 from rtgate.report.runs import RunFiles
 from rtgate.report.summary import RunSummary
 from rtgate.result import Percentile
 from rtgate.stats import ab
+from rtgate.textfmt import fmt
 
 _MARK = {"pass": "✅ pass", "fail": "❌ fail", "incomplete": "⚠️ incomplete",
          "no budget": "➖ no budget"}

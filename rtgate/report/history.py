@@ -31,10 +31,10 @@ from pydantic import ValidationError
 
 from rtgate.errors import InputError
 from rtgate.filelock import locked
+from rtgate.jsonfile import write_atomic
 from rtgate.report.provenance import Provenance, Publication
 from rtgate.report.runs import RAW, RESULT_NAME, RunFiles, collect, load_run
 from rtgate.report.summary import RunSummary
-from rtgate.result import write_atomic
 
 INDEX = "index.jsonl"
 CORRUPT = "index.corrupt.jsonl"

@@ -13,8 +13,9 @@ from pathlib import Path
 from rtgate import paths
 from rtgate.errors import Exit
 from rtgate.gate.thresholds import Budget, Thresholds, load_thresholds
-from rtgate.gate.verdict import Check, Evaluation, Verdict, evaluate, fmt
+from rtgate.gate.verdict import Check, Evaluation, Verdict, evaluate
 from rtgate.report.runs import RunFiles
+from rtgate.textfmt import fmt
 
 NO_BUDGET = "no budget"
 _VERDICT = {Exit.OK: Verdict.PASS.value, Exit.BUDGET: Verdict.FAIL.value,

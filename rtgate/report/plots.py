@@ -23,7 +23,7 @@ from rich.progress import MofNCompleteColumn, Progress
 
 from rtgate import paths
 from rtgate.errors import InfraError
-from rtgate.gate.verdict import fmt
+from rtgate.textfmt import fmt
 
 FORMATS = ("svg", "png")
 # Plots per gnuplot process: its start-up is paid once per batch, and the progress bar moves.

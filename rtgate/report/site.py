@@ -29,13 +29,14 @@ from typing import Any
 import jinja2
 
 from rtgate import __version__, paths
-from rtgate.gate.verdict import Infra, fmt
+from rtgate.gate.verdict import Infra
 from rtgate.report import bisectpage, plots
 from rtgate.report.files import publish, write_if_changed
 from rtgate.report.judge import Judge, Judged
 from rtgate.report.runs import RAW, RESULT_NAME, RunFiles
 from rtgate.report.summary import RunSummary, safe_name
 from rtgate.result import Percentile, Result
+from rtgate.textfmt import fmt
 
 STYLE = "style.css"
 # The raw outputs a run page offers (by extension): what cyclictest, the loads and the parsers

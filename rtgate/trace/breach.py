@@ -9,7 +9,6 @@ result's ``trace`` section and its raw files beside the measurement's.
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -55,15 +54,3 @@ class BreachTracing:
             return replace(m, result=result)
         return after
 
-
-def threshold_arg(text: str) -> float | str:
-    """The value of --trace-on-breach: µs > 0, or `budget`."""
-    if text == BUDGET:
-        return BUDGET
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected µs > 0 or '{BUDGET}', got {text!r}")
-    return value

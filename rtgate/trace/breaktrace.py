@@ -31,8 +31,8 @@ from rtgate.bench.runner import execute
 from rtgate.bench.scenario import load_scenario
 from rtgate.cyclictest.version import detect
 from rtgate.errors import InfraError, InputError
-from rtgate.gate.verdict import fmt
 from rtgate.result import Trace, TraceBreach, TraceComponent
+from rtgate.textfmt import fmt
 from rtgate.trace import ftrace
 
 TOOL = "cyclictest breaktrace"

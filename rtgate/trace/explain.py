@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from rtgate.gate.verdict import fmt
 from rtgate.result import Trace, TraceBreach
+from rtgate.textfmt import fmt
 
 # Frames and trace entries kept in a paragraph; the result and the raw trace hold them all.
 MAX_FRAMES = 24

@@ -23,8 +23,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from rtgate.gate.verdict import fmt
 from rtgate.result import Trace, TraceBreach, TraceComponent
+from rtgate.textfmt import fmt
 
 TOOL = "rtla timerlat"
 TRACE_FILE = "timerlat_trace.txt"

@@ -1,0 +1,116 @@
+"""Every argument type the commands share, in one place.
+
+Each turns one command-line word into a typed value or raises argparse.ArgumentTypeError, which
+argparse reports as a usage error (exit 2). Nothing here imports an engine: `rtgate check` loads
+this module too, and must stay light.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+from collections.abc import Callable
+
+_DURATION = re.compile(r"^(\d+)([smhd]?)$")
+_UNIT_S = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def duration(text: str) -> int:
+    """Seconds: 10, 10s, 5m, 1h, 1d."""
+    m = _DURATION.match(text.strip())
+    if not m or int(m.group(1)) == 0:
+        raise argparse.ArgumentTypeError(f"invalid duration {text!r} (e.g. 10, 10s, 5m, 1h)")
+    return int(m.group(1)) * _UNIT_S[m.group(2)]
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def scale(text: str) -> float:
+    """A multiplier of load instances and streams, in (0, 100]."""
+    value = _number(text) or 0.0
+    if not 0 < value <= 100:
+        raise argparse.ArgumentTypeError(f"invalid scale {text!r} (a number in (0, 100])")
+    return value
+
+
+def threshold(text: str) -> float:
+    """A latency in µs > 0 (a trace's break threshold)."""
+    value = _number(text) or 0.0
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"invalid threshold {text!r} (µs > 0)")
+    return value
+
+
+def breach_threshold(budget_word: str) -> Callable[[str], float | str]:
+    """µs > 0, or ``budget_word`` (trace at the budget's own limit)."""
+
+    def parse(text: str) -> float | str:
+        if text == budget_word:
+            return budget_word
+        value = _number(text)
+        if value is None or value <= 0:
+            raise argparse.ArgumentTypeError(f"expected µs > 0 or '{budget_word}', got {text!r}")
+        return value
+
+    return parse
+
+
+def positive(text: str) -> float:
+    """A number > 0 (µs of a minimum effect)."""
+    value = _number(text)
+    if value is None or not value > 0:
+        raise argparse.ArgumentTypeError(f"must be > 0: {text}")
+    return value
+
+
+def rate(text: str) -> float:
+    """A false-alarm rate in (0, 0.5]."""
+    value = _number(text)
+    if value is None or not 0 < value <= 0.5:
+        raise argparse.ArgumentTypeError(f"must be in (0, 0.5]: {text}")
+    return value
+
+
+def whole_us(text: str) -> int:
+    """Whole µs ≥ 1 (a histogram's limit or bin width)."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected whole µs >= 1, got {text!r}")
+    return int(text)
+
+
+def count(text: str) -> int:
+    """A number of patches, 0 or more."""
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r}: a number of patches (0 or more)")
+    return int(text)
+
+
+def rounds_at_least(minimum: int) -> Callable[[str], int]:
+    """A whole number of rounds a side, at least ``minimum`` (the A/B test's least)."""
+
+    def parse(text: str) -> int:
+        if not text.isdigit() or int(text) < minimum:
+            raise argparse.ArgumentTypeError(f"{text!r}: a whole number of rounds, at least "
+                                             f"{minimum}")
+        return int(text)
+
+    return parse
+
+
+def comma_list(text: str) -> list[str]:
+    """A comma-separated list with at least one item."""
+    items = [x.strip() for x in text.split(",") if x.strip()]
+    if not items:
+        raise argparse.ArgumentTypeError("expected a comma-separated list")
+    return items
+
+
+def comma_names(text: str) -> list[str]:
+    """A comma-separated list, possibly empty."""
+    return [n.strip() for n in text.split(",") if n.strip()]

@@ -1,0 +1,27 @@
+"""Where a run's files live: the names the stages, the A/B loop and the publisher agree on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+RUNNING = "running"
+"""The flavor directory of a board that measures its own kernel (no flavor of rtgate's)."""
+RESULT = "result.json"
+INFRA = "infra.json"
+"""Beside where result.json would be, when the lab failed to measure."""
+RAW = "raw"
+"""The raw files a result is derived from, kept beside it."""
+
+
+def flavor_dir(flavor: str | None) -> str:
+    return flavor or RUNNING
+
+
+def run_home(out: Path, flavor: str | None, scenario: str) -> Path:
+    """One measurement's directory: OUT/<flavor>/<scenario>/."""
+    return out / flavor_dir(flavor) / scenario
+
+
+def round_home(out: Path, side: str, n: int, flavor: str | None, scenario: str) -> Path:
+    """One A/B round's measurement: OUT/<side>/round-<n>/<flavor>/<scenario>/."""
+    return run_home(out / side / f"round-{n}", flavor, scenario)
