@@ -39,7 +39,7 @@ from rich.progress import BarColumn, Progress, TextColumn
 from rtgate import paths
 from rtgate.bench.scenario import load_scenario
 from rtgate.board.base import KernelArtifacts
-from rtgate.board.cli import measure
+from rtgate.board.measure import measure
 from rtgate.board.spec import BoardSpec, load_board
 from rtgate.cli.args import comma_list, duration, positive, rate, rounds_at_least, scale
 from rtgate.errors import Exit, InfraError, InputError

@@ -17,7 +17,7 @@ from rich.markup import escape
 
 from rtgate import paths
 from rtgate.board.base import KernelArtifacts
-from rtgate.board.cli import measure
+from rtgate.board.measure import measure
 from rtgate.board.spec import BoardSpec, QemuOptions, load_board
 from rtgate.board.tuning import Profile, load_profile
 from rtgate.cli.args import breach_threshold, comma_list, duration, scale

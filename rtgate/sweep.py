@@ -23,7 +23,7 @@ from rich.markup import escape
 
 from rtgate import paths
 from rtgate.board.base import KernelArtifacts
-from rtgate.board.cli import measure
+from rtgate.board.measure import measure
 from rtgate.board.spec import load_kernel_board
 from rtgate.board.tuning import BootParam, Profile, load_profile
 from rtgate.cli.args import comma_list, duration, scale

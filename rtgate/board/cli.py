@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
-from rtgate.board.base import Board, KernelArtifacts, Measurement
-from rtgate.board.drivers import open_board
+from rtgate.board.base import KernelArtifacts
+from rtgate.board.measure import measure
 from rtgate.board.spec import BoardSpec, list_boards, load_board
-from rtgate.board.tuning import Profile
 from rtgate.cli.args import duration, scale
 from rtgate.errors import Exit
 
@@ -47,21 +45,6 @@ def list_command(args: argparse.Namespace) -> int:
     Console().print(table)
     return int(Exit.OK)
 
-
-def measure(spec: BoardSpec, kernel: KernelArtifacts | None, scenario: str, duration_s: int,
-            out: Path, *, flavor: str | None = None, scale: float | None = None,
-            profile: Profile | None = None,
-            follow_up: Callable[[Board, Measurement], Measurement] | None = None) -> Measurement:
-    """deploy → boot → run → collect → restore on one board (restore also on failure), set up
-    with ``profile`` (applied, verified and recorded in the result); ``follow_up`` runs on the
-    still booted board after collect (rtgate.trace.breach)."""
-    with open_board(spec, out) as board:
-        board.profile = profile
-        board.deploy(kernel)
-        board.boot()
-        raw = board.run(scenario, duration_s, out, flavor=flavor, scale=scale)
-        measured = board.collect(raw)
-        return follow_up(board, measured) if follow_up else measured
 
 
 def run_command(args: argparse.Namespace) -> int:
