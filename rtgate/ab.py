@@ -40,7 +40,7 @@ from rtgate import paths
 from rtgate.bench.scenario import load_scenario
 from rtgate.board.base import KernelArtifacts
 from rtgate.board.measure import measure
-from rtgate.board.spec import BoardSpec, load_board
+from rtgate.board.spec import BoardSpec, flavors_of, load_board, scenarios_of
 from rtgate.cli.args import comma_list, duration, positive, rate, rounds_at_least, scale
 from rtgate.errors import Exit, InfraError, InputError
 from rtgate.gate import infrarecord
@@ -49,7 +49,6 @@ from rtgate.gate.thresholds import Budget, Thresholds, flavor_of, load_threshold
 from rtgate.gate.verdict import Evaluation, Infra, Verdict, evaluate
 from rtgate.jsonfile import write_atomic
 from rtgate.layout import RUNNING, round_home
-from rtgate.pipeline import _flavors, _scenarios
 from rtgate.report.compare import EFFECT_REPORTED
 from rtgate.result import Result, load_result
 from rtgate.stats import ab
@@ -446,8 +445,8 @@ def handler(args: argparse.Namespace) -> int:
     console = Console(stderr=True)
     spec = load_board(args.board)
     sides = _sides(spec, args)
-    flavors = _flavors(spec, args.flavors)
-    scenarios = _scenarios(spec, args.scenarios)
+    flavors = flavors_of(spec, args.flavors)
+    scenarios = scenarios_of(spec, args.scenarios)
     thresholds = load_thresholds(args.thresholds)
     # Everything a round needs is checked before the first boot.
     for side in sides:

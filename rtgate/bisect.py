@@ -51,7 +51,7 @@ from rich.console import Console
 
 from rtgate import paths
 from rtgate.ab import Gate, Side
-from rtgate.board.spec import BoardSpec, load_kernel_board
+from rtgate.board.spec import BoardSpec, load_kernel_board, scenarios_of
 from rtgate.cli.args import comma_list, count, duration, positive, rate, rounds_at_least, scale
 from rtgate.errors import Exit, InfraError, InputError, RtgateError
 from rtgate.gate.markdown import cell, code
@@ -61,7 +61,6 @@ from rtgate.kernel.build import build
 from rtgate.kernel.cache import TRUST_DOMAINS
 from rtgate.kernel.patches import PatchError, read_series, write_series
 from rtgate.kernel.runtime import RUNTIMES
-from rtgate.pipeline import _scenarios
 from rtgate.stats.ab import MIN_ROUNDS
 
 SCHEMA_ID = "rtgate/bisect/v1"
@@ -564,7 +563,7 @@ def handler(args: argparse.Namespace) -> int:
                          "fixed before the first round its looks cannot be made again")
     thresholds = load_thresholds(args.thresholds)
     args.out.mkdir(parents=True, exist_ok=True)
-    scenarios = _scenarios(spec, args.scenarios)
+    scenarios = scenarios_of(spec, args.scenarios)
     identity = {"series": [p.model_dump() for p in read_series(args.series)], "good": good,
                 "bad": bad, "board": spec.name, "flavor": args.flavor, "scenarios": scenarios,
                 "repeats": args.repeats, "round_duration_s": args.round_duration,

@@ -18,7 +18,7 @@ from rich.markup import escape
 from rtgate import paths
 from rtgate.board.base import KernelArtifacts
 from rtgate.board.measure import measure
-from rtgate.board.spec import BoardSpec, QemuOptions, load_board
+from rtgate.board.spec import BoardSpec, QemuOptions, flavors_of, load_board, scenarios_of
 from rtgate.board.tuning import Profile, load_profile
 from rtgate.cli.args import breach_threshold, comma_list, duration, scale
 from rtgate.errors import InfraError, InputError
@@ -59,22 +59,6 @@ class Run:
     out: Path
     result: Path | None = None
     infra: InfraError | None = None
-
-
-def _flavors(spec: BoardSpec, requested: list[str] | None) -> list[str]:
-    if spec.kernel_board:
-        return requested or ["stock", "rt"]
-    if requested and len(requested) > 1:
-        raise InputError(f"board {spec.name!r} runs its own kernel and cannot boot "
-                         f"{', '.join(requested)}: give at most one flavor label")
-    return requested or [""]  # "": the result's flavor comes from the running kernel
-
-
-def _scenarios(spec: BoardSpec, requested: list[str] | None) -> list[str]:
-    """``board`` stands for the board's own scenarios, so one list (the nightly's ``idle,board``)
-    fits boards whose hardware carries different loads."""
-    named = requested or ["board"]
-    return list(dict.fromkeys(s for r in named for s in (spec.scenarios if r == "board" else [r])))
 
 
 def kernel_for(spec: BoardSpec, flavor: str, args: argparse.Namespace, out: Path,
@@ -194,13 +178,13 @@ def comparison(results: list[Result]) -> str:
 def handler(args: argparse.Namespace) -> int:
     console = Console(stderr=True)
     spec = load_board(args.board)
-    flavors = _flavors(spec, args.flavors)
+    flavors = flavors_of(spec, args.flavors)
     thresholds = load_thresholds(args.thresholds)  # a bad budget file fails before any build
     args.profile = tuning_profile(spec, args)
     spec = with_kernel_args(spec, args.kernel_arg)
     args.breach_tracing = (BreachTracing(args.trace_on_breach, args.trace_cap, thresholds)
                            if args.trace_on_breach is not None else None)
-    runs = run_all(spec, flavors, _scenarios(spec, args.scenarios), args, console)
+    runs = run_all(spec, flavors, scenarios_of(spec, args.scenarios), args, console)
 
     outcomes: list[Outcome] = judge([r.result for r in runs if r.result], thresholds,
                                     allow_unbudgeted=args.allow_unbudgeted)

@@ -24,13 +24,13 @@ from rich.markup import escape
 from rtgate import paths
 from rtgate.board.base import KernelArtifacts
 from rtgate.board.measure import measure
-from rtgate.board.spec import load_kernel_board
+from rtgate.board.spec import load_kernel_board, scenarios_of
 from rtgate.board.tuning import BootParam, Profile, load_profile
 from rtgate.cli.args import comma_list, duration, scale
 from rtgate.errors import Exit, InfraError, InputError
 from rtgate.gate import markdown
 from rtgate.jsonfile import write_atomic
-from rtgate.pipeline import _scenarios, kernel_for
+from rtgate.pipeline import kernel_for
 from rtgate.result import Result
 
 MODELS = ("none", "voluntary", "full", "rt")
@@ -198,7 +198,7 @@ def handler(args: argparse.Namespace) -> int:
         raise InputError(f"unknown preemption model(s) {', '.join(unknown)} "
                          f"(known: {', '.join(MODELS)})")
     base = load_profile(args.tuning) if args.tuning else None
-    scenarios = _scenarios(spec, args.scenarios)
+    scenarios = scenarios_of(spec, args.scenarios)
     kernels: dict[str, KernelArtifacts | InfraError] = {}
 
     def kernel(flavor: str) -> KernelArtifacts | InfraError:

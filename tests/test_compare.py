@@ -10,9 +10,9 @@ from pathlib import Path
 
 from gfm import Rendered
 
-from rtgate.gate.verdict import fmt
 from rtgate.report.compare import change
 from rtgate.result import Percentile, load_result
+from rtgate.textfmt import fmt
 
 DATA = Path(__file__).parent / "data" / "report"
 THRESHOLDS = DATA / "thresholds.yml"

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from junitparser import Error, Failure, JUnitXml, Skipped, TestSuite
 
-from rtgate.gate.verdict import fmt
 from rtgate.result import Percentile, Result, load_result
+from rtgate.textfmt import fmt
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "tests" / "data" / "results"

@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 from junitparser import Error, Failure, JUnitXml
 
-from rtgate.board.spec import load_board
+from rtgate.board.spec import load_board, scenarios_of
 from rtgate.errors import Exit
 from rtgate.gate.junit import render as render_junit
 from rtgate.gate.markdown import render as render_markdown
 from rtgate.gate.verdict import Infra, worst
 from rtgate.kernel.build import BuildResult
-from rtgate.pipeline import _scenarios, _versus
+from rtgate.pipeline import _versus
 from rtgate.result import load_result
 
 
@@ -139,7 +139,7 @@ def test_qemu_pipeline_wrong_release_is_infra_not_pass(qemu_kernels: Path,
 ])
 def test_board_stands_for_the_boards_own_scenarios(board: str, requested: list[str] | None,
                                                    expected: list[str]) -> None:
-    assert _scenarios(load_board(board), requested) == expected
+    assert scenarios_of(load_board(board), requested) == expected
 
 
 @pytest.mark.parametrize(("stock", "rt", "words"), [

@@ -15,9 +15,10 @@ import pytest
 from scipy import stats
 
 from rtgate.gate.thresholds import PwcetBudget, load_thresholds
-from rtgate.gate.verdict import Verdict, evaluate, fmt
+from rtgate.gate.verdict import Verdict, evaluate
 from rtgate.result import load_result
 from rtgate.stats import tail
+from rtgate.textfmt import fmt
 
 ROOT = Path(__file__).resolve().parent.parent
 REAL = ROOT / "tests" / "data" / "tail" / "local-idle-30s.result.json"

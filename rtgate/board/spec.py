@@ -232,3 +232,21 @@ def load_kernel_board(name: str, why: str) -> BoardSpec:
 
 def list_boards(root: Path | None = None) -> list[BoardSpec]:
     return [load_board(p.stem, root) for p in sorted((root or paths.BOARDS).glob("*.yml"))]
+
+
+def flavors_of(spec: BoardSpec, requested: list[str] | None) -> list[str]:
+    """The flavors a run on this board measures: stock and rt by default on a board that boots
+    its kernels; one label at most (default: the running kernel's) on one that does not."""
+    if spec.kernel_board:
+        return requested or ["stock", "rt"]
+    if requested and len(requested) > 1:
+        raise InputError(f"board {spec.name!r} runs its own kernel and cannot boot "
+                         f"{', '.join(requested)}: give at most one flavor label")
+    return requested or [""]  # "": the result's flavor comes from the running kernel
+
+
+def scenarios_of(spec: BoardSpec, requested: list[str] | None) -> list[str]:
+    """``board`` stands for the board's own scenarios, so one list (the nightly's ``idle,board``)
+    fits boards whose hardware carries different loads."""
+    named = requested or ["board"]
+    return list(dict.fromkeys(s for r in named for s in (spec.scenarios if r == "board" else [r])))

@@ -34,7 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 from rich.console import Console
 
 from rtgate.ab import Gate, Side
-from rtgate.board.spec import BoardSpec, load_board
+from rtgate.board.spec import BoardSpec, flavors_of, load_board, scenarios_of
 from rtgate.errors import Exit, InputError
 from rtgate.gate import budgetdiff, markdown
 from rtgate.gate.markdown import code
@@ -180,7 +180,6 @@ def judge_artifacts(artifacts: list[Path], thresholds: Thresholds, boards_root: 
                     expected: list[str] | None, scenarios: list[str] | None,
                     ab_plans: dict[str, ABPlan] | None = None) -> Judgement:
     """Judge each board's expected runs from the result files alone."""
-    from rtgate.pipeline import _flavors, _scenarios  # the gate's own run plan, not a copy
 
     known = {p.stem for p in boards_root.glob("*.yml")}
     found: dict[str, Path] = {}
@@ -199,15 +198,15 @@ def judge_artifacts(artifacts: list[Path], thresholds: Thresholds, boards_root: 
         if name not in known:
             raise InputError(f"board {name!r} is not in bench/boards")
         spec = load_board(name, boards_root)
-        flavors = _flavors(spec, None)
-        runs = [(f or RUNNING, s) for f in flavors for s in _scenarios(spec, scenarios)]
+        flavors = flavors_of(spec, None)
+        runs = [(f or RUNNING, s) for f in flavors for s in scenarios_of(spec, scenarios)]
         if name not in found:
             result.append(Board(name, [Infra(name, f, s, Path(f"{ARTIFACT_PREFIX}{name}"),
                                              "the gate uploaded no artifact for this board")
                                        for f, s in runs]))
             continue
         if ab_plans and name in ab_plans:
-            result.append(_ab_board(found[name], spec, flavors, _scenarios(spec, scenarios),
+            result.append(_ab_board(found[name], spec, flavors, scenarios_of(spec, scenarios),
                                     thresholds, ab_plans[name]))
             continue
         outcomes = [_run(found[name], spec, f, s, thresholds, accepted) for f, s in runs]
