@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""The structure of the rtgate package in figures, read from its own imports (ast, nothing run).
+
+    python scripts/house.py [ROOT]
+
+prints modules and lines, import arrows between rtgate modules, import circles, imports placed
+inside functions, imports of another module's private name, and class names defined twice.
+tests/unit/test_house.py holds the package to zero circles, private imports and duplicate
+class names.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Import:
+    source: str  # the importing module
+    target: str  # the rtgate module imported
+    line: int
+    nested: bool  # inside a function
+    private: str | None  # a private name taken from the target
+
+
+@dataclass
+class House:
+    modules: dict[str, Path] = field(default_factory=dict)
+    lines: int = 0
+    imports: list[Import] = field(default_factory=list)
+    classes: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+
+    def arrows(self) -> set[tuple[str, str]]:
+        return {(i.source, i.target) for i in self.imports if i.source != i.target}
+
+    def circles(self) -> list[list[str]]:
+        """Strongly connected components of more than one module (Tarjan)."""
+        graph: dict[str, set[str]] = defaultdict(set)
+        for a, b in self.arrows():
+            graph[a].add(b)
+        index: dict[str, int] = {}
+        low: dict[str, int] = {}
+        stack: list[str] = []
+        on: set[str] = set()
+        found: list[list[str]] = []
+
+        def visit(v: str) -> None:
+            index[v] = low[v] = len(index)
+            stack.append(v)
+            on.add(v)
+            for w in sorted(graph[v]):
+                if w not in index:
+                    visit(w)
+                    low[v] = min(low[v], low[w])
+                elif w in on:
+                    low[v] = min(low[v], index[w])
+            if low[v] == index[v]:
+                component = []
+                while True:
+                    w = stack.pop()
+                    on.discard(w)
+                    component.append(w)
+                    if w == v:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+
+        sys.setrecursionlimit(10_000)
+        for v in sorted(self.modules):
+            if v not in index:
+                visit(v)
+        return sorted(found)
+
+
+def _module(root: Path, path: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def read(root: Path) -> House:
+    house = House()
+    package = root / "rtgate"
+    for path in sorted(package.rglob("*.py")):
+        house.modules[_module(root, path)] = path
+    for name, path in house.modules.items():
+        text = path.read_text(encoding="utf-8")
+        house.lines += text.count("\n")
+        tree = ast.parse(text, filename=str(path))
+        is_package = path.name == "__init__.py"
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef):
+                house.classes[node.name].append(name)
+        _imports(house, name, is_package, tree, nested=False)
+    return house
+
+
+def _resolve(house: House, name: str, is_package: bool, node: ast.ImportFrom) -> str:
+    if not node.level:
+        return node.module or ""
+    base = name.split(".") if is_package else name.split(".")[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def _imports(house: House, name: str, is_package: bool, node: ast.AST, *, nested: bool) -> None:
+    for child in ast.iter_child_nodes(node):
+        inner = nested or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef)
+        if isinstance(child, ast.Import):
+            for alias in child.names:
+                if alias.name.split(".")[0] == "rtgate" and alias.name in house.modules:
+                    house.imports.append(Import(name, alias.name, child.lineno, nested, None))
+        elif isinstance(child, ast.ImportFrom):
+            target = _resolve(house, name, is_package, child)
+            if target.split(".")[0] != "rtgate":
+                continue
+            for alias in child.names:
+                sub = f"{target}.{alias.name}"
+                if sub in house.modules:
+                    house.imports.append(Import(name, sub, child.lineno, nested, None))
+                elif target in house.modules:
+                    private = (alias.name if alias.name.startswith("_")
+                               and not alias.name.endswith("__") else None)
+                    house.imports.append(Import(name, target, child.lineno, nested, private))
+        _imports(house, name, is_package, child, nested=inner)
+
+
+def main() -> None:
+    root = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[1]
+    house = read(root)
+    nested = [i for i in house.imports if i.nested]
+    private = [i for i in house.imports if i.private]
+    twice = {c: m for c, m in house.classes.items() if len(m) > 1}
+    circles = house.circles()
+    print(f"modules: {len(house.modules)}, lines: {house.lines}")
+    print(f"import arrows between rtgate modules: {len(house.arrows())}")
+    print(f"import circles: {len(circles)}")
+    for c in circles:
+        print(f"  {' ↔ '.join(c)}")
+    print(f"rtgate imports inside functions: {len(nested)}")
+    for i in nested:
+        print(f"  {i.source}:{i.line} -> {i.target}")
+    print(f"imports of another module's private name: {len(private)}")
+    for i in private:
+        print(f"  {i.source}:{i.line} -> {i.target}.{i.private}")
+    print(f"class names defined in more than one module: {len(twice)}")
+    for c, mods in sorted(twice.items()):
+        print(f"  {c}: {', '.join(mods)}")
+
+
+if __name__ == "__main__":
+    main()
