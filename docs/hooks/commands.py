@@ -22,9 +22,14 @@ FOLDER = "commands"
 # Where each command's hand-written guide lives (a page of the site, with an anchor). A command
 # missing here still gets its page; a wrong page or anchor fails `mkdocs build --strict`.
 GUIDES = {
-    "thresholds": "lab.md#how-a-pull-request-is-judged",
+    "parse": "measuring.md#normalizing-rtgate-parse",
+    "bench": "measuring.md",
+    "check": "concepts.md#budgets-thresholdsyml",
+    "thresholds": "concepts.md#budgets-thresholdsyml",
     "publish": "lab.md#how-a-pull-request-is-judged",
-    "board": "rpi5.md",
+    "kernel": "kernels.md",
+    "board": "boards.md",
+    "pipeline": "getting-started.md#the-whole-gate-rtgate-pipeline",
 }
 
 
@@ -140,7 +145,8 @@ def index_page(parser: argparse.ArgumentParser) -> str:
             "`rtgate COMMAND` (or `python -m rtgate COMMAND`); each page here is generated "
             "from its `--help` when the site is built.\n\n"
             f"| command | what it does |\n| --- | --- |\n{rows}\n\n"
-            "## Exit codes\n\nThe same codes for every command.\n\n"
+            "## Exit codes\n\nThe same codes for every command; what each means for a "
+            "verdict is in [Concepts](../concepts.md#outcomes-and-exit-codes).\n\n"
             f"{text_block(parser.epilog or '')}\n")
 
 
