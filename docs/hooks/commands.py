@@ -30,6 +30,11 @@ GUIDES = {
     "kernel": "kernels.md",
     "board": "boards.md",
     "pipeline": "getting-started.md#the-whole-gate-rtgate-pipeline",
+    "ab": "ab-bisect.md#ab-in-the-gate-rtgate-ab-measures-until-decided",
+    "bisect": "ab-bisect.md#which-patch-rtgate-bisect",
+    "sweep": "tuning.md#the-preemption-model-sweep-rtgate-sweep",
+    "report": "publishing.md",
+    "compare": "publishing.md#before-and-after-rtgate-compare",
 }
 
 
