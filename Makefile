@@ -50,9 +50,9 @@ test: deps
 	$(PYTHON) -m pytest tests; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "make test: no tests were collected" >&2; exit 1; fi; exit $$rc
 
-# The A/B gate's calibration on the virtual board (README, "Calibration"): A/A and A/B with the
-# planted-latency kernel as B, then the A/B test alone (budgets no planted stall can fail), then
-# a moderate effect (20 ms stalls, which the gate's budgets let through).
+# The A/B gate's calibration on the virtual board (docs/statistics.md, "Calibration"): A/A and A/B
+# with the planted-latency kernel as B, then the A/B test alone (budgets no planted stall can fail),
+# then a moderate effect (20 ms stalls, which the gate's budgets let through).
 QEMU_CALIBRATION_SETTINGS = bench/perf/ab_calibration.py --board qemu-arm64 --flavors stock \
   --scenario idle --round-duration 5s --max-time 120s --planned-rounds 6 --min-effect-us 5000
 QEMU_CALIBRATION = $(QEMU_CALIBRATION_SETTINGS) --build-kernels out/bench/qemu-kernels

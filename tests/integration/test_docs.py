@@ -1,6 +1,6 @@
 """The documentation site: `mkdocs build --strict` (no broken link or anchor, every page in the
 nav), one generated page per command holding every option the command takes, and nothing the
-pages load from another host."""
+pages load from another host; the README as its front door."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 from mkdocs.commands.build import build
 from mkdocs.config import load_config
 
-from rtgate.cli import build_parser
+from rtgate.cli import EXIT_CODES, build_parser
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -82,3 +82,16 @@ def test_nothing_is_loaded_from_another_host(site: Path) -> None:
             found += [f"{css.relative_to(site)}: {u}" for u in url if u and remote(u)]
     assert not found
 
+
+def test_the_readme_is_a_front_door() -> None:
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= 150
+    # Its table of commands names every command, and no other.
+    table = set(re.findall(r"^\| \[`rtgate (\w+)`\]", readme, re.M))
+    assert table == set(commands())
+    # Its exit codes are the CLI's.
+    for code in re.findall(r"^  (\d)  ", EXIT_CODES, re.M):
+        assert re.search(rf"^\| {code} \|", readme, re.M), code
+    # Its links into the site name pages that exist.
+    for page in re.findall(r"\]\((docs/[^)#]+)", readme):
+        assert (ROOT / page).is_file(), page
