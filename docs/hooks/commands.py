@@ -21,20 +21,21 @@ NAV_TITLE = "Commands"
 FOLDER = "commands"
 # Where each command's hand-written guide lives (a page of the site, with an anchor). A command
 # missing here still gets its page; a wrong page or anchor fails `mkdocs build --strict`.
-GUIDES = {
-    "parse": "measuring.md#normalizing-rtgate-parse",
-    "bench": "measuring.md",
-    "check": "concepts.md#budgets-thresholdsyml",
-    "thresholds": "concepts.md#budgets-thresholdsyml",
-    "publish": "lab.md#how-a-pull-request-is-judged",
-    "kernel": "kernels.md",
-    "board": "boards.md",
-    "pipeline": "getting-started.md#the-whole-gate-rtgate-pipeline",
-    "ab": "ab-bisect.md#ab-in-the-gate-rtgate-ab-measures-until-decided",
-    "bisect": "ab-bisect.md#which-patch-rtgate-bisect",
-    "sweep": "tuning.md#the-preemption-model-sweep-rtgate-sweep",
-    "report": "publishing.md",
-    "compare": "publishing.md#before-and-after-rtgate-compare",
+GUIDES: dict[str, tuple[str, str]] = {
+    "parse": ("Measuring: normalizing", "measuring.md#normalizing-rtgate-parse"),
+    "bench": ("Measuring", "measuring.md"),
+    "check": ("Concepts: budgets", "concepts.md#budgets-thresholdsyml"),
+    "thresholds": ("Concepts: budgets", "concepts.md#budgets-thresholdsyml"),
+    "publish": ("Lab setup: how a pull request is judged", "lab.md#how-a-pull-request-is-judged"),
+    "kernel": ("Kernels", "kernels.md"),
+    "board": ("Boards", "boards.md"),
+    "pipeline": ("Getting started: the whole gate",
+                 "getting-started.md#the-whole-gate-rtgate-pipeline"),
+    "ab": ("A/B rounds", "ab-bisect.md#ab-in-the-gate-rtgate-ab-measures-until-decided"),
+    "bisect": ("Bisecting", "ab-bisect.md#which-patch-rtgate-bisect"),
+    "sweep": ("The preemption-model sweep", "tuning.md#the-preemption-model-sweep-rtgate-sweep"),
+    "report": ("Publishing", "publishing.md"),
+    "compare": ("Publishing: before and after", "publishing.md#before-and-after-rtgate-compare"),
 }
 
 
@@ -138,7 +139,8 @@ def command_page(command: Command) -> str:
     head = [f"# `rtgate {command.name}`", "",
             prose(command.summary[:1].upper() + command.summary[1:]) + "."]
     if command.name in GUIDES:
-        head += ["", f"How it is used, and why: [the guide](../{GUIDES[command.name]})."]
+        title, target = GUIDES[command.name]
+        head += ["", f"How it is used, and why: [{title}](../{target})."]
     head += ["", "*Generated from `rtgate " + command.name + " --help` when the site is built.*"]
     return "\n".join(head) + "\n\n" + render_parser(command.parser, level=2) + "\n"
 
