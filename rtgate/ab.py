@@ -36,12 +36,11 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn
 
-from rtgate import paths
 from rtgate.bench.scenario import load_scenario
 from rtgate.board.base import KernelArtifacts
 from rtgate.board.measure import measure
 from rtgate.board.spec import BoardSpec, flavors_of, load_board, scenarios_of
-from rtgate.cli.args import comma_list, duration, positive, rate, rounds_at_least, scale
+from rtgate.cli.args import add_ab_options, comma_list, duration
 from rtgate.errors import Exit, InfraError, InputError
 from rtgate.gate import infrarecord
 from rtgate.gate.markdown import cell, code
@@ -488,19 +487,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument("--flavors", type=comma_list, help="comma-separated (default for kernel boards: "
                    "stock,rt)")
     p.add_argument("--scenarios", type=comma_list, help="comma-separated; `board`: the board's own")
-    p.add_argument("--round-duration", type=duration, required=True,
-                   help="measurement per round, e.g. 20s")
     p.add_argument("--max-time", type=duration, required=True,
                    help="time cap for all rounds, e.g. 10m: undecided after it (exit 4)")
     p.add_argument("--out", type=Path, required=True, help="output directory")
-    p.add_argument("--planned-rounds", type=rounds_at_least(ab.MIN_ROUNDS), metavar="N",
-                   help="rounds a side the alpha spending plans for, fixed before the first "
-                        "round (the gate's, so the publisher can replay the looks); default: "
-                        "what --max-time allows at the first pair's pace")
-    p.add_argument("--scale", type=scale, default=None, help="multiply load instances/streams")
-    p.add_argument("--thresholds", type=Path, default=paths.THRESHOLDS, metavar="FILE")
-    p.add_argument("--min-effect-us", type=positive, metavar="US",
-                   help="minimum effect worth reporting, every key (overrides ab.min_effect_us)")
-    p.add_argument("--alpha", type=rate, metavar="RATE",
-                   help="false-alarm rate of the whole run (overrides ab.alpha; default 0.01)")
+    add_ab_options(
+        p, min_rounds=ab.MIN_ROUNDS, round_help="measurement per round, e.g. 20s",
+        planned_help="rounds a side the alpha spending plans for, fixed before the first "
+                     "round (the gate's, so the publisher can replay the looks); default: what "
+                     "--max-time allows at the first pair's pace",
+        min_effect_help="minimum effect worth reporting, every key (overrides "
+                        "ab.min_effect_us)",
+        alpha_help="false-alarm rate of the whole run (overrides ab.alpha; default 0.01)")
     p.set_defaults(func=handler)

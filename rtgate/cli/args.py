@@ -11,6 +11,9 @@ import argparse
 import math
 import re
 from collections.abc import Callable
+from pathlib import Path
+
+from rtgate import paths
 
 _DURATION = re.compile(r"^(\d+)([smhd]?)$")
 _UNIT_S = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -114,3 +117,17 @@ def comma_list(text: str) -> list[str]:
 def comma_names(text: str) -> list[str]:
     """A comma-separated list, possibly empty."""
     return [n.strip() for n in text.split(",") if n.strip()]
+
+
+def add_ab_options(p: argparse.ArgumentParser, *, min_rounds: int, round_help: str,
+                   planned_help: str, min_effect_help: str, alpha_help: str) -> None:
+    """The A/B options `rtgate ab` and `rtgate bisect` share: a round's length, the planned
+    rounds, the load scale, the budgets, the minimum effect and the false-alarm rate; the help
+    words that differ (a run's or a step's) are the caller's."""
+    p.add_argument("--round-duration", type=duration, required=True, help=round_help)
+    p.add_argument("--planned-rounds", type=rounds_at_least(min_rounds), metavar="N",
+                   help=planned_help)
+    p.add_argument("--scale", type=scale, default=None, help="multiply load instances/streams")
+    p.add_argument("--thresholds", type=Path, default=paths.THRESHOLDS, metavar="FILE")
+    p.add_argument("--min-effect-us", type=positive, metavar="US", help=min_effect_help)
+    p.add_argument("--alpha", type=rate, metavar="RATE", help=alpha_help)
