@@ -28,7 +28,7 @@ order) and only the first measurement not in the log goes to the board.
 The same determinism lets a publisher that did not run the bisect re-decide it (``--replay``): a
 pull request's bisect ran the PR's series on a lab board, so everything it wrote is untrusted
 data. The search runs again with a measure that re-decides step k from the rounds' result files
-in ``steps/NN_…/`` (``rtgate.ab.Gate.replay``, with the planned rounds fixed before the bisect
+in ``steps/NN_…/`` (``rtgate.ab.loop.ABRun.replay``, with the planned rounds fixed before the bisect
 began, ``--planned-rounds``), after checking that directory is the step the search asks for at
 that point. Its state file, ab.json, ab.md and bisect.json are never read.
 """
@@ -50,7 +50,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from rich.console import Console
 
 from rtgate import paths
-from rtgate.ab import Gate, Side
+from rtgate.ab import doc as ab_doc
+from rtgate.ab.loop import ABRun, Side
+from rtgate.ab.settings import RoundSettings
 from rtgate.board.spec import BoardSpec, load_kernel_board, scenarios_of
 from rtgate.cli.args import comma_list, count, duration, positive, rate, rounds_at_least, scale
 from rtgate.errors import Exit, InfraError, InputError, RtgateError
@@ -375,20 +377,22 @@ def step_dir(root: Path, number: int, base: Variant, cand: Variant, n: int) -> P
 
 def _gate(spec: BoardSpec, flavor: str, scenarios: list[str], thresholds: Thresholds,
           args: argparse.Namespace, out: Path, kernels: tuple[Path | None, Path | None],
-          console: Console) -> Gate:
+          console: Console) -> ABRun:
     """The A/B gate of one step: base (A) against candidate (B) into OUT."""
-    return Gate(spec, (Side("A", "base", kernels[0], None),
-                       Side("B", "candidate", kernels[1], None)),
-                [(flavor, s) for s in scenarios], thresholds,
-                argparse.Namespace(**{**vars(args), "out": out}), console)
+    settings = RoundSettings(out=out, round_duration=args.round_duration,
+                             max_time=args.max_time, planned_rounds=args.planned_rounds,
+                             scale=args.scale, min_effect_us=args.min_effect_us, alpha=args.alpha)
+    return ABRun(spec, (Side("A", "base", kernels[0], None),
+                        Side("B", "candidate", kernels[1], None)),
+                 [(flavor, s) for s in scenarios], thresholds, settings, console)
 
 
-def _measurement(gate: Gate, detail: dict[str, Any]) -> Measurement:
+def _measurement(gate: ABRun, detail: dict[str, Any]) -> Measurement:
     """What a step's A/B gate, run or replayed, says of the candidate."""
-    doc = gate.to_json()
-    effects = [f"{d['flavor']}/{d['scenario']} {d['outcome']}: Δ {e['metric']} "
-               f"{e['delta_us']:+.0f} µs [{e['low_us']:+.0f}, {e['high_us']:+.0f}]"
-               for d in doc["decisions"] for e in d["effects"] if e["metric"] == d["headline"]]
+    doc = ab_doc.document(gate)
+    effects = [f"{d.flavor}/{d.scenario} {d.outcome}: Δ {e.metric} "
+               f"{e.delta_us:+.0f} µs [{e.low_us:+.0f}, {e.high_us:+.0f}]"
+               for d in doc.decisions for e in d.effects if e.metric == d.headline]
     base_ok = not any(v.side.role == "base" and v.evaluation.exit is Exit.BUDGET
                       for v in gate.verdicts)
     # A candidate over its budget, a round the lab failed: the gate's reason is the evidence.
@@ -442,10 +446,8 @@ class BoardMeasure:
         gate = _gate(self.spec, self.flavor, self.scenarios, self.thresholds, self.args, out,
                      (kernels[0], kernels[1]), self.console)
         gate.run()
-        out.mkdir(parents=True, exist_ok=True)
-        write_atomic(out / "ab.json", json.dumps(gate.to_json(), indent=2) + "\n")
-        write_atomic(out / "ab.md", gate.markdown())
-        return _measurement(gate, {"ab": str(out / "ab.json"), "elapsed_s": gate.elapsed_s})
+        ab_doc.write(gate, out)
+        return _measurement(gate, {"ab": str(out / ab_doc.NAME), "elapsed_s": gate.elapsed_s})
 
     @staticmethod
     def _skipped(out: Path, why: str, *, applies: bool) -> Measurement:
@@ -463,7 +465,7 @@ class _Skipped(BaseModel):
 class ReplayMeasure:
     """measure(base, candidate) from the rounds a bisect left in SOURCE/steps/: step k must be
     the directory the search asks for at step k, and is re-decided from its rounds' result files
-    with the plan fixed before the bisect began (``Gate.replay``). A step without rounds is
+    with the plan fixed before the bisect began (``ABRun.replay``). A step without rounds is
     skipped only with its skipped.json (its reason quoted, never believed further); with no
     directory at all the bisect stopped there, and no outcome is drawn."""
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 import json
 
 from rtgate import bisectdoc, result
+from rtgate.ab import doc as ab_doc
 from rtgate.gate import thresholds
 from rtgate.jsonfile import write_atomic
 
-DOCUMENTS = (result, thresholds, bisectdoc)
+DOCUMENTS = (result, thresholds, bisectdoc, ab_doc)
 
 
 def main() -> None:

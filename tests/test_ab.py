@@ -3,7 +3,6 @@ simulation), and the gate's loop run end to end on the `local` board through the
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
@@ -14,9 +13,11 @@ import pytest
 from rich.console import Console
 from scipy import stats
 
-from rtgate.ab import Gate, Side
+from rtgate.ab.loop import ABRun, Side
+from rtgate.ab.settings import RoundSettings
 from rtgate.board.spec import load_board
 from rtgate.gate.thresholds import load_thresholds
+from rtgate.outcome import Comparison
 from rtgate.result import load_result
 from rtgate.stats import ab
 
@@ -57,13 +58,13 @@ def a_a_trial(rng: np.random.Generator, planned: int, alpha: float) -> tuple[boo
         b.append(a_round(rng))
         if n < ab.MIN_ROUNDS:
             continue
-        comparison = [ab.Comparison(KEY, a, b, min_effect_us=0.5)]
+        comparison = [ab.KeyRounds(KEY, a, b, min_effect_us=0.5)]
         if not seq.stopped([KEY]):
             seq.look(n, comparison)
         if naive is None:
             (d,) = ab.decide(comparison, alpha)
-            naive = d if d.outcome is not ab.Outcome.UNKNOWN else None
-    worse = ab.Outcome.WORSE
+            naive = d if d.outcome is not Comparison.UNKNOWN else None
+    worse = Comparison.WORSE
     return seq.latest(KEY) is not None and seq.latest(KEY).outcome is worse, \
         naive is not None and naive.outcome is worse
 
@@ -137,15 +138,15 @@ def test_local_b_under_a_planted_load_is_worse_in_interleaved_rounds(tmp_path: P
     assert [e.estimate_us for e in again.effects] == [e["delta_us"] for e in d["effects"]]
 
 
-def replay(out: Path, planned: int, alpha: float) -> Gate:
-    args = argparse.Namespace(out=out, round_duration=2, max_time=70, planned_rounds=planned,
-                              min_effect_us=50, alpha=alpha, scale=None)
-    gate = Gate(load_board("local"), (Side("A", "base", None, None),
+def replay(out: Path, planned: int, alpha: float) -> ABRun:
+    settings = RoundSettings(out=out, round_duration=2, max_time=70, planned_rounds=planned,
+                             min_effect_us=50, alpha=alpha)
+    run = ABRun(load_board("local"), (Side("A", "base", None, None),
                                       Side("B", "candidate", None, None)),
-                [("", "idle")], load_thresholds(ROOT / "thresholds.yml"), args,
+                [("", "idle")], load_thresholds(ROOT / "thresholds.yml"), settings,
                 Console(quiet=True))
-    gate.replay()
-    return gate
+    run.replay()
+    return run
 
 
 @pytest.mark.integration

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from rtgate.outcome import Comparison
 from rtgate.stats import ab
 
 KEY = ("synthetic", "rt", "idle")
@@ -41,8 +42,8 @@ def without_blocks(rs: list[ab.Round]) -> list[ab.Round]:
 
 def test_identical_inputs_are_same() -> None:
     a = rounds(1, 6)
-    (d,) = ab.decide([ab.Comparison(KEY, a, a, min_effect_us=8)])
-    assert d.outcome is ab.Outcome.SAME, d
+    (d,) = ab.decide([ab.KeyRounds(KEY, a, a, min_effect_us=8)])
+    assert d.outcome is Comparison.SAME, d
     assert d.headline is not None and d.headline.metric == "p99.9"
     assert d.headline.estimate_us == 0 and -8 <= d.headline.low_us < 0 < d.headline.high_us <= 8
     assert {e.metric for e in d.effects} == {"p99", "p99.9", "block max p90"}
@@ -52,21 +53,21 @@ def test_identical_inputs_are_same() -> None:
 
 def test_a_planted_shift_is_worse_with_its_size_inside_the_interval() -> None:
     a, b = rounds(2, 6), rounds(3, 6, shift=12.0)
-    (d,) = ab.decide([ab.Comparison(KEY, a, b, min_effect_us=3)])
-    assert d.outcome is ab.Outcome.WORSE, d
+    (d,) = ab.decide([ab.KeyRounds(KEY, a, b, min_effect_us=3)])
+    assert d.outcome is Comparison.WORSE, d
     assert d.headline is not None and d.headline.low_us <= 12 <= d.headline.high_us
     assert d.headline.low_us > 3
     # The other way round the candidate is better, and nothing rejects.
-    (back,) = ab.decide([ab.Comparison(KEY, b, a, min_effect_us=3)])
-    assert back.outcome is ab.Outcome.BETTER, back
+    (back,) = ab.decide([ab.KeyRounds(KEY, b, a, min_effect_us=3)])
+    assert back.outcome is Comparison.BETTER, back
     assert not any(t.rejected for t in back.tests)
 
 
 def test_a_heavier_tail_alone_is_worse() -> None:
     """Same body and centre, only the tail grows: the tail tests see it."""
     a, b = rounds(4, 6), rounds(5, 6, tail_scale=40.0)
-    (d,) = ab.decide([ab.Comparison(KEY, a, b, min_effect_us=3)])
-    assert d.outcome is ab.Outcome.WORSE, d
+    (d,) = ab.decide([ab.KeyRounds(KEY, a, b, min_effect_us=3)])
+    assert d.outcome is Comparison.WORSE, d
     p99 = next(e for e in d.effects if e.metric == "p99")
     assert abs(p99.estimate_us) < 3  # the 99th percentile barely moves
     assert any(t.rejected and "block maxima" in t.name for t in d.tests)
@@ -74,19 +75,19 @@ def test_a_heavier_tail_alone_is_worse() -> None:
 
 def test_too_little_data_is_unknown() -> None:
     a, b = rounds(6, 2), rounds(7, 2, shift=50.0)
-    (d,) = ab.decide([ab.Comparison(KEY, a, b, min_effect_us=3)])
-    assert d.outcome is ab.Outcome.UNKNOWN
+    (d,) = ab.decide([ab.KeyRounds(KEY, a, b, min_effect_us=3)])
+    assert d.outcome is Comparison.UNKNOWN
     assert d.reasons == ["A has 2 round(s), fewer than 3", "B has 2 round(s), fewer than 3"]
     assert d.headline is None and d.tests == []
 
 
 def test_min_samples_apply_to_a_sides_rounds_together() -> None:
     a = rounds(8, 4)
-    (d,) = ab.decide([ab.Comparison(KEY, a, a, min_effect_us=50, min_samples=80_001)])
-    assert d.outcome is ab.Outcome.UNKNOWN
+    (d,) = ab.decide([ab.KeyRounds(KEY, a, a, min_effect_us=50, min_samples=80_001)])
+    assert d.outcome is Comparison.UNKNOWN
     assert "A's rounds hold 80000 samples, fewer than min_samples 80001" in d.reasons
-    (ok,) = ab.decide([ab.Comparison(KEY, a, a, min_effect_us=50, min_samples=80_000)])
-    assert ok.outcome is ab.Outcome.SAME
+    (ok,) = ab.decide([ab.KeyRounds(KEY, a, a, min_effect_us=50, min_samples=80_000)])
+    assert ok.outcome is Comparison.SAME
 
 
 def test_a_quantile_beyond_the_histogram_or_the_sample_count_is_not_used() -> None:
@@ -129,10 +130,10 @@ def test_the_family_wise_false_alarm_rate_holds_across_keys_and_metrics() -> Non
         return without_blocks([synthetic_round(rng, "r", samples=10_000) for _ in range(5)])
 
     for _ in range(trials):
-        family = [ab.Comparison((f"b{k}", "rt", "idle"), side(), side(), min_effect_us=1)
+        family = [ab.KeyRounds((f"b{k}", "rt", "idle"), side(), side(), min_effect_us=1)
                   for k in range(keys)]
         decisions = ab.decide(family, alpha)
-        alarms += any(d.outcome is ab.Outcome.WORSE for d in decisions)
+        alarms += any(d.outcome is Comparison.WORSE for d in decisions)
         uncorrected += any(t.p <= alpha for d in decisions for t in d.tests)
     rate = stats.binomtest(alarms, trials).proportion_ci(0.95)
     assert rate.low <= alpha, (alarms, trials)
@@ -189,9 +190,9 @@ def test_a_gross_shift_is_worse_at_the_gates_first_look() -> None:
     gives no p-value below 1/20 at 3 a side (1/924 at 6) — above every Holm threshold of such a
     family — so a test made of those alone left a candidate 1 s worse per round unknown."""
     seq = ab.Sequential(alpha=0.01, planned=6)
-    family = [ab.Comparison(("synthetic", flavor, "idle"), rounds(30 + k, 3),
+    family = [ab.KeyRounds(("synthetic", flavor, "idle"), rounds(30 + k, 3),
                             rounds(40 + k, 3, shift=60.0), min_effect_us=5)
               for k, flavor in enumerate(("stock", "rt"))]
     look = seq.look(3, family)
-    assert [d.outcome for d in look.decisions] == [ab.Outcome.WORSE] * 2, look.decisions
+    assert [d.outcome for d in look.decisions] == [Comparison.WORSE] * 2, look.decisions
     assert all(any(t.rejected and "Welch" in t.name for t in d.tests) for d in look.decisions)

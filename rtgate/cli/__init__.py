@@ -35,7 +35,7 @@ COMMANDS = {
     "kernel": "rtgate.kernel.cli",
     "board": "rtgate.board.cli",
     "pipeline": "rtgate.pipeline",
-    "ab": "rtgate.ab",
+    "ab": "rtgate.cli.ab",
     "bisect": "rtgate.bisect",
     "sweep": "rtgate.sweep",
     "report": "rtgate.report.cli",

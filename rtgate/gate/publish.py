@@ -15,25 +15,25 @@ failure (no measurement: re-run once the board is healthy).
 A pull request's gate measures main's kernel against the PR's on each board in A/B rounds
 (``rtgate ab``). For a board the run context's ``ab`` plan names, the publisher decides again
 from the rounds' result files (``gate-BOARD/A|B/round-N/FLAVOR/SCENARIO/result.json``), replaying
-the gate's looks with the plan the trusted plan job recorded (``rtgate.ab.Gate.replay``), never
-from ab.json or ab.md. A fourth outcome belongs to it: *undecided at the time cap* (measure
+the gate's looks with the plan the trusted plan job recorded (``rtgate.ab.loop.ABRun.replay``),
+never from ab.json or ab.md. A fourth outcome belongs to it: *undecided at the time cap* (measure
 longer), exit 4 — a statement about the data, not a failure of the lab.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 from dataclasses import dataclass
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 from rich.console import Console
 
-from rtgate.ab import Gate, Side
+from rtgate.ab.loop import ABRun, Side
+from rtgate.ab.render import markdown as ab_markdown
+from rtgate.ab.settings import RoundSettings
 from rtgate.board.spec import BoardSpec, flavors_of, load_board, scenarios_of
 from rtgate.errors import Exit, InputError
 from rtgate.gate import budgetdiff, markdown
@@ -42,6 +42,7 @@ from rtgate.gate.thresholds import Thresholds, flavor_of, load_thresholds
 from rtgate.gate.verdict import Infra, Outcome, Unjudged, judge
 from rtgate.jsonfile import write_atomic
 from rtgate.layout import RUNNING
+from rtgate.outcome import GATE_EXIT, GATE_OF_AB, GATE_OF_EXIT, ABOutcome, GateOutcome
 
 MARKER = "<!-- rtgate-latency-gate -->"
 # GitHub refuses a comment or a check run's summary over 65 536 characters, and a refused update
@@ -54,52 +55,36 @@ _NAME = re.compile(r"[a-z0-9][a-z0-9._-]*")
 Name = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=64)]
 
 
-class Kind(StrEnum):
-    PASS = "pass"
-    REGRESSION = "regression"
-    INCOMPLETE = "incomplete"
-    INFRASTRUCTURE = "infrastructure"
-    INPUT = "input"
-    UNDECIDED = "undecided"
-
-
 HEADLINE = {
-    Kind.PASS: "✅ latency verdict: every budget met",
-    Kind.REGRESSION: "❌ latency verdict: regression, a budget was exceeded",
-    Kind.INCOMPLETE: "⚠️ not decided from the data: the measurement is incomplete, measure "
-                     "more (no latency verdict)",
-    Kind.INFRASTRUCTURE: "🛠️ infrastructure failure: no measurement, re-run once the board is "
-                         "healthy (no latency verdict)",
-    Kind.INPUT: "⚠️ input error: nothing was judged",
-    Kind.UNDECIDED: "❔ undecided at the time cap: the A/B rounds could not tell the pull "
-                    "request's kernel from main's, measure longer (no latency verdict)",
+    GateOutcome.PASS: "✅ latency verdict: every budget met",
+    GateOutcome.REGRESSION: "❌ latency verdict: regression, a budget was exceeded",
+    GateOutcome.INCOMPLETE: "⚠️ not decided from the data: the measurement is incomplete, "
+                            "measure more (no latency verdict)",
+    GateOutcome.INFRASTRUCTURE: "🛠️ infrastructure failure: no measurement, re-run once the "
+                                "board is healthy (no latency verdict)",
+    GateOutcome.INPUT: "⚠️ input error: nothing was judged",
+    GateOutcome.UNDECIDED: "❔ undecided at the time cap: the A/B rounds could not tell the "
+                           "pull request's kernel from main's, measure longer (no latency "
+                           "verdict)",
 }
 # Which outcome a mixed run shows first: what must happen before any verdict comes first; a
 # regression anywhere outranks a board that is merely undecided.
-_ORDER = [Kind.INPUT, Kind.INFRASTRUCTURE, Kind.INCOMPLETE, Kind.REGRESSION, Kind.UNDECIDED,
-          Kind.PASS]
-EXIT = {Kind.PASS: Exit.OK, Kind.REGRESSION: Exit.BUDGET, Kind.INCOMPLETE: Exit.INCOMPLETE,
-        Kind.INFRASTRUCTURE: Exit.INCOMPLETE, Kind.INPUT: Exit.INPUT,
-        Kind.UNDECIDED: Exit.UNDECIDED}
-# rtgate ab's outcomes (rtgate.ab._EXIT) as the publisher's.
-_AB_KIND = {"same": Kind.PASS, "better": Kind.PASS, "worse": Kind.REGRESSION,
-            "budget": Kind.REGRESSION, "undecided": Kind.UNDECIDED,
-            "incomplete": Kind.INCOMPLETE}
+_ORDER = [GateOutcome.INPUT, GateOutcome.INFRASTRUCTURE, GateOutcome.INCOMPLETE,
+          GateOutcome.REGRESSION, GateOutcome.UNDECIDED, GateOutcome.PASS]
 
 
-def kind_of(outcomes: list[Outcome]) -> Kind:
+def kind_of(outcomes: list[Outcome]) -> GateOutcome:
     return _first({_kind(o) for o in outcomes})
 
 
-def _first(kinds: set[Kind]) -> Kind:
-    return next(k for k in _ORDER if k in (kinds or {Kind.INFRASTRUCTURE}))
+def _first(kinds: set[GateOutcome]) -> GateOutcome:
+    return next(k for k in _ORDER if k in (kinds or {GateOutcome.INFRASTRUCTURE}))
 
 
-def _kind(o: Outcome) -> Kind:
+def _kind(o: Outcome) -> GateOutcome:
     if isinstance(o, Infra):
-        return Kind.INFRASTRUCTURE
-    return {Exit.OK: Kind.PASS, Exit.BUDGET: Kind.REGRESSION, Exit.INCOMPLETE: Kind.INCOMPLETE,
-            Exit.INPUT: Kind.INPUT}[o.exit]
+        return GateOutcome.INFRASTRUCTURE
+    return GATE_OF_EXIT[o.exit]
 
 
 class ABPlan(BaseModel):
@@ -145,25 +130,25 @@ def load_context(directory: Path) -> tuple[Context, Path | None]:
 
 
 @dataclass(frozen=True)
-class Board:
+class BoardJudgement:
     name: str
     outcomes: list[Outcome]
-    ab: Gate | None = None
+    ab: ABRun | None = None
     """The board's A/B decision, re-made from its rounds; ``outcomes`` are then the candidate
     rounds' budget verdicts."""
 
     @property
-    def kind(self) -> Kind:
+    def kind(self) -> GateOutcome:
         if self.ab is None:
             return kind_of(self.outcomes)
-        if self.ab.outcome == "incomplete" and self.ab.infra:
-            return Kind.INFRASTRUCTURE
-        return _AB_KIND[self.ab.outcome]
+        if self.ab.outcome is ABOutcome.INCOMPLETE and self.ab.infra:
+            return GateOutcome.INFRASTRUCTURE
+        return GATE_OF_AB[self.ab.outcome]
 
 
 @dataclass(frozen=True)
 class Judgement:
-    boards: list[Board]
+    boards: list[BoardJudgement]
     ignored: list[str]  # artifact names that name no known board
     accepted: list[Path]  # result files that were judged where the gate writes them
 
@@ -172,7 +157,7 @@ class Judgement:
         return [o for b in self.boards for o in b.outcomes]
 
     @property
-    def kind(self) -> Kind:
+    def kind(self) -> GateOutcome:
         return _first({b.kind for b in self.boards})
 
 
@@ -192,7 +177,7 @@ def judge_artifacts(artifacts: list[Path], thresholds: Thresholds, boards_root: 
         else:
             ignored.append(directory.name)
     wanted = expected if expected is not None else sorted(found)
-    result: list[Board] = []
+    result: list[BoardJudgement] = []
     accepted: list[Path] = []
     for name in wanted:
         if name not in known:
@@ -201,7 +186,7 @@ def judge_artifacts(artifacts: list[Path], thresholds: Thresholds, boards_root: 
         flavors = flavors_of(spec, None)
         runs = [(f or RUNNING, s) for f in flavors for s in scenarios_of(spec, scenarios)]
         if name not in found:
-            result.append(Board(name, [Infra(name, f, s, Path(f"{ARTIFACT_PREFIX}{name}"),
+            result.append(BoardJudgement(name, [Infra(name, f, s, Path(f"{ARTIFACT_PREFIX}{name}"),
                                              "the gate uploaded no artifact for this board")
                                        for f, s in runs]))
             continue
@@ -210,26 +195,25 @@ def judge_artifacts(artifacts: list[Path], thresholds: Thresholds, boards_root: 
                                     thresholds, ab_plans[name]))
             continue
         outcomes = [_run(found[name], spec, f, s, thresholds, accepted) for f, s in runs]
-        result.append(Board(name, outcomes))
+        result.append(BoardJudgement(name, outcomes))
     return Judgement(result, ignored, accepted)
 
 
 def _ab_board(directory: Path, spec: BoardSpec, flavors: list[str], scenarios: list[str],
-              thresholds: Thresholds, plan: ABPlan) -> Board:
+              thresholds: Thresholds, plan: ABPlan) -> BoardJudgement:
     """Re-decide one board's A/B rounds from their results with the gate's plan."""
-    args = argparse.Namespace(out=directory, round_duration=plan.round_s,
-                              max_time=plan.max_time_s, planned_rounds=plan.rounds,
-                              min_effect_us=None, alpha=None, scale=None)
-    gate = Gate(spec, (Side("A", "base", None, None), Side("B", "candidate", None, None)),
-                [(f, s) for f in flavors for s in scenarios], thresholds, args,
+    settings = RoundSettings(out=directory, round_duration=plan.round_s,
+                             max_time=plan.max_time_s, planned_rounds=plan.rounds)
+    run = ABRun(spec, (Side("A", "base", None, None), Side("B", "candidate", None, None)),
+                [(f, s) for f in flavors for s in scenarios], thresholds, settings,
                 Console(stderr=True, quiet=True))
     try:
-        gate.replay()
+        run.replay()
     except InputError as exc:
-        return Board(spec.name, [Unjudged(Path(exc.path or directory), exc.oneline())])
+        return BoardJudgement(spec.name, [Unjudged(Path(exc.path or directory), exc.oneline())])
     # Only the candidate's rounds decide a budget; the base's are notes in the A/B section.
-    return Board(spec.name, [v.evaluation for v in gate.verdicts
-                             if v.side.role == "candidate"], gate)
+    return BoardJudgement(spec.name, [v.evaluation for v in run.verdicts
+                                      if v.side.role == "candidate"], run)
 
 
 def _run(directory: Path, spec: BoardSpec, flavor: str, scenario: str, thresholds: Thresholds,
@@ -288,8 +272,8 @@ def render(judgement: Judgement, *, banner_lines: list[str], comparison: str | N
                   + ", ".join(_listed([code(n) for n in judgement.ignored], ""))]
     for b in judgement.boards:
         if b.ab is not None:
-            lines += ["", b.ab.markdown(f"### A/B on {code(b.name)}: main's kernel (A) against "
-                                        "this pull request's (B)").rstrip("\n")]
+            lines += ["", ab_markdown(b.ab, f"### A/B on {code(b.name)}: main's kernel (A) "
+                                            "against this pull request's (B)").rstrip("\n")]
     lines += ["", "<details><summary>Every check</summary>", "",
               markdown.render(judgement.outcomes), "</details>", ""]
     if comparison is not None:
@@ -330,7 +314,7 @@ def _fit(lines: list[str], run_url: str | None) -> str:
 
 def outcome_json(judgement: Judgement) -> str:
     kind = judgement.kind
-    return json.dumps({"outcome": kind.value, "exit": int(EXIT[kind]), "title": HEADLINE[kind],
+    return json.dumps({"outcome": kind.value, "exit": int(GATE_EXIT[kind]), "title": HEADLINE[kind],
                        "boards": {b.name: b.kind.value for b in judgement.boards}}, indent=1)
 
 
@@ -342,4 +326,4 @@ def write(path: Path, text: str) -> None:
 
 
 def exit_of(judgement: Judgement) -> Exit:
-    return EXIT[judgement.kind]
+    return GATE_EXIT[judgement.kind]

@@ -16,6 +16,7 @@ from rtgate.errors import Exit
 
 # Names come from results anyone writes: code spans keep markup, links and mentions inert.
 from rtgate.gate.markdown import cell, code
+from rtgate.outcome import Comparison
 from rtgate.report.judge import Judge
 from rtgate.report.runs import RunFiles
 from rtgate.report.summary import RunSummary
@@ -100,12 +101,8 @@ def _metric(before: RunSummary | None, after: RunSummary | None, field: str) -> 
                   getattr(after, field) if after else None)
 
 
-_OUTCOME = {ab.Outcome.SAME: "🟰 same", ab.Outcome.WORSE: "❌ worse",
-            ab.Outcome.BETTER: "✅ better", ab.Outcome.UNKNOWN: "❔ unknown"}
-EFFECT_REPORTED = (
-    "Δ p99.9: the mean over the candidate's rounds of each round's p99.9 (from its exact "
-    "histogram) minus the same over the baseline's rounds, in µs, with its simultaneous "
-    "(Bonferroni) Welch interval over rounds")
+_OUTCOME = {Comparison.SAME: "🟰 same", Comparison.WORSE: "❌ worse",
+            Comparison.BETTER: "✅ better", Comparison.UNKNOWN: "❔ unknown"}
 
 
 def _interval(e: ab.Effect) -> str:
@@ -154,8 +151,8 @@ class ABTest:
                                   "in thresholds.yml, or --min-effect-us): not compared")
                 continue
             budgets.append(stated)
-            comparisons.append(ab.Comparison(key, a, b, margin, budget.min_samples
-                                             if budget else None))
+            comparisons.append(ab.KeyRounds(key, a, b, margin, budget.min_samples
+                                            if budget else None))
         # The strictest rate any budget asks for holds for the whole check.
         self.alpha = alpha if alpha is not None else min(
             (s.alpha for s in budgets if s is not None), default=0.01)
@@ -173,16 +170,16 @@ class ABTest:
     def exit(self) -> Exit:
         """1 when any key is worse, else 4 when any is unknown or not compared, else 0."""
         outcomes = {d.outcome for d in self.decisions}
-        if ab.Outcome.WORSE in outcomes:
+        if Comparison.WORSE in outcomes:
             return Exit.BUDGET
-        if ab.Outcome.UNKNOWN in outcomes or self.uncompared:
+        if Comparison.UNKNOWN in outcomes or self.uncompared:
             return Exit.UNDECIDED
         return Exit.OK
 
     def section(self) -> list[str]:
         lines = [f"### A/B: candidate against baseline (false-alarm rate {self.alpha:g} for "
                  "the whole comparison)", "",
-                 f"Effect reported: {EFFECT_REPORTED}. *Same*: every metric's interval lies "
+                 f"Effect reported: {ab.EFFECT_REPORTED}. *Same*: every metric's interval lies "
                  "within ± the minimum effect; *worse*: a one-sided test (Holm-corrected over "
                  "every key, metric, thread and test) finds the candidate higher.", ""]
         for d in self.decisions:
@@ -199,7 +196,7 @@ class ABTest:
     def to_json(self) -> dict[str, Any]:
         return {
             "schema": "rtgate/compare/v1", "alpha": self.alpha, "exit": int(self.exit),
-            "effect_reported": EFFECT_REPORTED, "notes": self.notes,
+            "effect_reported": ab.EFFECT_REPORTED, "notes": self.notes,
             "decisions": [{
                 "board": d.key[0], "flavor": d.key[1], "scenario": d.key[2],
                 "outcome": d.outcome.value, "rounds": {"baseline": d.rounds[0],

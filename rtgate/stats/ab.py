@@ -39,12 +39,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 
 import numpy as np
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
+from rtgate.outcome import Comparison
 from rtgate.result import Result
 
 Key = tuple[str, str, str]
@@ -54,6 +54,10 @@ HIST_QUANTILES = {"p99": 0.99, "p99.9": 0.999}
 BLOCK_METRIC = "block max p90"
 BLOCK_QUANTILE = 0.9
 HEADLINE = "p99.9"
+EFFECT_REPORTED = (
+    "Δ p99.9: the mean over the candidate's rounds of each round's p99.9 (from its exact "
+    "histogram) minus the same over the baseline's rounds, in µs, with its simultaneous "
+    "(Bonferroni) Welch interval over rounds")
 # Welch's interval needs two rounds a side; three is the least that says anything of the spread.
 MIN_ROUNDS = 3
 # Round-label permutations are enumerated when there are at most this many, else sampled (the
@@ -62,13 +66,6 @@ EXACT_PERMUTATIONS = 20_000
 SAMPLED_PERMUTATIONS = 9_999
 # The sampled permutations are seeded: the same inputs give the same decision.
 SEED = 20260101
-
-
-class Outcome(StrEnum):
-    SAME = "same"
-    WORSE = "worse"
-    BETTER = "better"
-    UNKNOWN = "unknown"
 
 
 @dataclass(frozen=True)
@@ -144,7 +141,7 @@ def block_p90(r: Round) -> float | None:
 
 
 @dataclass(frozen=True)
-class Comparison:
+class KeyRounds:
     """One key's rounds: A (base) and B (candidate), and the budget's A/B parameters."""
 
     key: Key
@@ -178,7 +175,7 @@ class TestResult:
 @dataclass(frozen=True)
 class Decision:
     key: Key
-    outcome: Outcome
+    outcome: Comparison
     headline: Effect | None
     effects: list[Effect]
     tests: list[TestResult]
@@ -192,7 +189,7 @@ class Decision:
 class _Plan:
     """One key's per-round numbers and tests before the family-wide correction."""
 
-    comparison: Comparison
+    comparison: KeyRounds
     metrics: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     tests: list[TestResult] = field(default_factory=list)
     reasons: list[str] = field(default_factory=list)
@@ -330,7 +327,7 @@ def _block_tests(thread: int, b: list[np.ndarray], a: list[np.ndarray]) -> list[
     return out
 
 
-def _plan(c: Comparison, confidence: float) -> _Plan:
+def _plan(c: KeyRounds, confidence: float) -> _Plan:
     plan = _Plan(c)
     for side, rounds in (("A", c.a), ("B", c.b)):
         if len(rounds) < MIN_ROUNDS:
@@ -376,20 +373,20 @@ def _effect(metric: str, a: np.ndarray, b: np.ndarray, confidence: float) -> Eff
 
 
 def _outcome(effects: list[Effect], tests: list[TestResult], margin: float,
-             reasons: list[str]) -> Outcome:
+             reasons: list[str]) -> Comparison:
     if not effects:
-        return Outcome.UNKNOWN
+        return Comparison.UNKNOWN
     if all(-margin <= e.low_us and e.high_us <= margin for e in effects):
-        return Outcome.SAME
+        return Comparison.SAME
     if any(t.rejected for t in tests):
-        return Outcome.WORSE
+        return Comparison.WORSE
     if any(e.high_us < 0 for e in effects) and not any(e.low_us > 0 for e in effects):
-        return Outcome.BETTER
+        return Comparison.BETTER
     reasons.append("the intervals are wider than the margin and no test rejects: measure more")
-    return Outcome.UNKNOWN
+    return Comparison.UNKNOWN
 
 
-def decide(comparisons: Sequence[Comparison], alpha: float = 0.01) -> list[Decision]:
+def decide(comparisons: Sequence[KeyRounds], alpha: float = 0.01) -> list[Decision]:
     """Decide every key at once: ``alpha`` is the family-wise false-alarm rate of the whole set."""
     plans = [_plan(c, 1 - alpha) for c in comparisons]
     tests = [t for p in plans for t in p.tests]
@@ -464,12 +461,12 @@ class Sequential:
         before = 0.0 if rounds == MIN_ROUNDS else spent(self.alpha, (rounds - 1) / self.planned)
         return spent(self.alpha, rounds / self.planned) - before
 
-    def look(self, rounds: int, comparisons: Sequence[Comparison]) -> Look:
+    def look(self, rounds: int, comparisons: Sequence[KeyRounds]) -> Look:
         """Decide the keys not yet decided, with ``rounds`` rounds a side each."""
         share = self.alpha_at(rounds)
         open_ = [c for c in comparisons if c.key not in self.final]
         look = Look(rounds, share, decide(open_, share) if share > 0 and open_ else [])
-        self.final |= {d.key: d for d in look.decisions if d.outcome is not Outcome.UNKNOWN}
+        self.final |= {d.key: d for d in look.decisions if d.outcome is not Comparison.UNKNOWN}
         self.looks.append(look)
         return look
 
@@ -479,7 +476,7 @@ class Sequential:
 
     def stopped(self, keys: Sequence[Key]) -> bool:
         """Some key is worse (the check fails whatever the rest do), or every key is decided."""
-        return (any(d.outcome is Outcome.WORSE for d in self.final.values())
+        return (any(d.outcome is Comparison.WORSE for d in self.final.values())
                 or all(k in self.final for k in keys))
 
     def latest(self, key: Key) -> Decision | None:

@@ -1,0 +1,298 @@
+"""The A/B loop: rounds of the base kernel (A) and the candidate (B) on one board, interleaved,
+until the A/B decision is made or the time is up.
+
+A round is one boot and run of one side for every flavor × scenario still undecided
+(``rtgate.board.measure``, the pipeline's own measurement). Rounds alternate A B B A A B …,
+so a drift of the board (heat, a neighbour's load) falls on both sides alike. After each pair, once
+both sides have the three rounds a test needs, ``rtgate.stats.ab.Sequential`` looks at every
+undecided key with its share of the false-alarm rate; a key's first decision is final and it is
+not measured again. The loop stops when some key is worse (the check fails whatever the others
+do), when every key is decided, or at the time cap: *undecided*, its own outcome, exit 4.
+
+The planned number of rounds a side (the spending function's information scale) is fixed before
+any look at the latencies (``rtgate.ab.plan``): the planned rounds given (the gate's plan), else
+after the first pair from its wall time and the cap; when later rounds are slower the cap comes
+earlier and the alpha planned for the missing looks is left unspent (conservative, never more
+than alpha). With the plan given, ``ABRun.replay`` re-makes every look from the rounds' result
+files alone: how the publisher decides a pull request's A/B rounds without taking ab.json on
+trust.
+
+Each round is also judged against its budget as ``rtgate check`` would, except ``min_samples``,
+which applies to a side's rounds pooled (short rounds are the point). Only the candidate's
+rounds decide: a candidate round over budget fails the check (exit 1); a base round over budget
+is a note, since only the PR's kernel may change the PR's verdict. A round that is incomplete or
+that the lab failed to measure ends the loop with exit 3: no verdict rests on it.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn
+
+from rtgate.ab.plan import plan
+from rtgate.ab.settings import ABSettings, RoundSettings
+from rtgate.bench.scenario import load_scenario
+from rtgate.board.base import KernelArtifacts
+from rtgate.board.measure import measure
+from rtgate.board.spec import BoardSpec, flavors_of, load_board, scenarios_of
+from rtgate.errors import Exit, InfraError, InputError
+from rtgate.gate import infrarecord
+from rtgate.gate.thresholds import Budget, Thresholds, flavor_of, load_thresholds
+from rtgate.gate.verdict import Evaluation, Infra, Verdict, evaluate
+from rtgate.layout import RUNNING, round_home
+from rtgate.outcome import AB_EXIT, ABOutcome, Comparison
+from rtgate.result import Result, load_result
+from rtgate.stats import ab
+from rtgate.textfmt import fmt
+
+
+@dataclass(frozen=True)
+class Side:
+    name: str  # "A" or "B": the directory of its rounds
+    role: str  # "base" or "candidate"
+    kernels: Path | None  # DIR/<flavor>/ from `rtgate kernel build --out`; None: running kernel
+    scenarios: Path | None  # a directory of this side's scenario files; None: bench/scenarios
+
+
+@dataclass(frozen=True)
+class RoundVerdict:
+    side: Side
+    round: int
+    key: ab.Key
+    evaluation: Evaluation
+    wall_s: float | None = None
+    """Board time of the round: deploy, boot, run, collect, restore (None when replayed)."""
+
+
+@dataclass
+class ABRun:
+    spec: BoardSpec
+    sides: tuple[Side, Side]
+    targets: list[tuple[str, str]]  # (flavor label, scenario) to measure
+    thresholds: Thresholds
+    settings: RoundSettings
+    console: Console
+    rounds: dict[str, dict[ab.Key, list[ab.Round]]] = field(
+        default_factory=lambda: {"A": {}, "B": {}})
+    keys: dict[tuple[str, str], ab.Key] = field(default_factory=dict)
+    budgets: dict[ab.Key, Budget] = field(default_factory=dict)
+    verdicts: list[RoundVerdict] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    seq: ab.Sequential | None = None
+    margins: dict[ab.Key, float] = field(default_factory=dict)
+    pairs: int = 0
+    elapsed_s: float | None = 0.0
+    """Wall time of the rounds; None when re-decided from files (``replay``)."""
+    outcome: ABOutcome = ABOutcome.UNDECIDED
+    why: str = ""
+    infra: bool = False
+    """The loop ended on a round the lab failed to measure (outcome "incomplete")."""
+
+    def _ref(self, side: Side, scenario: str) -> str:
+        return str(side.scenarios / f"{scenario}.yml") if side.scenarios else scenario
+
+    def _home(self, side: Side, n: int, flavor: str, scenario: str) -> Path:
+        return round_home(self.settings.out, side.name, n, flavor, scenario)
+
+    def _round(self, side: Side, n: int, targets: list[tuple[str, str]]) -> ABOutcome | None:
+        """One round of one side; the outcome that ends the loop, if any."""
+        for flavor, scenario in targets:
+            out = self._home(side, n, flavor, scenario)
+            kernel = KernelArtifacts.from_dir(side.kernels / flavor) if side.kernels else None
+            self.console.rule(f"[bold]{side.name} ({side.role}) round {n}[/] {self.spec.name} "
+                              f"{flavor or 'running kernel'} {scenario}")
+            started = time.monotonic()
+            try:
+                m = measure(self.spec, kernel, self._ref(side, scenario),
+                            self.settings.round_duration, out, flavor=flavor or None,
+                            scale=self.settings.scale)
+            except InfraError as exc:
+                infrarecord.save(Infra(self.spec.name, flavor or RUNNING, scenario,
+                                       Path(exc.path) if exc.path else out, exc.oneline()), out)
+                return self._infra(side, n, flavor, scenario, exc.oneline())
+            stop = self._record(side, n, flavor, m.result, m.result_path,
+                                time.monotonic() - started)
+            if stop:
+                return stop
+        return None
+
+    def _infra(self, side: Side, n: int, flavor: str, scenario: str, why: str) -> ABOutcome:
+        self.infra = True
+        self.why = f"{side.role} round {n} ({flavor or RUNNING}/{scenario}): infrastructure " \
+                   f"failure: {why}"
+        return ABOutcome.INCOMPLETE
+
+    def _record(self, side: Side, n: int, flavor: str, result: Result, path: Path,
+                wall_s: float | None = None) -> ABOutcome | None:
+        """Judge one round's result against its budget and keep it for the A/B test."""
+        key = (result.board.name, flavor_of(result), result.scenario)
+        budget = self.thresholds.for_result(result)
+        if budget is None:
+            raise InputError(f"no budget matches {'/'.join(key)}", path=path)
+        # min_samples is for the pooled rounds (rtgate.stats.ab), not for one short round.
+        judged = evaluate(result, budget.model_copy(update={"min_samples": None}), path)
+        self.verdicts.append(RoundVerdict(side, n, key, judged, wall_s))
+        self.keys[(flavor, result.scenario)] = key
+        self.budgets[key] = budget
+        problems = "; ".join(c.detail for c in judged.checks if c.verdict is not Verdict.PASS)
+        if judged.exit is Exit.INCOMPLETE:
+            self.why = f"{side.role} round {n} ({'/'.join(key)}) is incomplete: {problems}"
+            return ABOutcome.INCOMPLETE
+        if judged.exit is Exit.BUDGET:
+            if side.role == "candidate":
+                self.why = f"candidate round {n} ({'/'.join(key)}): {problems}"
+                return ABOutcome.BUDGET
+            self.notes.append(f"base round {n} ({'/'.join(key)}) is over its budget (only "
+                              f"the candidate's rounds decide): {problems}")
+        self.rounds[side.name].setdefault(key, []).append(ab.Round.of(result))
+        return None
+
+    def _targets(self) -> list[tuple[str, str]]:
+        decided = self.seq.final if self.seq else {}
+        return [t for t in self.targets if self.keys.get(t) not in decided]
+
+    def _order(self) -> tuple[Side, Side]:
+        a, b = self.sides
+        return (a, b) if self.pairs % 2 else (b, a)
+
+    def _look(self, pair_s: float) -> bool:
+        """After a pair: plan (after the first), look, and say whether the loop is done."""
+        if self.seq is None:
+            self.margins, self.seq = plan(self.budgets, self.settings, pair_s)
+        seq = self.seq
+        if ab.MIN_ROUNDS <= self.pairs <= seq.planned:
+            seq.look(self.pairs, [
+                ab.KeyRounds(key, self.rounds["A"][key], self.rounds["B"][key],
+                             self.margins[key], self.budgets[key].min_samples)
+                for key in self.budgets if key not in seq.final])
+        if seq.stopped(list(self.budgets)):
+            final = {d.outcome for d in seq.final.values()}
+            self.outcome = (ABOutcome.WORSE if Comparison.WORSE in final
+                            else ABOutcome.BETTER if Comparison.BETTER in final
+                            else ABOutcome.SAME)
+            return True
+        return False
+
+    def run(self) -> None:
+        start = time.monotonic()
+        cap = self.settings.max_time
+        while True:
+            self.pairs += 1
+            targets = self._targets()
+            for side in self._order():
+                stop = self._round(side, self.pairs, targets)
+                if stop:
+                    self.outcome = stop
+                    self.elapsed_s = time.monotonic() - start
+                    return
+            done = self._look(time.monotonic() - start)
+            self.elapsed_s = elapsed = time.monotonic() - start
+            self._progress(elapsed)
+            assert self.seq is not None
+            seq = self.seq
+            if done:
+                return
+            next_pair_ends = elapsed * (1 + 1 / self.pairs)
+            if self.pairs >= seq.planned or seq.planned < ab.MIN_ROUNDS \
+                    or next_pair_ends > cap:
+                self.why = (f"the time cap ({fmt(cap)} s) was reached after "
+                            f"{self.pairs} round(s) a side with some key still unknown")
+                if seq.planned < ab.MIN_ROUNDS:
+                    self.why = (f"the time cap ({fmt(cap)} s) allows only "
+                                f"{seq.planned} round(s) a side at this board's pace; the test "
+                                f"needs {ab.MIN_ROUNDS}")
+                return
+
+    def replay(self) -> None:
+        """Decide again from the rounds' results under the settings' out, as ``run`` measured
+        them: the same order, looks and plan (the planned rounds; required), so the same
+        decisions. What the measuring job wrote besides the results (ab.json, ab.md) is never
+        read. Rounds past the point where the procedure stops are not looked at."""
+        assert self.settings.planned_rounds, "a replay needs the plan the gate used"
+        self.elapsed_s = None
+        while True:
+            self.pairs += 1
+            targets = self._targets()
+            for side in self._order():
+                for flavor, scenario in targets:
+                    stop = self._load(side, self.pairs, flavor, scenario)
+                    if stop:
+                        self.outcome = stop
+                        return
+            if self._look(0.0):
+                return
+            assert self.seq is not None
+            if self.pairs >= self.seq.planned or not any(
+                    (self.settings.out / s.name / f"round-{self.pairs + 1}").is_dir()
+                    for s in self.sides):
+                self.why = (f"the rounds end after {self.pairs} a side (the time cap) with some "
+                            "key still unknown")
+                return
+
+    def _load(self, side: Side, n: int, flavor: str, scenario: str) -> ABOutcome | None:
+        home = self._home(side, n, flavor, scenario)
+        path = home / "result.json"
+        chain = [self.settings.out / side.name, home.parents[1], home.parent, home, path]
+        if any(p.is_symlink() for p in chain):
+            raise InputError("a symbolic link where the gate writes a directory or a result: "
+                             "refused", path=path)
+        if not path.is_file():
+            return self._infra(side, n, flavor, scenario, f"no {path.name} (the lab failed to "
+                               "measure; infra.json and the logs are beside it)")
+        result = load_result(path)
+        claimed = (result.board.name, flavor_of(result), result.scenario)
+        if claimed[0] != self.spec.name or claimed[2] != scenario or (flavor and
+                                                                      claimed[1] != flavor):
+            raise InputError(f"the result claims {'/'.join(claimed)}, where the gate writes "
+                             f"{self.spec.name}/{flavor or RUNNING}/{scenario}: refused",
+                             path=path)
+        return self._record(side, n, flavor, result, path)
+
+    def _progress(self, elapsed: float) -> None:
+        """A bar per pair, printed between rounds: the bench runner draws its own while one
+        measures, and two live displays on one terminal garble each other."""
+        assert self.seq is not None
+        so_far = ", ".join(f"{'/'.join(k)} {d.outcome.value}" for k in self.budgets
+                           if (d := self.seq.latest(k)) is not None) or "no look yet"
+        cap = float(self.settings.max_time)
+        with Progress(TextColumn("{task.description}"), BarColumn(), console=self.console,
+                      auto_refresh=False) as bar:
+            bar.add_task(f"round {self.pairs}/{self.seq.planned} a side · "
+                         f"{elapsed:.0f}/{cap:.0f} s · {so_far}",
+                         total=cap, completed=min(elapsed, cap))
+
+    @property
+    def exit(self) -> Exit:
+        return AB_EXIT[self.outcome]
+
+
+def prepare(settings: ABSettings, console: Console) -> ABRun:
+    """The run `rtgate ab` asks for, with everything a round needs checked before the first
+    boot: the board, its sides' kernels and scenarios, the budgets."""
+    spec = load_board(settings.board)
+    if spec.kernel_board and (settings.base is None or settings.cand is None):
+        raise InputError(f"board {spec.name!r} boots the kernels it measures: give --base and "
+                         "--cand (DIR/<flavor>/ from `rtgate kernel build --out`)")
+    if not spec.kernel_board and (settings.base or settings.cand):
+        raise InputError(f"board {spec.name!r} measures its running kernel: both sides are it; "
+                         "give no --base/--cand (--cand-scenario-dir plants a difference)")
+    sides = (Side("A", "base", settings.base, None),
+             Side("B", "candidate", settings.cand, settings.cand_scenario_dir))
+    flavors = flavors_of(spec, list(settings.flavors) if settings.flavors else None)
+    scenarios = scenarios_of(spec, list(settings.scenarios) if settings.scenarios else None)
+    thresholds = load_thresholds(settings.thresholds)
+    for side in sides:
+        for flavor in flavors if side.kernels else []:
+            KernelArtifacts.from_dir(side.kernels / flavor)
+        for scenario in scenarios if side.scenarios else []:
+            ref = str(side.scenarios / f"{scenario}.yml")
+            named = load_scenario(ref)[0].name
+            if named != scenario:
+                raise InputError(f"names scenario {named!r}, not {scenario!r}: its rounds would "
+                                 "not pair with the base's", path=ref)
+    return ABRun(spec, sides, [(f, s) for f in flavors for s in scenarios], thresholds,
+                 settings.rounds, console)

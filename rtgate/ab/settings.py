@@ -1,0 +1,44 @@
+"""What an A/B run is asked: frozen, typed, built by a command (`rtgate ab`, `rtgate bisect`) or
+by the publisher's replay."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class RoundSettings:
+    """How the rounds run and are decided, whatever board and kernels they compare."""
+
+    out: Path
+    """A/round-N/… and B/round-N/… go here (or are read from here by a replay)."""
+    round_duration: int
+    """Seconds measured a round."""
+    max_time: int
+    """Seconds for all rounds: undecided after it."""
+    planned_rounds: int | None = None
+    """Rounds a side the alpha spending plans for; None: what max_time allows at the first
+    pair's pace. A replay needs it."""
+    scale: float | None = None
+    """Multiplies load instances and streams."""
+    min_effect_us: float | None = None
+    """Overrides every budget's ab.min_effect_us."""
+    alpha: float | None = None
+    """Overrides the budgets' ab.alpha: the false-alarm rate of the whole run."""
+
+
+@dataclass(frozen=True)
+class ABSettings:
+    """`rtgate ab`: one board, the two sides' kernels and scenarios, the rounds."""
+
+    board: str
+    base: Path | None
+    """The base kernels, DIR/<flavor>/ from `rtgate kernel build --out`; None: running kernel."""
+    cand: Path | None
+    cand_scenario_dir: Path | None
+    """B runs DIR/<scenario>.yml instead of bench/scenarios/ (e.g. a planted load)."""
+    flavors: tuple[str, ...] | None
+    scenarios: tuple[str, ...] | None
+    thresholds: Path
+    rounds: RoundSettings
