@@ -26,7 +26,7 @@ from rtgate.errors import InfraError, InputError
 from rtgate.result import Percentile, load_result
 from rtgate.timerlat import hist
 from rtgate.timerlat.command import TimerlatSpec
-from rtgate.trace import timerlat
+from rtgate.trace import autoanalysis
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data" / "timerlat"
@@ -204,7 +204,7 @@ def test_rtla_failing_is_partial_with_its_message(tmp_path: Path) -> None:
 def test_local_board_ends_exit_3_saying_what_the_kernel_lacks(tmp_path: Path) -> None:
     """Never a cyclictest run in timerlat's place, never a pass: the real CLI, bench and the
     pipeline, on this machine's kernel."""
-    why = timerlat.missing() or "rtgate runs rtla timerlat on qemu-arm64 only so far"
+    why = autoanalysis.missing() or "rtgate runs rtla timerlat on qemu-arm64 only so far"
     bench = subprocess.run([sys.executable, "-m", "rtgate", "bench", "--scenario",
                             "timerlat-net", "--duration", "5", "--out", str(tmp_path / "b")],
                            capture_output=True, text=True, timeout=120)

@@ -16,7 +16,7 @@ from rtgate.gate import junit, markdown
 from rtgate.gate.thresholds import load_thresholds
 from rtgate.gate.verdict import Evaluation, judge
 from rtgate.result import Result, TraceBreach, load_result
-from rtgate.trace import explain, timerlat
+from rtgate.trace import autoanalysis, explain
 
 DATA = Path(__file__).parent / "data" / "trace"
 BREACH = DATA / "timerlat-thread-breach.stdout"
@@ -27,13 +27,13 @@ EMPTY = DATA / "absent"  # rtla wrote nothing
 
 
 def _trace(stdout: Path, rc: int = 0, tracers: str | None = "timerlat osnoise nop"):
-    return timerlat.trace(stdout, NO_TRACER, rc, threshold_us=5000, cap_s=30,
+    return autoanalysis.trace(stdout, NO_TRACER, rc, threshold_us=5000, cap_s=30,
                           version="rtla version 6.12.117", raw=["raw/trace-tracer.stdout"],
                           tracers=tracers)
 
 
 def test_thread_breach_is_split_into_its_components_task_and_stack() -> None:
-    (b,) = timerlat.parse(BREACH.read_text())
+    (b,) = autoanalysis.parse(BREACH.read_text())
     assert (b.cpu, b.kind, b.total_us) == (0, "thread", 5632.45)
     parts = {c.name: (c.us, c.share) for c in b.components}
     assert parts["IRQ handler delay"] == (996.75, 17.70)
@@ -55,7 +55,7 @@ def test_irq_breach_takes_the_task_from_the_line_after_blocking_thread() -> None
         "  Blocking thread:\n                      rtgate_planted:64       \n").replace(
         "  Thread latency:                                         5632.45 us (100%)",
         "     IRQ latency:                                         1003.50 us (100%)")
-    (b,) = timerlat.parse(text)
+    (b,) = autoanalysis.parse(text)
     assert (b.kind, b.total_us, b.blocking_task) == ("irq", 1003.5, "rtgate_planted:64")
 
 
@@ -79,7 +79,7 @@ def _failed_result(tmp_path: Path, breach: TraceBreach) -> Path:
 
 
 def test_failure_text_carries_the_paragraph(tmp_path: Path) -> None:
-    (b,) = timerlat.parse(BREACH.read_text())
+    (b,) = autoanalysis.parse(BREACH.read_text())
     path = _failed_result(tmp_path, b)
     thresholds = load_thresholds(DATA / "tight.yml")
     (outcome,) = judge([path], thresholds, allow_unbudgeted=False)
@@ -93,7 +93,7 @@ def test_failure_text_carries_the_paragraph(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("frame", ["`evil`<b>@everyone", "x" * 400])
 def test_hostile_frames_stay_code_in_markdown(tmp_path: Path, frame: str) -> None:
-    (b,) = timerlat.parse(BREACH.read_text())
+    (b,) = autoanalysis.parse(BREACH.read_text())
     hostile = b.model_copy(update={"stack": [frame, "rtgate_planted_latency"]})
     (outcome,) = judge([_failed_result(tmp_path, hostile)], load_thresholds(DATA / "tight.yml"),
                        allow_unbudgeted=False)
@@ -107,7 +107,7 @@ def test_hostile_frames_stay_code_in_markdown(tmp_path: Path, frame: str) -> Non
 def test_planted_irq_breach_names_the_function_and_the_kthread() -> None:
     """The capture of the planted latency (kernel/patches/testing) on qemu-arm64: 300 ms with
     interrupts off delays the timer IRQ; its stack runs through rtgate_planted_latency."""
-    (b,) = timerlat.parse((DATA / "timerlat-planted-irq-breach.stdout").read_text())
+    (b,) = autoanalysis.parse((DATA / "timerlat-planted-irq-breach.stdout").read_text())
     assert (b.cpu, b.kind, b.total_us) == (0, "irq", 299535.79)
     assert [(c.name, c.us, c.share) for c in b.components] == [
         ("IRQ handler delay", 45.79, 0.02), ("IRQ latency", 299535.79, None)]
@@ -120,7 +120,7 @@ def test_planted_irq_breach_names_the_function_and_the_kthread() -> None:
 def test_rt_kernel_under_net_load_names_the_interrupted_network_path() -> None:
     """A real breach of a 5 ms threshold on the PREEMPT_RT kernel under the net scenario (the
     host's iperf3 client): the timer IRQ waited while iperf3 allocated an skb."""
-    (b,) = timerlat.parse((DATA / "timerlat-rt-net-irq-breach.stdout").read_text())
+    (b,) = autoanalysis.parse((DATA / "timerlat-rt-net-irq-breach.stdout").read_text())
     assert (b.cpu, b.kind, b.total_us) == (1, "irq", 13156.98)
     assert b.blocking_task == "iperf3:103"
     interrupted = b.stack[b.stack.index("el1h_64_irq") + 1:]

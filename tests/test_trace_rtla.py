@@ -11,7 +11,7 @@ from rtgate.board import initramfs
 from rtgate.board.spec import QemuOptions, load_board
 from rtgate.kernel.cache import cache_root
 from rtgate.kernel.source import materialize, resolve
-from rtgate.trace import rtla, timerlat
+from rtgate.trace import autoanalysis, rtla
 
 pytestmark = pytest.mark.integration
 
@@ -61,7 +61,7 @@ def test_tracer_probe_says_what_the_kernel_lacks(tmp_path: Path, tracers: str | 
                                                  expected: str | None) -> None:
     if tracers is not None:
         (tmp_path / "available_tracers").write_text(tracers)
-    why = timerlat.missing(tmp_path)
+    why = autoanalysis.missing(tmp_path)
     assert (why is None) if expected is None else (expected in (why or ""))
 
 

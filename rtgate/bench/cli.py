@@ -24,7 +24,7 @@ from rtgate.cli.args import duration, scale, threshold
 from rtgate.cyclictest.version import Capabilities, detect
 from rtgate.errors import Exit, InfraError, InputError
 from rtgate.timerlat.command import TOOL as TIMERLAT
-from rtgate.trace import breaktrace, explain, timerlat
+from rtgate.trace import autoanalysis, breaktrace, explain
 
 RAW_OUTPUTS = ("cyclictest.json", "cyclictest.hist", "cyclictest.stdout", "cyclictest.stderr")
 TRACE_CLAIMS = "trace.json"
@@ -88,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
     scenario, source = load_scenario(args.scenario)
     if scenario.tool == TIMERLAT:
         # Never a cyclictest run in its place: the budget that judges it would be another tool's.
-        why = timerlat.missing() or "rtgate runs rtla timerlat on qemu-arm64 only so far"
+        why = autoanalysis.missing() or "rtgate runs rtla timerlat on qemu-arm64 only so far"
         raise InfraError(f"scenario {scenario.name!r} measures with timerlat, which cannot run "
                          f"on board {board.name!r}: {why}", path=source)
     caps = detect()

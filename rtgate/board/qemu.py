@@ -36,7 +36,7 @@ from rtgate.board.tuning import Applied, parse_readback, programs, recorded
 from rtgate.cyclictest.version import parse_help
 from rtgate.errors import InfraError, InputError
 from rtgate.result import Trace, TuningCheck
-from rtgate.trace import rtla, timerlat
+from rtgate.trace import autoanalysis, rtla
 
 PROBE_TIMEOUT_S = 30
 TUNING_STATE = "/tmp/rtgate-tuning"
@@ -200,7 +200,7 @@ class QemuBoard(Board):
             # The margin: the analysis, saving the trace and sending it over the console.
             plan, peer = self._plans(scenario, cap_s + TRACE_MARGIN_S, scale, scratch,
                                      staging / "raw")
-            tracer = timerlat.command(math.ceil(threshold_us), cap_s)
+            tracer = autoanalysis.command(math.ceil(threshold_us), cap_s)
             _unpack(self._drive(plan, peer, Outcome(), tracer=tracer), staging)
             names = []
             for path in sorted((staging / "raw").iterdir()):
@@ -208,10 +208,11 @@ class QemuBoard(Board):
                 names.append(f"raw/trace-{path.name}")
             state = staging / "state"
             tracers = state / "tracers"
-            return timerlat.trace(rawdir / "trace-tracer.stdout", rawdir / "trace-tracer.stderr",
-                                  _int(state / "tracer-rc"), threshold_us=threshold_us,
-                                  cap_s=cap_s, version=self.facts.get("rtla-version") or None,
-                                  raw=names, tracers=_text(tracers) if tracers.is_file() else None)
+            return autoanalysis.trace(
+                rawdir / "trace-tracer.stdout", rawdir / "trace-tracer.stderr",
+                _int(state / "tracer-rc"), threshold_us=threshold_us, cap_s=cap_s,
+                version=self.facts.get("rtla-version") or None, raw=names,
+                tracers=_text(tracers) if tracers.is_file() else None)
 
     def _drive(self, plan: Plan, peer: PeerLoads, outcome: Outcome,
                tracer: list[str] | None = None) -> bytes:
@@ -260,7 +261,7 @@ class QemuBoard(Board):
             raise InfraError(f"in the guest: {infra.read_text().strip()}", path=infra)
         tracers = state / "tracers"
         if plan.timerlat and tracers.is_file() and (
-                why := timerlat.lacking(_text(tracers), "the guest kernel")):
+                why := autoanalysis.lacking(_text(tracers), "the guest kernel")):
             raise InfraError(f"scenario {plan.scenario!r} measures with timerlat: {why}",
                              path=self.console_log)
         loads = LoadReport([*board_records(plan, state), *peer.records(outcome.end)])
