@@ -1,6 +1,6 @@
 """``loads``: json.loads for files rtgate is handed, where hostile input is expected; ``read``:
 such a file read whole, with the schema it claims; ``write_atomic``: how rtgate writes every
-file a reader may open at any moment.
+file a reader may open at any moment; ``write_output``: a file the user named.
 
 Besides syntax errors (json.JSONDecodeError, which callers word themselves), Python's json fails
 in two ways a crafted file can trigger: an integer too long to convert (ValueError) and nesting
@@ -83,3 +83,11 @@ def write_atomic(path: Path, text: str) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def write_output(path: Path, text: str) -> Path:
+    """An output the user named, written atomically: a failure is their input error (exit 2)."""
+    try:
+        return write_atomic(path, text)
+    except OSError as exc:
+        raise InputError(f"cannot write: {exc.strerror}", path=path) from exc

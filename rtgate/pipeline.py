@@ -24,7 +24,7 @@ from rtgate.cli.args import breach_threshold, comma_list, duration, scale
 from rtgate.errors import InfraError, InputError
 from rtgate.gate import infrarecord, junit, markdown
 from rtgate.gate.thresholds import flavor_of, load_thresholds
-from rtgate.gate.verdict import Infra, Outcome, judge, worst
+from rtgate.gate.verdict import Infra, Ruling, judge, worst
 from rtgate.jsonfile import write_atomic
 from rtgate.layout import flavor_dir, run_home
 from rtgate.result import Result
@@ -186,7 +186,7 @@ def handler(args: argparse.Namespace) -> int:
                            if args.trace_on_breach is not None else None)
     runs = run_all(spec, flavors, scenarios_of(spec, args.scenarios), args, console)
 
-    outcomes: list[Outcome] = judge([r.result for r in runs if r.result], thresholds,
+    outcomes: list[Ruling] = judge([r.result for r in runs if r.result], thresholds,
                                     allow_unbudgeted=args.allow_unbudgeted)
     failures = [(r.out, Infra(spec.name, flavor_dir(r.flavor), r.scenario,
                               Path(r.infra.path) if r.infra.path else r.out, r.infra.oneline()))

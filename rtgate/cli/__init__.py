@@ -27,19 +27,19 @@ EXIT_CODES = """exit codes:
 # names let a run import only its own stage: `rtgate check` in a CI step should not pay for numpy,
 # jinja2 and the bench runner.
 COMMANDS = {
-    "parse": "rtgate.cyclictest.cli",
+    "parse": "rtgate.cli.parse",
     "bench": "rtgate.bench.cli",
-    "check": "rtgate.gate.cli",
-    "thresholds": "rtgate.gate.cli",
-    "publish": "rtgate.gate.cli",
+    "check": "rtgate.cli.check",
+    "thresholds": "rtgate.cli.check",
+    "publish": "rtgate.cli.publish",
     "kernel": "rtgate.kernel.cli",
     "board": "rtgate.board.cli",
     "pipeline": "rtgate.pipeline",
     "ab": "rtgate.cli.ab",
     "bisect": "rtgate.bisect",
     "sweep": "rtgate.sweep",
-    "report": "rtgate.report.cli",
-    "compare": "rtgate.report.cli",
+    "report": "rtgate.cli.report",
+    "compare": "rtgate.cli.report",
 }
 COMMAND_MODULES = list(dict.fromkeys(COMMANDS.values()))
 

@@ -12,7 +12,7 @@ from typing import Any
 from junit_xml import TestCase, TestSuite, to_xml_report_string
 
 from rtgate.gate.thresholds import flavor_of
-from rtgate.gate.verdict import Evaluation, Infra, Outcome, Unjudged, Verdict
+from rtgate.gate.verdict import Evaluation, Infra, Ruling, Unjudged, Verdict
 from rtgate.result import Result
 from rtgate.trace import explain as explain_trace
 
@@ -20,7 +20,7 @@ from rtgate.trace import explain as explain_trace
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
-def render(outcomes: list[Outcome]) -> str:
+def render(outcomes: list[Ruling]) -> str:
     suites = [_evaluation(o) if isinstance(o, Evaluation)
               else _infra(o) if isinstance(o, Infra) else _unjudged(o) for o in outcomes]
     return to_xml_report_string([_xml_safe(s) for s in suites], prettyprint=True)

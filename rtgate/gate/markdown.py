@@ -13,7 +13,7 @@ import unicodedata
 
 from rtgate.errors import Exit
 from rtgate.gate.thresholds import flavor_of
-from rtgate.gate.verdict import Infra, Outcome, Unjudged, Verdict, worst
+from rtgate.gate.verdict import Infra, Ruling, Unjudged, Verdict, worst
 from rtgate.result import TraceBreach
 from rtgate.textfmt import fmt
 from rtgate.trace import explain as explain_trace
@@ -61,7 +61,7 @@ def cell(text: str) -> str:
     return code(text, table=True)
 
 
-def render(outcomes: list[Outcome]) -> str:
+def render(outcomes: list[Ruling]) -> str:
     code_ = worst([o.exit for o in outcomes])
     lines = [f"## rtgate check: {_headline(outcomes, code_)} (exit {int(code_)})", "",
              "| board | flavor | scenario | metric | measured | budget | margin | verdict |",
@@ -84,7 +84,7 @@ def render(outcomes: list[Outcome]) -> str:
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-def _headline(outcomes: list[Outcome], code_: Exit) -> str:
+def _headline(outcomes: list[Ruling], code_: Exit) -> str:
     if code_ is not Exit.INCOMPLETE:
         return _HEADLINE[code_]
     infra = any(isinstance(o, Infra) for o in outcomes)
@@ -92,7 +92,7 @@ def _headline(outcomes: list[Outcome], code_: Exit) -> str:
     return "; ".join(w for w, on in ((_INCOMPLETE, data), (_INFRA, infra)) if on)
 
 
-def _rows(o: Outcome) -> list[str]:
+def _rows(o: Ruling) -> list[str]:
     if isinstance(o, Infra):
         return [f"| {cell(o.board)} | {cell(o.flavor)} | {cell(o.scenario)} | — | — | — | — | "
                 f"🛠️ infrastructure failure: {cell(o.message)} |"]
@@ -108,7 +108,7 @@ def _rows(o: Outcome) -> list[str]:
             f"{c.margin_text} | {_MARK[c.verdict]} |" for c in o.checks]
 
 
-def _trace(o: Outcome) -> str:
+def _trace(o: Ruling) -> str:
     """One bullet per traced run: the trace's text as code spans (it names kernel functions and
     tasks a pull request's kernel chose)."""
     assert o.result is not None and o.result.trace is not None
@@ -131,7 +131,7 @@ def _breach(b: TraceBreach) -> str:
     return text
 
 
-def _notes(o: Outcome) -> list[str]:
+def _notes(o: Ruling) -> list[str]:
     """Why checks were not judged: the result-wide reasons, else each check's own."""
     if isinstance(o, Infra):
         return [f"{code(o.label)}: infrastructure failure, re-run once the board is healthy "

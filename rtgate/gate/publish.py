@@ -31,18 +31,23 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 from rich.console import Console
 
+from rtgate import paths
 from rtgate.ab.loop import ABRun, Side
 from rtgate.ab.render import markdown as ab_markdown
 from rtgate.ab.settings import RoundSettings
 from rtgate.board.spec import BoardSpec, flavors_of, load_board, scenarios_of
 from rtgate.errors import Exit, InputError
-from rtgate.gate import budgetdiff, markdown
+from rtgate.gate import budgetdiff, junit, markdown
 from rtgate.gate.markdown import code
-from rtgate.gate.thresholds import Thresholds, flavor_of, load_thresholds
-from rtgate.gate.verdict import Infra, Outcome, Unjudged, judge
-from rtgate.jsonfile import write_atomic
+from rtgate.gate.thresholds import Thresholds, flavor_of, load_thresholds, thresholds_file
+from rtgate.gate.verdict import Infra, Ruling, Unjudged, judge
+from rtgate.jsonfile import write_output
 from rtgate.layout import RUNNING
 from rtgate.outcome import GATE_EXIT, GATE_OF_AB, GATE_OF_EXIT, ABOutcome, GateOutcome
+from rtgate.report import compare
+from rtgate.report.history import runs_of
+from rtgate.report.judge import Judge
+from rtgate.report.runs import load_run
 
 MARKER = "<!-- rtgate-latency-gate -->"
 # GitHub refuses a comment or a check run's summary over 65 536 characters, and a refused update
@@ -73,7 +78,7 @@ _ORDER = [GateOutcome.INPUT, GateOutcome.INFRASTRUCTURE, GateOutcome.INCOMPLETE,
           GateOutcome.REGRESSION, GateOutcome.UNDECIDED, GateOutcome.PASS]
 
 
-def kind_of(outcomes: list[Outcome]) -> GateOutcome:
+def kind_of(outcomes: list[Ruling]) -> GateOutcome:
     return _first({_kind(o) for o in outcomes})
 
 
@@ -81,7 +86,7 @@ def _first(kinds: set[GateOutcome]) -> GateOutcome:
     return next(k for k in _ORDER if k in (kinds or {GateOutcome.INFRASTRUCTURE}))
 
 
-def _kind(o: Outcome) -> GateOutcome:
+def _kind(o: Ruling) -> GateOutcome:
     if isinstance(o, Infra):
         return GateOutcome.INFRASTRUCTURE
     return GATE_OF_EXIT[o.exit]
@@ -132,7 +137,7 @@ def load_context(directory: Path) -> tuple[Context, Path | None]:
 @dataclass(frozen=True)
 class BoardJudgement:
     name: str
-    outcomes: list[Outcome]
+    outcomes: list[Ruling]
     ab: ABRun | None = None
     """The board's A/B decision, re-made from its rounds; ``outcomes`` are then the candidate
     rounds' budget verdicts."""
@@ -153,7 +158,7 @@ class Judgement:
     accepted: list[Path]  # result files that were judged where the gate writes them
 
     @property
-    def outcomes(self) -> list[Outcome]:
+    def outcomes(self) -> list[Ruling]:
         return [o for b in self.boards for o in b.outcomes]
 
     @property
@@ -217,7 +222,7 @@ def _ab_board(directory: Path, spec: BoardSpec, flavors: list[str], scenarios: l
 
 
 def _run(directory: Path, spec: BoardSpec, flavor: str, scenario: str, thresholds: Thresholds,
-         accepted: list[Path]) -> Outcome:
+         accepted: list[Path]) -> Ruling:
     home = directory / flavor / scenario
     path = home / "result.json"
     if any(p.is_symlink() for p in (directory / flavor, home, path)):
@@ -318,12 +323,52 @@ def outcome_json(judgement: Judgement) -> str:
                        "boards": {b.name: b.kind.value for b in judgement.boards}}, indent=1)
 
 
-def write(path: Path, text: str) -> None:
-    try:
-        write_atomic(path, text)
-    except OSError as exc:
-        raise InputError(f"cannot write: {exc.strerror}", path=path) from exc
-
-
 def exit_of(judgement: Judgement) -> Exit:
     return GATE_EXIT[judgement.kind]
+
+
+@dataclass(frozen=True)
+class PublishSettings:
+    artifacts: tuple[Path, ...]  # gate-BOARD directories; other names are listed as ignored
+    markdown: Path
+    thresholds: Path | None = None  # None: thresholds.yml of the data root
+    boards: Path | None = None  # None: bench/boards of the data root
+    expect: tuple[str, ...] = ()  # none: the context's boards, else every known one found
+    scenarios: tuple[str, ...] = ()  # none: the context's, else each board's
+    context: Path | None = None  # the gate's run-context artifact
+    baseline: Path | None = None  # main's history store, to compare with
+    run_url: str | None = None
+    junit: Path | None = None
+    outcome: Path | None = None
+
+
+def publish(settings: PublishSettings) -> Exit:
+    """Judge the artifacts, write the comment (and JUnit, outcome JSON), print the outcome."""
+    thresholds = load_thresholds(thresholds_file(settings.thresholds))
+    boards = settings.boards or paths.require(paths.BOARDS, "--boards DIR")
+    context, theirs = load_context(settings.context) if settings.context else (None, None)
+    expected = list(settings.expect) or (context.boards if context else None)
+    scenarios = list(settings.scenarios) or (context.scenarios if context else None) or None
+    judged = judge_artifacts(list(settings.artifacts), thresholds, boards, expected, scenarios,
+                             context.ab if context else None)
+    banner_lines = banner(context, thresholds, theirs) if context else []
+    text = render(judged, banner_lines=banner_lines,
+                  comparison=_comparison(settings.baseline, judged.accepted, thresholds),
+                  run_url=settings.run_url)
+    write_output(settings.markdown, text)
+    if settings.junit:
+        write_output(settings.junit, junit.render(judged.outcomes))
+    if settings.outcome:
+        write_output(settings.outcome, outcome_json(judged) + "\n")
+    print(outcome_json(judged))
+    return exit_of(judged)
+
+
+def _comparison(baseline: Path | None, accepted: list[Path], thresholds: Thresholds) -> str | None:
+    if baseline is None:
+        return None
+    try:
+        before = runs_of([baseline])
+    except InputError as exc:
+        return f"No main baseline to compare with: {markdown.code(exc.oneline())}"
+    return compare.markdown(before, [load_run(p) for p in accepted], Judge(thresholds))

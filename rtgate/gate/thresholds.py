@@ -147,6 +147,11 @@ def flavor_of(result: Result) -> str:
     return "rt" if result.kernel.preempt_rt else "stock"
 
 
+def thresholds_file(given: Path | None) -> Path:
+    """The file named, else the data root's, which must then exist (paths.require)."""
+    return given or paths.require(paths.THRESHOLDS, "--thresholds FILE")
+
+
 def load_thresholds(path: str | Path = paths.THRESHOLDS) -> Thresholds:
     """Load and validate a thresholds file; any problem is an InputError naming file and line."""
     doc = load_yaml(path)

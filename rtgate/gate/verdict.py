@@ -283,12 +283,13 @@ class Infra:
         return Exit.INCOMPLETE
 
 
-Outcome = Evaluation | Unjudged | Infra
+Ruling = Evaluation | Unjudged | Infra
+"""What the gate rules on one input: judged, not judged and why, or not measured."""
 
 
-def judge(paths: list[Path], thresholds: Thresholds, *, allow_unbudgeted: bool) -> list[Outcome]:
+def judge(paths: list[Path], thresholds: Thresholds, *, allow_unbudgeted: bool) -> list[Ruling]:
     """Every result file judged (or not, and why), in the order given: one bad file spoils none."""
-    outcomes: list[Outcome] = []
+    outcomes: list[Ruling] = []
     for path in paths:
         try:
             result = load_result(path)

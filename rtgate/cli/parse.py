@@ -4,19 +4,11 @@ into a result."""
 from __future__ import annotations
 
 import argparse
-import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from rtgate.cli.args import whole_us
-from rtgate.errors import Exit, InputError
-
-if TYPE_CHECKING:
-    from rtgate.result import Result
-
-# A bar only for files that take seconds: about 100 MB of verbose log per second.
-PROGRESS_BYTES = 256 << 20
+from rtgate.errors import Exit
+from rtgate.parsefiles import ParseSettings, parse_files
 
 HELP = """Read the output files of ONE cyclictest run and write the normalized result.
 
@@ -54,51 +46,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="rtla timerlat hist: the histogram limit, -E × -b (default 256)")
     p.add_argument("--timerlat-bucket", type=whole_us, default=None, metavar="US",
                    help="rtla timerlat hist: the bin width, -b (default 1)")
-    p.set_defaults(func=run)
+    p.set_defaults(func=handler)
 
 
-
-def run(args: argparse.Namespace) -> int:
-    # Imported here: numpy and the readers would slow down every other rtgate command's start.
-    from rich.console import Console
-    from rich.progress import DownloadColumn, Progress
-
-    from rtgate.cyclictest.formats.blocks import Progress as Told
-    from rtgate.cyclictest.formats.blocks import no_progress
-    from rtgate.cyclictest.parse import parse
-    from rtgate.timerlat import hist
-
-    if timerlat := [p for p in args.raw if _head(p, hist.looks_like)]:
-        if len(args.raw) > 1:
-            raise InputError("rtla timerlat hist output is read alone, not with other files",
-                             path=timerlat[0])
-        hist.parse(args.raw[0], limit_us=args.timerlat_limit, bucket_us=args.timerlat_bucket,
-                   board=args.board, virtual=args.virtual, scenario=args.scenario,
-                   flavor=args.flavor, run_id=args.run_id).write(args.output)
-        return int(Exit.OK)
-
-    def run_parse(progress: Told = no_progress) -> Result:
-        return parse(args.raw, board=args.board, virtual=args.virtual, scenario=args.scenario,
-                     flavor=args.flavor, run_id=args.run_id, progress=progress, lenient=True)
-
-    size = sum(p.stat().st_size for p in args.raw if p.is_file())
-    if size >= PROGRESS_BYTES and sys.stderr.isatty():
-        # Transient: once done (or failed) the bar is gone and stderr holds at most the one
-        # error line.
-        with Progress(*Progress.get_default_columns(), DownloadColumn(), transient=True,
-                      console=Console(stderr=True)) as bar:
-            task = bar.add_task("parsing", total=size)
-            result = run_parse(lambda n: bar.advance(task, n))
-    else:
-        result = run_parse()
-    result.write(args.output)
+def handler(args: argparse.Namespace) -> int:
+    parse_files(ParseSettings(
+        raw=tuple(args.raw), output=args.output, board=args.board, virtual=args.virtual,
+        scenario=args.scenario, flavor=args.flavor, run_id=args.run_id,
+        timerlat_limit_us=args.timerlat_limit, timerlat_bucket_us=args.timerlat_bucket))
     return int(Exit.OK)
-
-
-def _head(path: Path, looks: Callable[[bytes], bool]) -> bool:
-    """Whether the file's start looks like that; an unreadable file is left to its reader."""
-    try:
-        with path.open("rb") as fh:
-            return looks(fh.read(64))
-    except OSError:
-        return False

@@ -3,21 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import sys
-from datetime import UTC, datetime
 from pathlib import Path
 
 from rtgate.cli.args import positive, rate
-from rtgate.errors import Exit, InputError
-from rtgate.gate import infrarecord
-from rtgate.jsonfile import write_atomic
-from rtgate.report import bisectpage, compare, site
-from rtgate.report.history import CLOCK_SKEW, History, publication_order, runs_of
-from rtgate.report.judge import Judge
-from rtgate.report.provenance import OPTIONS, stated
-from rtgate.report.runs import collect
+from rtgate.errors import InputError
+from rtgate.report import site
+from rtgate.report.history import CLOCK_SKEW
+from rtgate.report.make import CompareSettings, SiteSettings, make_comparison, make_site
+from rtgate.report.provenance import OPTIONS
 
 REPORT_EPILOG = f"""\
 RESULT_OR_DIR: result files, or directories searched for result.json and NAME.result.json.
@@ -68,7 +61,7 @@ exit codes: 0 every key is same or better, 1 some key is worse (a regression),
 """
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = subparsers.add_parser(
         "report", help="render results (and their history) as a static site with plots",
         description="Render a static HTML site with gnuplot plots from results.",
@@ -113,50 +106,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def report_handler(args: argparse.Namespace) -> int:
     if not args.inputs and not args.history:
         raise InputError("rtgate report: give results or --history DIR (or both)")
-    options = {field: getattr(args, field) for field in OPTIONS}
-    if not args.history and any(v is not None for v in options.values()):
+    provenance = {field: getattr(args, field) for field in OPTIONS}
+    if not args.history and any(v is not None for v in provenance.values()):
         raise InputError("rtgate report: provenance is recorded in a history: give --history")
-    provenance = stated(options, os.environ)
-    judge = Judge.from_file(args.thresholds)
-    runs = collect(args.inputs) if args.inputs else []
-    bisects = bisectpage.collect(args.inputs)
-    for note in dict.fromkeys(n for item in (*runs, *bisects) for n in item.skipped):
-        print(f"rtgate: {note}", file=sys.stderr)
-    if args.history:
-        history = History(args.history)
-        merged = history.merge(runs, provenance)
-        print(f"history {history.root}: {len(merged.added)} added, "
-              f"{len(merged.already)} already there, {len(merged.corrupt)} corrupt line(s) "
-              "set aside", file=sys.stderr)
-        runs = list(history.runs())
-    else:
-        runs = publication_order(runs, datetime.now(UTC))
-    failures = [infra for _, infra in infrarecord.find(args.inputs)]
-    index = site.build(runs, args.out, judge, failures, bisects)
-    print(index)
-    return int(Exit.INCOMPLETE if failures else Exit.OK)
-
+    return int(make_site(SiteSettings(inputs=tuple(args.inputs), out=args.out,
+                                      history=args.history, thresholds=args.thresholds,
+                                      provenance=provenance)))
 
 
 def compare_handler(args: argparse.Namespace) -> int:
     if args.markdown is None and args.json is None:
         raise InputError("rtgate compare: give --markdown OUT.md, --json OUT.json or both")
-    judge = Judge.from_file(args.thresholds)
-    baseline, candidate = runs_of([args.baseline]), runs_of([args.candidate])
-    test = compare.ABTest(baseline, candidate, judge, args.min_effect_us, args.alpha)
-    outputs = {args.markdown: lambda: compare.markdown(baseline, candidate, judge, test),
-               args.json: lambda: json.dumps(test.to_json(), indent=2) + "\n"}
-    for path, render in outputs.items():
-        if path is None:
-            continue
-        try:
-            write_atomic(path, render())
-        except OSError as exc:
-            raise InputError(f"cannot write: {exc.strerror}", path=path) from exc
-    outcome = test.exit
-    print(f"rtgate compare: {_SAID[outcome]} (exit {int(outcome)})", file=sys.stderr)
-    return int(outcome)
-
-
-_SAID = {Exit.OK: "every key same or better", Exit.BUDGET: "worse: a regression",
-         Exit.UNDECIDED: "undecided: measure more rounds"}
+    return int(make_comparison(CompareSettings(
+        baseline=args.baseline, candidate=args.candidate, markdown=args.markdown, json=args.json,
+        min_effect_us=args.min_effect_us, alpha=args.alpha, thresholds=args.thresholds)))

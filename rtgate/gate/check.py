@@ -1,0 +1,61 @@
+"""``rtgate check``: judge result files against the budgets, write JUnit (and Markdown), print
+each verdict, and say the worst as the exit code."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from rtgate import paths
+from rtgate.errors import Exit, InputError
+from rtgate.gate import junit, markdown
+from rtgate.gate.thresholds import load_thresholds, thresholds_file
+from rtgate.gate.verdict import Evaluation, Ruling, Unjudged, Verdict, judge, worst
+from rtgate.jsonfile import write_output
+
+
+@dataclass(frozen=True)
+class CheckSettings:
+    results: tuple[Path, ...]
+    junit: Path
+    thresholds: Path | None = None  # None: thresholds.yml of the data root
+    markdown: Path | None = None
+    allow_unbudgeted: bool = False  # a result no budget matches is skipped, not an error
+
+
+def check(settings: CheckSettings) -> Exit:
+    try:
+        thresholds = load_thresholds(thresholds_file(settings.thresholds))
+    except InputError as exc:
+        # Nothing can be judged, but CI still gets a report saying why.
+        outcomes: list[Ruling] = [Unjudged(settings.thresholds or paths.THRESHOLDS,
+                                           exc.oneline())]
+    else:
+        outcomes = judge(list(settings.results), thresholds,
+                         allow_unbudgeted=settings.allow_unbudgeted)
+    write_output(settings.junit, junit.render(outcomes))
+    if settings.markdown:
+        write_output(settings.markdown, markdown.render(outcomes))
+    for o in outcomes:
+        _print(o)
+    return worst([o.exit for o in outcomes])
+
+
+_TAG = {Verdict.PASS: "PASS", Verdict.FAIL: "FAIL", Verdict.INCOMPLETE: "INCOMPLETE"}
+
+
+def _print(o: Ruling) -> None:
+    if isinstance(o, Unjudged):
+        if o.allowed:
+            print(f"SKIP {o.label}: {o.message}")
+        else:
+            print(f"rtgate: {o.message}", file=sys.stderr)
+        return
+    assert isinstance(o, Evaluation)
+    virtual = " (virtual board: no real-time claim)" if o.result.board.virtual else ""
+    print(f"{o.label} [{o.result.run_id}] budget {o.budget.source}{virtual}")
+    for c in o.checks:
+        print(f"  {_TAG[c.verdict]:<10} {c.detail}")
+    if o.exit is not Exit.OK:
+        print(f"  -> exit {int(o.exit)}")

@@ -1,0 +1,73 @@
+"""``rtgate parse``'s engine: the output files of one run a user hands over, read by the reader
+of the tool that wrote them (cyclictest, or rtla timerlat hist), into one result file."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from rtgate.cyclictest.formats.blocks import Progress, no_progress
+from rtgate.cyclictest.parse import parse
+from rtgate.errors import InputError
+from rtgate.result import Result
+from rtgate.timerlat import hist
+
+# A bar only for files that take seconds: about 100 MB of verbose log per second.
+PROGRESS_BYTES = 256 << 20
+
+
+@dataclass(frozen=True)
+class ParseSettings:
+    raw: tuple[Path, ...]
+    output: Path
+    board: str = "unknown"
+    virtual: bool = False  # a VM or emulator: its numbers are no real-time claim
+    scenario: str = "unknown"
+    flavor: str | None = None  # None: rt or stock, from the kernel version string
+    run_id: str | None = None  # None: derived from board, scenario, start and the files
+    timerlat_limit_us: int | None = None  # None: rtla's default (-E 256 × -b 1)
+    timerlat_bucket_us: int | None = None
+
+
+def parse_files(settings: ParseSettings) -> Path:
+    """Write the result of ``settings.raw``; an InputError (exit 2) writes nothing."""
+    s = settings
+    if timerlat := [p for p in s.raw if _head(p, hist.looks_like)]:
+        if len(s.raw) > 1:
+            raise InputError("rtla timerlat hist output is read alone, not with other files",
+                             path=timerlat[0])
+        return hist.parse(s.raw[0], limit_us=s.timerlat_limit_us, bucket_us=s.timerlat_bucket_us,
+                          board=s.board, virtual=s.virtual, scenario=s.scenario,
+                          flavor=s.flavor, run_id=s.run_id).write(s.output)
+
+    def run_parse(progress: Progress = no_progress) -> Result:
+        return parse(s.raw, board=s.board, virtual=s.virtual, scenario=s.scenario,
+                     flavor=s.flavor, run_id=s.run_id, progress=progress, lenient=True)
+
+    size = sum(p.stat().st_size for p in s.raw if p.is_file())
+    if size >= PROGRESS_BYTES and sys.stderr.isatty():
+        # rich is only needed for a bar on a terminal, over files of hundreds of megabytes.
+        from rich.console import Console
+        from rich.progress import DownloadColumn
+        from rich.progress import Progress as Bar
+
+        # Transient: once done (or failed) the bar is gone and stderr holds at most the one
+        # error line.
+        with Bar(*Bar.get_default_columns(), DownloadColumn(), transient=True,
+                 console=Console(stderr=True)) as bar:
+            task = bar.add_task("parsing", total=size)
+            result = run_parse(lambda n: bar.advance(task, n))
+    else:
+        result = run_parse()
+    return result.write(s.output)
+
+
+def _head(path: Path, looks: Callable[[bytes], bool]) -> bool:
+    """Whether the file's start looks like that; an unreadable file is left to its reader."""
+    try:
+        with path.open("rb") as fh:
+            return looks(fh.read(64))
+    except OSError:
+        return False

@@ -1,0 +1,85 @@
+"""What ``rtgate report`` and ``rtgate compare`` make from their settings: the results site (and
+its history), and the before/after table with the A/B decisions."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from rtgate.errors import Exit
+from rtgate.gate import infrarecord
+from rtgate.jsonfile import write_output
+from rtgate.report import bisectpage, compare, site
+from rtgate.report.history import History, publication_order, runs_of
+from rtgate.report.judge import Judge
+from rtgate.report.provenance import stated
+from rtgate.report.runs import collect
+
+
+@dataclass(frozen=True)
+class SiteSettings:
+    inputs: tuple[Path, ...]  # result files, or directories searched for them
+    out: Path
+    history: Path | None = None  # the history store to merge the runs into and publish
+    thresholds: Path | None = None  # None: the repository's when present
+    provenance: Mapping[str, str | None] = field(default_factory=dict)
+    """By field of report.provenance.OPTIONS: what the publishing job states, None for unsaid."""
+
+
+def make_site(settings: SiteSettings) -> Exit:
+    """Merge the runs into the history (with one), write the site, print its index page."""
+    provenance = stated(settings.provenance, os.environ)
+    judge = Judge.from_file(settings.thresholds)
+    inputs = list(settings.inputs)
+    runs = collect(inputs) if inputs else []
+    bisects = bisectpage.collect(inputs)
+    for note in dict.fromkeys(n for item in (*runs, *bisects) for n in item.skipped):
+        print(f"rtgate: {note}", file=sys.stderr)
+    if settings.history:
+        history = History(settings.history)
+        merged = history.merge(runs, provenance)
+        print(f"history {history.root}: {len(merged.added)} added, "
+              f"{len(merged.already)} already there, {len(merged.corrupt)} corrupt line(s) "
+              "set aside", file=sys.stderr)
+        runs = list(history.runs())
+    else:
+        runs = publication_order(runs, datetime.now(UTC))
+    failures = [infra for _, infra in infrarecord.find(inputs)]
+    index = site.build(runs, settings.out, judge, failures, bisects)
+    print(index)
+    return Exit.INCOMPLETE if failures else Exit.OK
+
+
+@dataclass(frozen=True)
+class CompareSettings:
+    baseline: Path  # result files or directories of them: one round each
+    candidate: Path
+    markdown: Path | None = None
+    json: Path | None = None
+    min_effect_us: float | None = None  # None: the matching budget's ab.min_effect_us
+    alpha: float | None = None  # None: the matching budgets' smallest ab.alpha
+    thresholds: Path | None = None  # None: the repository's when present
+
+
+_SAID = {Exit.OK: "every key same or better", Exit.BUDGET: "worse: a regression",
+         Exit.UNDECIDED: "undecided: measure more rounds"}
+
+
+def make_comparison(settings: CompareSettings) -> Exit:
+    """The A/B test of the candidate's rounds against the baseline's, written as asked."""
+    judge = Judge.from_file(settings.thresholds)
+    baseline, candidate = runs_of([settings.baseline]), runs_of([settings.candidate])
+    test = compare.ABTest(baseline, candidate, judge, settings.min_effect_us, settings.alpha)
+    outputs = {settings.markdown: lambda: compare.markdown(baseline, candidate, judge, test),
+               settings.json: lambda: json.dumps(test.to_json(), indent=2) + "\n"}
+    for path, render in outputs.items():
+        if path is not None:
+            write_output(path, render())
+    outcome = test.exit
+    print(f"rtgate compare: {_SAID[outcome]} (exit {int(outcome)})", file=sys.stderr)
+    return outcome
