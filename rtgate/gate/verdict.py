@@ -23,7 +23,6 @@ from pathlib import Path
 from rtgate.errors import Exit, InputError
 from rtgate.gate.thresholds import Budget, PwcetBudget, Thresholds, flavor_of
 from rtgate.result import Percentile, Result, load_result
-from rtgate.stats import tail
 from rtgate.textfmt import fmt
 
 
@@ -190,6 +189,9 @@ def _judge(metric: str, budget: float, value: float | Percentile | None) -> Chec
 
 def _pwcet(result: Result, limit: PwcetBudget) -> Check:
     """The tail budget judged on the pWCET of all threads together (rtgate.stats.tail)."""
+    # scipy and statsmodels are most of `rtgate check`'s start-up; only this budget needs them.
+    from rtgate.stats import tail
+
     context = f"at {limit.per_hour:g}/h, {tail.CONFIDENCE:.0%} CI, GEV on block maxima"
     series: list[tuple[str, list[int], float]] = []
     missing: list[str] = []
