@@ -12,7 +12,8 @@ newer section goes into v2 the same way (an optional field, absent in older file
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import hashlib
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -161,6 +162,14 @@ class SourceFile(_Model):
     path: str
     sha256: str
     format: Format
+
+
+def default_run_id(board: str, scenario: str, start: str | None,
+                   sources: Sequence[SourceFile]) -> str:
+    """A parsed run's id when none is given. Same inputs, same id: re-parsing a run must not make
+    it look like a new one."""
+    key = "\n".join([board, scenario, start or "", *sorted(s.sha256 for s in sources)])
+    return f"{board}-{scenario}-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
 
 
 class Load(_Model):

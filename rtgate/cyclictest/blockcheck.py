@@ -31,8 +31,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rtgate.cyclictest.formats.view import ReducedStream, ThreadView
-from rtgate.cyclictest.stats import Sparse
 from rtgate.result import BlockMaxima
+from rtgate.stats.histogram import Sparse
 
 
 @dataclass

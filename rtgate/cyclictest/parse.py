@@ -7,7 +7,6 @@ standard deviation need a histogram of every thread: from summary lines alone th
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -15,7 +14,6 @@ from rtgate.cyclictest.formats import read_views
 from rtgate.cyclictest.formats.blocks import Progress, no_progress
 from rtgate.cyclictest.formats.view import KernelView, ThreadView
 from rtgate.cyclictest.parse_merge import Merged, merge
-from rtgate.cyclictest.stats import Sparse, percentiles, stddev
 from rtgate.errors import InputError
 from rtgate.result import (
     Board,
@@ -26,8 +24,10 @@ from rtgate.result import (
     Thread,
     Tool,
     Totals,
+    default_run_id,
     is_preempt_rt,
 )
+from rtgate.stats.histogram import Sparse, percentiles, stddev
 
 
 def parse(paths: Sequence[Path], *, board: str = "unknown", virtual: bool = False,
@@ -67,13 +67,6 @@ def parse(paths: Sequence[Path], *, board: str = "unknown", virtual: bool = Fals
         reasons=reasons,
         notes=run.notes,
     )
-
-
-def default_run_id(board: str, scenario: str, start: str | None,
-                   sources: Sequence[SourceFile]) -> str:
-    """Same inputs, same id: re-parsing a run must not make it look like a new one."""
-    key = "\n".join([board, scenario, start or "", *sorted(s.sha256 for s in sources)])
-    return f"{board}-{scenario}-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
 
 
 def _kernel(k: KernelView, flavor: str | None) -> Kernel:

@@ -27,8 +27,8 @@ from typing import Any
 
 from rtgate.cyclictest import blockcheck
 from rtgate.cyclictest.formats.view import KernelView, RunView, ThreadView
-from rtgate.cyclictest.stats import Sparse, mean
 from rtgate.errors import InputError
+from rtgate.stats.histogram import Sparse, mean
 
 _FINAL_PREFERENCE = {"json": 0, "histogram": 1, "summary": 2, "verbose": 3, "blocks": 4}
 

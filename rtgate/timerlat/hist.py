@@ -41,8 +41,6 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rtgate.cyclictest.parse import default_run_id
-from rtgate.cyclictest.stats import Sparse, percentiles, stddev
 from rtgate.errors import InputError
 from rtgate.result import (
     Board,
@@ -55,7 +53,9 @@ from rtgate.result import (
     Thread,
     Tool,
     Totals,
+    default_run_id,
 )
+from rtgate.stats.histogram import Sparse, percentiles, stddev
 from rtgate.timerlat.command import TOOL
 
 DEFAULT_ENTRIES, DEFAULT_BUCKET_US, DEFAULT_PERIOD_US = 256, 1, 1000

@@ -20,8 +20,8 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from rtgate import jsonfile
 from rtgate.cyclictest.formats.view import KernelView, RunView, ThreadView
-from rtgate.cyclictest.stats import Sparse
 from rtgate.errors import InputError
+from rtgate.stats.histogram import Sparse
 
 MAX_JSON_BYTES = 256 << 20
 

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rtgate.cyclictest.formats.view import ReducedStream, RunView, ThreadView
-from rtgate.cyclictest.stats import Sparse
 from rtgate.errors import InputError
+from rtgate.stats.histogram import Sparse
 
 HEADER = re.compile(r"^rtgate-blocks 1 block_cycles ([1-9]\d{0,17})$")
 _NUM = r"(0|[1-9]\d{0,17})"

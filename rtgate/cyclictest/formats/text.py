@@ -37,8 +37,8 @@ from rtgate.cyclictest.formats.view import (
     ThreadView,
     note,
 )
-from rtgate.cyclictest.stats import Sparse
 from rtgate.errors import InputError
+from rtgate.stats.histogram import Sparse
 
 _ESCAPE = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
 _SUMMARY_TEXT = (

@@ -23,8 +23,8 @@ import numpy.typing as npt
 from rtgate.cyclictest.formats.blocks import BLOCK_BYTES, Progress, line_blocks, no_progress
 from rtgate.cyclictest.formats.text import read_text
 from rtgate.cyclictest.formats.view import MESSAGE, RunView, Surroundings, ThreadView, note
-from rtgate.cyclictest.stats import Ints, Sparse, mean
 from rtgate.errors import InputError
+from rtgate.stats.histogram import Ints, Sparse, mean
 
 # Latencies below this many µs are counted in a dense array (8 MiB per thread).
 DENSE_US = 1 << 20

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from rtgate.cyclictest.stats import Sparse
 from rtgate.errors import InputError
 from rtgate.result import BlockMaxima, Format
+from rtgate.stats.histogram import Sparse
 
 # cyclictest's own messages besides its measurements, on stdout or (captured with 2>&1) stderr:
 # skipped wherever they appear, and kept as notes.
