@@ -33,7 +33,7 @@ from scipy import stats
 from rtgate.bench.loads import free_port
 from rtgate.bench.plan import Params, make_plan, timeout_for
 from rtgate.bench.scenario import load_scenario
-from rtgate.cyclictest.command import Command
+from rtgate.cyclictest.command import CyclictestCommand
 from rtgate.cyclictest.parse import parse
 from rtgate.cyclictest.version import detect
 from rtgate.result import Result, load_result
@@ -42,7 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 GOAL = 0.02
 
 
-def _command(seconds: int, work: Path) -> Command:
+def _command(seconds: int, work: Path) -> CyclictestCommand:
     work.mkdir(parents=True)
     scenario, source = load_scenario("idle")
     params = Params(cpus=os.cpu_count() or 1, port=free_port(), tmpdir=str(work),
@@ -51,7 +51,7 @@ def _command(seconds: int, work: Path) -> Command:
                      outdir=str(work)).cyclictest
 
 
-def _files(cmd: Command) -> list[Path]:
+def _files(cmd: CyclictestCommand) -> list[Path]:
     return [Path(p) for p in (cmd.json_path, cmd.histfile) if p is not None]
 
 

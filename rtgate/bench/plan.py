@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rtgate.bench.scenario import PLACEHOLDER, SCALED, Scenario
-from rtgate.cyclictest.command import Command, build
+from rtgate.cyclictest.command import CyclictestCommand, build
 from rtgate.cyclictest.version import Capabilities
 from rtgate.timerlat import command as timerlat
 
@@ -50,12 +50,12 @@ class PlannedLoad:
 class Plan:
     scenario: str
     source: Path
-    cyclictest: Command
+    cyclictest: CyclictestCommand
     loads: list[PlannedLoad]
     warmup_s: float
     duration_s: int
     scale: float
-    timerlat: timerlat.Command | None = None
+    timerlat: timerlat.TimerlatCommand | None = None
     """Set when rtla timerlat hist measures instead of cyclictest (``tool: timerlat``)."""
 
     @property

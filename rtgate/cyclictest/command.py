@@ -78,7 +78,7 @@ class Flag:
 
 
 @dataclass
-class Command:
+class CyclictestCommand:
     argv: list[str]
     json_path: str | None
     histfile: str | None
@@ -150,13 +150,13 @@ def _spelling(caps: Capabilities, *names: str) -> str:
 
 
 def build(spec: CyclictestSpec, caps: Capabilities, *, duration_s: int, outdir: str,
-          source: Path, executable: str = "cyclictest") -> Command:
+          source: Path, executable: str = "cyclictest") -> CyclictestCommand:
     """The argv for ``spec`` on ``caps``, writing its outputs under ``outdir``.
 
     rtgate adds a histogram (percentiles need it), ``-v`` (one line per sample on stdout, which
-    the reducer turns into block maxima as it runs: see :meth:`Command.reducer`), ``-q``, the
-    duration and, where supported, ``--json`` and ``--histfile`` so the raw data survives in
-    files (and stdout holds only the samples and cyclictest's messages).
+    the reducer turns into block maxima as it runs: see :meth:`CyclictestCommand.reducer`),
+    ``-q``, the duration and, where supported, ``--json`` and ``--histfile`` so the raw data
+    survives in files (and stdout holds only the samples and cyclictest's messages).
     """
     notes: list[str] = []
     argv = [executable]
@@ -190,8 +190,8 @@ def build(spec: CyclictestSpec, caps: Capabilities, *, duration_s: int, outdir: 
     duration = _spelling(caps, "--duration", "-D")
     argv.append(f"{duration}={duration_s}" if duration.startswith("--") else f"-D{duration_s}")
     block_cycles = spec.block_cycles or max(1, 1_000_000 // interval_us)
-    return Command(argv, json_path, histfile, list(dict.fromkeys(notes)),
-                   blocks=f"{outdir}/blocks.txt", block_cycles=block_cycles)
+    return CyclictestCommand(argv, json_path, histfile, list(dict.fromkeys(notes)),
+                             blocks=f"{outdir}/blocks.txt", block_cycles=block_cycles)
 
 
 def _interval(flag: Flag, source: Path) -> int:

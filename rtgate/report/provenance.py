@@ -18,22 +18,23 @@ from rtgate.errors import InputError
 _URL = r"^https?://[^\s\"'<>\\]+$"
 
 
-class Option(NamedTuple):
+class ProvenanceOption(NamedTuple):
     flag: str
     help: str
     expected: str
 
 
 OPTIONS = {
-    "workflow_run_id": Option("--provenance-run-id", "the CI workflow run that measured",
-                              "a workflow run id (digits)"),
-    "workflow_run_url": Option(
+    "workflow_run_id": ProvenanceOption(
+        "--provenance-run-id", "the CI workflow run that measured", "a workflow run id (digits)"),
+    "workflow_run_url": ProvenanceOption(
         "--provenance-run-url", "its web page (default: from the GitHub variables and the id)",
         "an http(s) URL"),
-    "commit": Option("--provenance-commit", "the commit the runs were measured and judged at",
-                     "a commit SHA (hexadecimal)"),
-    "board": Option("--provenance-board", "the lab board the measuring job ran on",
-                    "a board name"),
+    "commit": ProvenanceOption(
+        "--provenance-commit", "the commit the runs were measured and judged at",
+        "a commit SHA (hexadecimal)"),
+    "board": ProvenanceOption(
+        "--provenance-board", "the lab board the measuring job ran on", "a board name"),
 }
 
 

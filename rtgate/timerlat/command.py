@@ -52,7 +52,7 @@ class TimerlatSpec(BaseModel):
 
 
 @dataclass(frozen=True)
-class Command:
+class TimerlatCommand:
     argv: list[str]
     stdout: str
     """Where rtla's output goes (``outdir/timerlat.stdout``)."""
@@ -61,7 +61,7 @@ class Command:
     period_us: int | None
 
 
-def build(spec: TimerlatSpec, *, duration_s: int, outdir: str) -> Command:
+def build(spec: TimerlatSpec, *, duration_s: int, outdir: str) -> TimerlatCommand:
     """``rtla timerlat hist`` for ``duration_s``, with the scenario's histogram and CPUs.
 
     ``-k``: kernel timerlat threads, so the series are always the IRQ and the thread context
@@ -75,4 +75,5 @@ def build(spec: TimerlatSpec, *, duration_s: int, outdir: str) -> Command:
         argv += ["-p", str(spec.period_us)]
     if spec.cpus is not None:
         argv += ["-c", spec.cpus]
-    return Command(argv, f"{outdir}/{STDOUT}", spec.histogram_us, spec.bucket_us, spec.period_us)
+    return TimerlatCommand(argv, f"{outdir}/{STDOUT}", spec.histogram_us, spec.bucket_us,
+                           spec.period_us)

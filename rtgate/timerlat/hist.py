@@ -85,7 +85,7 @@ class _Column:
     """count, min, avg, max as printed; None for '-'."""
 
 
-class _Reader:
+class _HistReader:
     def __init__(self, path: Path, limit_us: int, bucket_us: int) -> None:
         self.path, self.limit_us, self.bucket_us = path, limit_us, bucket_us
         self.line_no = 0
@@ -200,7 +200,7 @@ def parse(path: Path, *, limit_us: int | None = None, bucket_us: int | None = No
         raise InputError(f"cannot read: {exc.strerror}", path=path) from exc
     if b"\0" in data:
         raise InputError("binary data, not rtla timerlat output", path=path)
-    reader = _Reader(path, limit, bucket)
+    reader = _HistReader(path, limit, bucket)
     columns, every = reader.read(data.decode("utf-8", errors="replace").splitlines())
     series = [_series(reader, i, col, period_us) for i, col in enumerate(columns)]
     contexts: dict[Context, Series] = {}
@@ -228,7 +228,7 @@ def parse(path: Path, *, limit_us: int | None = None, bucket_us: int | None = No
         contexts=contexts, status="partial" if reasons else "complete", reasons=reasons)
 
 
-def _series(reader: _Reader, index: int, col: _Column, period_us: int | None) -> Thread:
+def _series(reader: _HistReader, index: int, col: _Column, period_us: int | None) -> Thread:
     """One column, checked against itself: its count, minimum and maximum against its bins."""
     s = col.summary
     count, over = s["count"] or 0, s["over"] or 0
@@ -289,7 +289,7 @@ def _totals(threads: list[Thread]) -> Totals:
     return totals
 
 
-def _agree(reader: _Reader, context: Context, totals: Totals,
+def _agree(reader: _HistReader, context: Context, totals: Totals,
            printed: dict[str, int | None]) -> None:
     """rtla's ALL lines against the totals of the per-CPU series: an edited or spliced file
     rarely keeps both."""

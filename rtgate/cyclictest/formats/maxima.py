@@ -45,7 +45,7 @@ def looks_like_blocks(head: bytes) -> bool:
 
 
 @dataclass
-class _Thread:
+class _MaximaThread:
     maxima: list[int] = field(default_factory=list)
     seen: dict[int, int] = field(default_factory=dict)
     count: int | None = None
@@ -79,7 +79,7 @@ def read_blocks(path: Path) -> RunView:
         raise fail(1, "expected 'rtgate-blocks 1 block_cycles N', got "
                       f"{(lines or [''])[0][:60]!r}")
     block = int(head[1])
-    threads: dict[int, _Thread] = {}
+    threads: dict[int, _MaximaThread] = {}
     ended = False
     for line_no, line in enumerate(lines[1:], start=2):
         if ended:
@@ -95,7 +95,7 @@ def read_blocks(path: Path) -> RunView:
         number = int(m[1])
         if number >= MAX_THREADS:
             raise fail(line_no, f"thread {number}: cyclictest runs at most {MAX_THREADS} threads")
-        t = threads.setdefault(number, _Thread())
+        t = threads.setdefault(number, _MaximaThread())
         kind = line[0]
         if t.count is not None and kind in "bh":
             raise fail(line_no, f"thread {number}: {kind!r} record after its count")
@@ -124,7 +124,7 @@ def read_blocks(path: Path) -> RunView:
     return view
 
 
-def _thread_view(number: int, t: _Thread, block: int,
+def _thread_view(number: int, t: _MaximaThread, block: int,
                  fail: Callable[[int, str], InputError]) -> ThreadView:
     if t.count is None:
         raise fail(len(t.maxima) + 1, f"thread {number}: blocks without an 'n' record")

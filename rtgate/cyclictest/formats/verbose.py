@@ -46,7 +46,7 @@ def looks_verbose(head: bytes) -> bool:
 
 
 @dataclass
-class _Thread:
+class _VerboseThread:
     """Dense counts for the common range; the rare huge latencies are kept sparse."""
 
     dense: Ints = field(default_factory=lambda: np.zeros(DENSE_US, dtype=np.int64))
@@ -104,7 +104,7 @@ class _HistogramFollows(Exception):
 class _Reader:
     def __init__(self, path: Path, *, lenient: bool = False) -> None:
         self.path = path
-        self.threads: dict[int, _Thread] = {}
+        self.threads: dict[int, _VerboseThread] = {}
         self.declared: int | None = None  # from the "Thread N Interval" header lines
         self.line_no = 0
         self.offset = 0  # file offset of the next byte to decode
@@ -117,7 +117,7 @@ class _Reader:
     def fail(self, line_no: int, problem: str) -> InputError:
         return InputError(f"line {line_no}: {problem}", path=self.path)
 
-    def thread(self, number: int, line_no: int) -> _Thread:
+    def thread(self, number: int, line_no: int) -> _VerboseThread:
         if self.declared is not None and number >= self.declared:
             raise self.fail(line_no, f"thread {number} but the header declares only "
                                      f"{self.declared} threads (0..{self.declared - 1})")
@@ -125,7 +125,7 @@ class _Reader:
             raise self.fail(line_no, f"thread {number}: cyclictest runs at most "
                                      f"{MAX_THREADS} threads")
         if number not in self.threads:
-            self.threads[number] = _Thread()
+            self.threads[number] = _VerboseThread()
         return self.threads[number]
 
     def block(self, data: bytes) -> None:
@@ -340,7 +340,7 @@ def read_verbose(path: Path, progress: Progress = no_progress, *,
     return [view] if histogram is None else [view, histogram]
 
 
-def _thread_view(number: int, t: _Thread) -> ThreadView:
+def _thread_view(number: int, t: _VerboseThread) -> ThreadView:
     hist = t.histogram()
     # Snapshot: cyclictest exits without printing the samples still in its ring buffer.
     view = ThreadView(thread=number, finality="snapshot", cpu=t.cpu, samples=hist.total)
