@@ -131,3 +131,12 @@ def add_ab_options(p: argparse.ArgumentParser, *, min_rounds: int, round_help: s
     p.add_argument("--thresholds", type=Path, default=paths.THRESHOLDS, metavar="FILE")
     p.add_argument("--min-effect-us", type=positive, metavar="US", help=min_effect_help)
     p.add_argument("--alpha", type=rate, metavar="RATE", help=alpha_help)
+
+
+def add_thresholds_option(p: argparse.ArgumentParser, *, optional: bool) -> None:
+    """--thresholds FILE, None when not given: the engine then reads the data root's
+    thresholds.yml, which must exist (check, publish) or is used when present (``optional``:
+    report, compare judge nothing without it)."""
+    where = "of the repository when present" if optional else "of RTGATE_ROOT or the checkout"
+    p.add_argument("--thresholds", type=Path, metavar="FILE",
+                   help=f"budgets (default: thresholds.yml {where})")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from rtgate.cli.args import add_thresholds_option
 from rtgate.gate import budgetdiff
 from rtgate.gate.check import CheckSettings, check
 from rtgate.gate.thresholds import load_thresholds
@@ -34,8 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
                     "matching budget in the thresholds file.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("results", nargs="+", type=Path, metavar="RESULT", help="result.json files")
-    p.add_argument("--thresholds", type=Path, metavar="FILE",
-                   help="budgets (default: thresholds.yml of RTGATE_ROOT or the checkout)")
+    add_thresholds_option(p, optional=False)
     p.add_argument("--junit", type=Path, required=True, metavar="OUT.xml",
                    help="JUnit XML report: one testsuite per result")
     p.add_argument("--markdown", type=Path, metavar="OUT.md",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rtgate.cli.args import comma_names
+from rtgate.cli.args import add_thresholds_option, comma_names
 from rtgate.gate.publish import PublishSettings, publish
 
 EPILOG = """\
@@ -27,8 +27,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     pub.add_argument("artifacts", nargs="*", type=Path, metavar="gate-BOARD",
                      help="directories named gate-BOARD; other names are listed as ignored")
-    pub.add_argument("--thresholds", type=Path, metavar="FILE",
-                     help="budgets (default: thresholds.yml of RTGATE_ROOT or the checkout)")
+    add_thresholds_option(pub, optional=False)
     pub.add_argument("--boards", type=Path, metavar="DIR",
                      help="board definitions, the allowlist (default: bench/boards)")
     pub.add_argument("--expect", type=comma_names, metavar="BOARDS",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rtgate.cli.args import positive, rate
+from rtgate.cli.args import add_thresholds_option, positive, rate
 from rtgate.errors import InputError
 from rtgate.report import site
 from rtgate.report.history import CLOCK_SKEW
@@ -69,8 +69,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument("inputs", nargs="*", type=Path, metavar="RESULT_OR_DIR")
     p.add_argument("--history", type=Path, metavar="DIR",
                    help="history store to merge the runs into and to publish")
-    p.add_argument("--thresholds", type=Path, metavar="FILE",
-                   help="budgets (default: thresholds.yml of the repository when present)")
+    add_thresholds_option(p, optional=True)
     p.add_argument("--out", type=Path, required=True, metavar="SITE_DIR",
                    help="where the site is written (re-used: unchanged plots are not redrawn)")
     prov = p.add_argument_group(
@@ -98,8 +97,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
                    help="minimum effect worth reporting, every key (overrides ab.min_effect_us)")
     c.add_argument("--alpha", type=rate, metavar="RATE",
                    help="false-alarm rate of the whole comparison (overrides ab.alpha)")
-    c.add_argument("--thresholds", type=Path, metavar="FILE",
-                   help="budgets (default: thresholds.yml of the repository when present)")
+    add_thresholds_option(c, optional=True)
     c.set_defaults(func=compare_handler)
 
 
