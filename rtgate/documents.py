@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import json
 
-from rtgate import bisectdoc, result
+from rtgate import result
 from rtgate.ab import doc as ab_doc
+from rtgate.bisect import doc as bisect_doc
 from rtgate.gate import thresholds
 from rtgate.jsonfile import write_atomic
 
-DOCUMENTS = (result, thresholds, bisectdoc, ab_doc)
+DOCUMENTS = (result, thresholds, bisect_doc, ab_doc)
 
 
 def main() -> None:

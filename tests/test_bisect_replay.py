@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from gfm import Rendered
 
-from rtgate.bisect import SKIPPED, BoardMeasure, step_dir
+from rtgate.bisect.measure import SKIPPED, BoardMeasure, step_dir
 
 DATA = Path(__file__).parent / "data" / "bisect"
 ARCHIVE = DATA / "replay" / "series-4-bisect.tar.xz"

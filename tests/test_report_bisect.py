@@ -1,6 +1,6 @@
 """A bisect's page on the results site, through the real `rtgate report` CLI.
 
-The bisect output is the real search and report code (rtgate.bisect: Bisect, describe, markdown)
+The bisect output is the real search and report code (rtgate.bisect: the search, describe, markdown)
 over the 8-patch test series, with test_bisect's deterministic model of the series standing in
 for board time; each step writes its A/B files where `rtgate bisect` puts them (OUT/steps/NN_…/).
 """
@@ -13,7 +13,7 @@ import subprocess
 import sys
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any
 from urllib.parse import unquote, urldefrag, urlparse
 
 import jsonschema
@@ -24,9 +24,11 @@ from test_bisect import bisect as search
 from test_bisect_replay import PLANNED, STEPS, published, recorded, replay
 from test_site import Browser, crawl
 
-from rtgate import bisect as bisect_cli
-from rtgate import bisectdoc
-from rtgate.bisect import Measurement, Variant, describe, label, markdown, prefix
+from rtgate.bisect import doc as bisect_doc
+from rtgate.bisect.doc import BisectDoc, Detail, Measurement, Variant, label, prefix
+from rtgate.bisect.patches import describe
+from rtgate.bisect.render import HEADLINE, markdown
+from rtgate.outcome import BisectOutcome
 
 REPORT_DATA = Path(__file__).parent / "data" / "report"
 HOSTILE = "<script>alert('bisect')</script> & <img src=x onerror=alert(1)>"
@@ -51,19 +53,16 @@ def write_bisect(out: Path, model: Model, **culprit_fields: str) -> dict[str, An
         step.mkdir(parents=True)
         (step / "ab.json").write_text(json.dumps({"outcome": m.outcome, "why": m.summary}))
         (step / "ab.md").write_text(f"## rtgate ab: {m.outcome}\n\n{m.summary}\n")
-        return Measurement(m.outcome, m.summary, m.base_ok, m.applies,
-                           {"ab": str(step / "ab.json"), "pairs": 3})
+        return m.model_copy(update={"detail": Detail(ab=str(step / "ab.json"), pairs=3)})
 
     result = search(measure, N)  # type: ignore[arg-type]  # any measure(base, cand) will do
-    # As JSON holds it (variants are tuples in memory, lists in the file).
-    doc = json.loads(json.dumps(describe(SERIES_DIR / "series",
-                                         {"board": "qemu-arm64", "flavor": "stock", **result})))
+    doc = describe(SERIES_DIR / "series", "qemu-arm64", "stock", result).to_json()
     if doc["culprit_patch"] is not None:
         doc["culprit_patch"].update(culprit_fields)
         doc["patches"][doc["culprit"] - 1].update(culprit_fields)
     out.mkdir(parents=True, exist_ok=True)
     (out / "bisect.json").write_text(json.dumps(doc, indent=2) + "\n")
-    (out / "bisect.md").write_text(markdown(doc))
+    (out / "bisect.md").write_text(markdown(BisectDoc.model_validate(doc)))
     return doc
 
 
@@ -296,12 +295,10 @@ def test_every_outcome_the_bisect_writes_is_read_and_valid_by_the_schema_file(
         tmp_path: Path, model: Model, request: pytest.FixtureRequest) -> None:
     doc = write_bisect(tmp_path, model)
     assert doc["outcome"] == request.node.callspec.id
-    assert bisectdoc.load_bisect(tmp_path / "bisect.json").model_dump(by_alias=True,
-                                                                     exclude_unset=True) == doc
-    jsonschema.validate(doc, json.loads(bisectdoc.SCHEMA_FILE.read_text()))
+    assert bisect_doc.load_bisect(tmp_path / "bisect.json").to_json() == doc
+    jsonschema.validate(doc, json.loads(bisect_doc.SCHEMA_FILE.read_text()))
 
 
 def test_the_model_follows_the_bisect_and_its_schema_file_is_current() -> None:
-    assert json.loads(bisectdoc.SCHEMA_FILE.read_text()) == bisectdoc.json_schema()
-    assert bisectdoc.SCHEMA_ID == bisect_cli.SCHEMA_ID
-    assert set(get_args(bisectdoc.Outcome)) == set(bisect_cli._HEADLINE)
+    assert json.loads(bisect_doc.SCHEMA_FILE.read_text()) == bisect_doc.json_schema()
+    assert set(HEADLINE) == set(BisectOutcome)

@@ -36,7 +36,7 @@ COMMANDS = {
     "board": "rtgate.board.cli",
     "pipeline": "rtgate.pipeline",
     "ab": "rtgate.cli.ab",
-    "bisect": "rtgate.bisect",
+    "bisect": "rtgate.cli.bisect",
     "sweep": "rtgate.sweep",
     "report": "rtgate.cli.report",
     "compare": "rtgate.cli.report",

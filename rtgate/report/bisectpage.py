@@ -7,7 +7,7 @@
 
 A bisect.json is found below the directories given to `rtgate report`, or given itself. It is
 untrusted data (a pull request's bisect ran the PR's series): read through its model
-(rtgate.bisectdoc), escaped by the templates, and its verdict is the file's claim, labelled so.
+(rtgate.bisect.doc), escaped by the templates, and its verdict is the file's claim, labelled so.
 A step's A/B files are published only from below the bisect's directory, reached through no
 symbolic link, whatever path the file records.
 """
@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rtgate import bisectdoc
+from rtgate.bisect import doc as bisect_doc
+from rtgate.bisect.doc import label, prefix
 from rtgate.errors import InputError
 from rtgate.report.runs import SYMLINK, source_path
 from rtgate.report.summary import safe_name
@@ -56,7 +57,7 @@ class StepFiles:
 
 @dataclass(frozen=True)
 class BisectFiles:
-    doc: bisectdoc.Bisect
+    doc: bisect_doc.BisectDoc
     path: Path
     markdown: Path | None
     steps: list[StepFiles]
@@ -67,7 +68,7 @@ class BisectFiles:
 def load(path: Path) -> BisectFiles:
     if path.is_symlink():
         raise InputError(SYMLINK, path=path)
-    doc = bisectdoc.load_bisect(path)
+    doc = bisect_doc.load_bisect(path)
     skipped: list[str] = []
     steps = []
     for step in doc.steps:
@@ -93,8 +94,8 @@ def collect(inputs: Sequence[Path]) -> list[BisectFiles]:
     found: dict[Path, Path] = {}
     for given in inputs:
         if given.is_dir():
-            hits = sorted(given.rglob(bisectdoc.NAME))
-        elif given.name == bisectdoc.NAME:
+            hits = sorted(given.rglob(bisect_doc.NAME))
+        elif given.name == bisect_doc.NAME:
             hits = [given]
         else:
             continue
@@ -132,13 +133,9 @@ def page_names(bisects: Sequence[BisectFiles]) -> list[str]:
 
 def context(b: BisectFiles) -> tuple[dict[str, Any], list[Download]]:
     """The page's template context, and the files it offers for download."""
-    # rtgate.bisect imports the report's CLI: imported here, once the report is loaded. Its
-    # labels ("1-7 without 5") are the bisect's own words for a variant.
-    from rtgate.bisect import label
-
     doc = b.doc
     n = len(doc.patches)
-    downloads = [Download(b.path, Path(bisectdoc.NAME), bisectdoc.NAME,
+    downloads = [Download(b.path, Path(bisect_doc.NAME), bisect_doc.NAME,
                           "the bisect's result (schema rtgate/bisect/v1)")]
     if b.markdown is not None:
         downloads.append(Download(b.markdown, Path(MARKDOWN + ".txt"), MARKDOWN,
@@ -157,7 +154,7 @@ def context(b: BisectFiles) -> tuple[dict[str, Any], list[Download]]:
             notes.append("a patch did not apply")
         rows.append({
             "index": i, "purpose": step.purpose, "purpose_text": PURPOSE[step.purpose],
-            "cand": label(tuple(step.cand), n), "base": label(tuple(step.base), n),
+            "cand": label(step.cand, n), "base": label(step.base, n),
             "outcome": m.outcome, "summary": m.summary, "notes": notes,
             "pairs": m.detail.pairs, "seconds": step.seconds, "files": list(offered.items()),
             "missing": files.recorded is not None and not files.ab})
@@ -165,6 +162,6 @@ def context(b: BisectFiles) -> tuple[dict[str, Any], list[Download]]:
     return {
         "b": doc, "headline": headline, "tone": tone, "steps": rows,
         "series_name": Path(doc.series).name, "directory": b.path.parent.name,
-        "skipped_prefixes": [label(tuple(range(1, k + 1)), n) for k in doc.skipped],
+        "skipped_prefixes": [label(prefix(k), n) for k in doc.skipped],
         "downloads": downloads,
     }, downloads

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rtgate import bisectdoc
+from rtgate.bisect import doc as bisect_doc
 from rtgate.errors import InputError
 from rtgate.gate import infrarecord
 from rtgate.report.provenance import Publication
@@ -101,11 +101,11 @@ def collect(paths: list[str | Path]) -> list[RunFiles]:
             # A directory of runs that all failed in the lab is not an empty input: its
             # infra.json records are what the site shows then; nor is a bisect's.
             if not hits and not any(given.rglob(infrarecord.NAME)) and not any(
-                    given.rglob(bisectdoc.NAME)):
+                    given.rglob(bisect_doc.NAME)):
                 raise InputError(f"no {RESULT_NAME} below this directory", path=given)
             found += hits
         elif given.is_file():
-            if given.name != bisectdoc.NAME:  # a bisect's page, not a run
+            if given.name != bisect_doc.NAME:  # a bisect's page, not a run
                 found.append(given)
         else:
             raise InputError("no such file or directory", path=given)

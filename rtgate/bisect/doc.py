@@ -1,10 +1,11 @@
-"""``bisect.json`` (schema rtgate/bisect/v1), the document `rtgate bisect` writes, read back.
+"""``bisect.json`` (schema rtgate/bisect/v1): the one model of what a bisect found, written by
+`rtgate bisect` and read back by whoever publishes it; and the words for a variant.
 
 Whoever publishes a bisect did not necessarily run it: a pull request's bisect ran the PR's
-series, so its output is untrusted data. This is the model that reads it: every field typed, the
-file's claims consistent with one another (the exit code is the outcome's, the culprit is the
-patch of that number, every step names patches of the series) — and nothing more. The outcome
-stays the file's claim: no measurement is re-judged here.
+series, so its output is untrusted data. Read back, every field is typed and the file's claims
+consistent with one another (the exit code is the outcome's, the culprit is the patch of that
+number, every step names patches of the series) — and nothing more. The outcome stays the file's
+claim: no measurement is re-judged here.
 """
 
 from __future__ import annotations
@@ -16,24 +17,37 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from pydantic_core import PydanticCustomError
 
 from rtgate import jsonfile
-from rtgate.errors import Exit, InputError
+from rtgate.errors import InputError
+from rtgate.outcome import BISECT_EXIT, WITH_CULPRIT, BisectOutcome, StepOutcome
 from rtgate.schemafile import schema_of
 
 SCHEMA_ID = "rtgate/bisect/v1"
-SCHEMA_FILE = Path(__file__).parent / "schemas" / "bisect-v1.schema.json"
+SCHEMA_FILE = Path(__file__).parents[1] / "schemas" / "bisect-v1.schema.json"
 NAME = "bisect.json"
 
-Outcome = Literal["confirmed", "nothing", "spread", "unconfirmed", "ambiguous", "ends",
-                  "unmeasured"]
-EXIT_OF: dict[str, Exit] = {
-    "confirmed": Exit.BUDGET, "nothing": Exit.OK, "ends": Exit.INPUT,
-    "spread": Exit.INCOMPLETE, "unconfirmed": Exit.INCOMPLETE, "ambiguous": Exit.INCOMPLETE,
-    "unmeasured": Exit.INCOMPLETE}
-# The outcomes that name a patch: confirmed, or the first worse prefix when not confirmed.
-WITH_CULPRIT = frozenset({"confirmed", "spread", "unconfirmed"})
+Variant = tuple[int, ...]
+"""The patch numbers (from 1) a kernel carries, ascending."""
+
+
+def prefix(k: int) -> Variant:
+    return tuple(range(1, k + 1))
+
+
+def label(v: Variant, n: int) -> str:
+    """1-5, 1-7 without 5, none."""
+    if not v:
+        return "none"
+    missing = [p for p in range(1, max(v) + 1) if p not in v]
+    span = f"1-{max(v)}" if max(v) > 1 else "1"
+    return span + (f" without {', '.join(map(str, missing))}" if missing else "")
+
 
 PatchNumber = Annotated[int, Field(ge=1)]
 Seconds = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+
+
+def _unset(value: object) -> bool:
+    return value is None
 
 
 class _Model(BaseModel):
@@ -49,38 +63,48 @@ class Patch(_Model):
 
 
 class Detail(BaseModel):
-    """Where a step's raw measurement is; the bisect adds what it likes, so others are kept."""
+    """Where a step's raw measurement is: what the step recorded, written in this order."""
 
     model_config = ConfigDict(extra="allow")
-    ab: str | None = None
+    step: str | None = Field(None, exclude_if=_unset)
+    """The step's directory, when re-decided from its rounds (``--replay``)."""
+    ab: str | None = Field(None, exclude_if=_unset)
     """The step's ab.json (its ab.md beside it), as recorded: a path on the machine that ran it."""
-    ab_outcome: str | None = None
-    pairs: int | None = Field(None, ge=0)
-    elapsed_s: float | None = Field(None, ge=0, allow_inf_nan=False)
+    elapsed_s: float | None = Field(None, ge=0, allow_inf_nan=False, exclude_if=_unset)
+    ab_outcome: str | None = Field(None, exclude_if=_unset)
+    pairs: int | None = Field(None, ge=0, exclude_if=_unset)
 
 
 class Measurement(_Model):
-    outcome: Literal["worse", "same", "better", "unknown", "skip"]
+    """What one step says of its candidate against its base."""
+
+    outcome: StepOutcome
     summary: str
+    """One line for the evidence table: the effect and its interval, or why it was skipped."""
     base_ok: bool = True
+    """The base's own rounds were within their budget."""
     applies: bool = True
+    """False when skipped because a patch of the candidate did not apply."""
     detail: Detail = Field(default_factory=Detail)
 
 
+Purpose = Literal["ends", "search", "parent", "revert"]
+
+
 class Step(_Model):
-    purpose: Literal["ends", "search", "parent", "revert"]
-    base: list[PatchNumber]
-    cand: list[PatchNumber]
+    purpose: Purpose
+    base: tuple[PatchNumber, ...]
+    cand: tuple[PatchNumber, ...]
     measurement: Measurement
     seconds: Seconds
 
 
-class Bisect(_Model):
+class BisectDoc(_Model):
     schema_: Literal["rtgate/bisect/v1"] = Field(alias="schema")
     series: str
     board: str
     flavor: str
-    outcome: Outcome
+    outcome: BisectOutcome
     why: str
     exit: int
     culprit: PatchNumber | None
@@ -94,13 +118,13 @@ class Bisect(_Model):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     @model_validator(mode="after")
-    def _consistent(self) -> Bisect:
+    def _consistent(self) -> BisectDoc:
         n = len(self.patches)
         if [p.number for p in self.patches] != list(range(1, n + 1)):
             _inconsistent("patches are not numbered 1, 2, … in order")
-        if self.exit != EXIT_OF[self.outcome]:
+        if self.exit != BISECT_EXIT[self.outcome]:
             _inconsistent(f"exit {self.exit} does not go with outcome {self.outcome} (exit "
-                          f"{int(EXIT_OF[self.outcome])})")
+                          f"{int(BISECT_EXIT[self.outcome])})")
         if (self.culprit is not None) != (self.outcome in WITH_CULPRIT):
             _inconsistent(f"outcome {self.outcome} with culprit {self.culprit}")
         if self.culprit is not None and (
@@ -113,6 +137,10 @@ class Bisect(_Model):
             _inconsistent(f"a step or skipped prefix names a patch outside 1..{n}")
         return self
 
+    def to_json(self) -> dict[str, Any]:
+        """The document as written: the field order and the values of the first bisect.json."""
+        return self.model_dump(mode="json", by_alias=True)
+
 
 def _inconsistent(message: str) -> NoReturn:
     # A custom error type: its message is the one-line error as is ("Value error, " otherwise).
@@ -120,17 +148,17 @@ def _inconsistent(message: str) -> NoReturn:
 
 
 def json_schema() -> dict[str, Any]:
-    return schema_of(Bisect, SCHEMA_ID)
+    return schema_of(BisectDoc, SCHEMA_ID)
 
 
-def load_bisect(path: Path) -> Bisect:
+def load_bisect(path: Path) -> BisectDoc:
     """Read and validate a bisect.json; any problem is a one-line InputError naming the file."""
     data, got = jsonfile.read(path)
     if got != SCHEMA_ID:
         raise InputError(f"not an rtgate bisect (schema {got!r}, expected {SCHEMA_ID!r})",
                          path=path)
     try:
-        return Bisect.model_validate(data)
+        return BisectDoc.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(x) for x in first["loc"])
