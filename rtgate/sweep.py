@@ -1,4 +1,4 @@
-"""`rtgate sweep`: the preemption models side by side under each load (seed 004's table).
+"""The sweep: the preemption models side by side under each load (seed 004's table).
 
 Where the non-RT kernel has PREEMPT_DYNAMIC, one build serves none, voluntary and full, chosen
 with ``preempt=`` on the command line; the active model is then read back on the board
@@ -11,7 +11,6 @@ per model). RT is its own build either way (6.12's PREEMPT_DYNAMIC excludes PREE
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
 from collections import defaultdict
@@ -26,24 +25,31 @@ from rtgate.board.base import KernelArtifacts
 from rtgate.board.measure import measure
 from rtgate.board.spec import load_kernel_board, scenarios_of
 from rtgate.board.tuning import BootParam, Profile, load_profile
-from rtgate.cli.args import comma_list, duration, scale
 from rtgate.errors import Exit, InfraError, InputError
 from rtgate.gate import markdown
 from rtgate.jsonfile import write_atomic
-from rtgate.pipeline import kernel_for
+from rtgate.pipeline import KernelSource, kernel_for
 from rtgate.result import Result
 
 MODELS = ("none", "voluntary", "full", "rt")
 STATIC_FLAVOR = {"none": "none", "voluntary": "voluntary", "full": "preempt", "rt": "rt"}
-EPILOG = """\
-Outputs in OUT: <label>/<scenario>/result.json (+ raw/, console.log), sweep.md (the table and
-the build time), sweep.html with plots/sweep-<scenario>.svg|png (latency histograms of every
-model overlaid). Labels: dynamic-<model> (one PREEMPT_DYNAMIC build, preempt=<model>), or the
-static flavor (none, voluntary, preempt, rt).
 
-exit codes: 0 every run complete; 2 usage or input error; 3 a run incomplete (a model that did
-not take, a setting of --tuning, a partial measurement) or an infrastructure failure.
-"""
+
+@dataclass(frozen=True)
+class SweepSettings:
+    board: str
+    models: list[str]
+    """Of MODELS."""
+    scenarios: list[str] | None
+    duration: int
+    """Seconds per run."""
+    out: Path
+    static: bool
+    """One compiled-in build per model instead of preempt= on one PREEMPT_DYNAMIC build."""
+    kernel: KernelSource
+    scale: float | None
+    tuning: str | None
+    """A tuning profile's name or path, the base of every model's."""
 
 
 @dataclass(frozen=True)
@@ -74,7 +80,7 @@ def build_seconds(kernel_dir: Path) -> float | None:
 
 
 def static_builds(board: str, models: list[str],
-                  args: argparse.Namespace) -> dict[str, float | None]:
+                  kernel: KernelSource) -> dict[str, float | None]:
     """The static builds a dynamic sweep replaced (flavor → seconds), as the kernel cache
     recorded them when it built the same inputs; None for one never built here, or for every
     one when the kernels were given prebuilt (their inputs unknown). Nothing is built: the time
@@ -88,12 +94,12 @@ def static_builds(board: str, models: list[str],
         if model == "rt":
             continue
         flavor = STATIC_FLAVOR[model]
-        if args.kernels:
+        if kernel.kernels:
             out[flavor] = None
             continue
         try:
-            plan = make_plan(board, flavor, get_runtime(args.runtime), source=args.source,
-                             series=args.patches)
+            plan = make_plan(board, flavor, get_runtime(kernel.runtime), source=kernel.source,
+                             series=kernel.patches)
         except (InputError, InfraError):
             out[flavor] = None
             continue
@@ -190,34 +196,36 @@ def page(points: list[Point], notes: str, figures: list[tuple[str, str]], board:
         header=HEADER, rows=rows(points), notes=notes.strip().splitlines(), figures=figures)
 
 
-def handler(args: argparse.Namespace) -> int:
+def sweep(s: SweepSettings) -> int:
+    """Every model × scenario measured; sweep.md and sweep.html written; exit 3 when a run is
+    incomplete."""
     console = Console(stderr=True)
-    spec = load_kernel_board(args.board, "a sweep needs a board that boots built kernels")
-    unknown = [m for m in args.models if m not in MODELS]
+    spec = load_kernel_board(s.board, "a sweep needs a board that boots built kernels")
+    unknown = [m for m in s.models if m not in MODELS]
     if unknown:
         raise InputError(f"unknown preemption model(s) {', '.join(unknown)} "
                          f"(known: {', '.join(MODELS)})")
-    base = load_profile(args.tuning) if args.tuning else None
-    scenarios = scenarios_of(spec, args.scenarios)
+    base = load_profile(s.tuning) if s.tuning else None
+    scenarios = scenarios_of(spec, s.scenarios)
     kernels: dict[str, KernelArtifacts | InfraError] = {}
 
     def kernel(flavor: str) -> KernelArtifacts | InfraError:
         if flavor not in kernels:
             try:
-                found = kernel_for(spec, flavor, args, args.out, console)
+                found = kernel_for(spec, flavor, s.kernel, s.out, console)
                 assert found is not None
                 kernels[flavor] = found
             except InfraError as exc:
                 kernels[flavor] = exc
         return kernels[flavor]
 
-    stock = None if args.static or args.models == ["rt"] else kernel("stock")
+    stock = None if s.static or s.models == ["rt"] else kernel("stock")
     use_dynamic = isinstance(stock, KernelArtifacts) and dynamic(stock)
-    if stock is not None and not use_dynamic and not args.static:
+    if stock is not None and not use_dynamic and not s.static:
         console.print("[yellow]the stock kernel has no PREEMPT_DYNAMIC: one static build per "
                       "model[/]")
     points: list[Point] = []
-    for model in args.models:
+    for model in s.models:
         if model != "rt" and use_dynamic:
             flavor, label, profile = "stock", f"dynamic-{model}", _with_model(base, model)
         else:
@@ -225,29 +233,29 @@ def handler(args: argparse.Namespace) -> int:
             profile = base
         k = kernel(flavor)
         for scenario in scenarios:
-            out = args.out / label / scenario
+            out = s.out / label / scenario
             if isinstance(k, InfraError):
                 points.append(Point(model, label, scenario, None, k.oneline()))
                 continue
-            console.rule(f"[bold]{label}[/] {scenario} ({args.duration} s)")
+            console.rule(f"[bold]{label}[/] {scenario} ({s.duration} s)")
             try:
-                m = measure(spec, k, scenario, args.duration, out, flavor=label,
-                            scale=args.scale, profile=profile)
+                m = measure(spec, k, scenario, s.duration, out, flavor=label,
+                            scale=s.scale, profile=profile)
             except InfraError as exc:
                 points.append(Point(model, label, scenario, None, exc.oneline()))
                 continue
             points.append(Point(model, label, scenario, m.result))
 
-    static = static_builds(spec.kernel_board, args.models, args) if use_dynamic else None
-    notes = _build_note(kernels, static, args.kernels is not None)
+    static = static_builds(spec.kernel_board, s.models, s.kernel) if use_dynamic else None
+    notes = _build_note(kernels, static, s.kernel.kernels is not None)
     text = table(points, spec.name, spec.virtual is True) + notes
-    write_atomic(args.out / "sweep.md", text)
-    figures = plots_for(points, args.out)
-    shutil.copyfile(paths.REPORTS / "style.css", args.out / "style.css")
-    write_atomic(args.out / "sweep.html",
+    write_atomic(s.out / "sweep.md", text)
+    figures = plots_for(points, s.out)
+    shutil.copyfile(paths.REPORTS / "style.css", s.out / "style.css")
+    write_atomic(s.out / "sweep.html",
                  page(points, notes, figures, spec.name, spec.virtual is True))
     print(text)
-    print(f"sweep.md: {args.out / 'sweep.md'}\nsweep.html: {args.out / 'sweep.html'}")
+    print(f"sweep.md: {s.out / 'sweep.md'}\nsweep.html: {s.out / 'sweep.html'}")
     bad = [p for p in points if p.result is None or p.result.status != "complete"]
     for p in bad:
         why = p.why or "; ".join(p.result.reasons if p.result else [])
@@ -279,32 +287,3 @@ def _build_note(kernels: dict[str, KernelArtifacts | InfraError],
             text += f"; {', '.join(missing)} not counted ({why})"
         lines.append(text + ".")
     return "\n".join(lines) + "\n"
-
-
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    from rtgate.pipeline import add_tuning_arguments
-
-    p = subparsers.add_parser(
-        "sweep", help="the preemption models side by side under load (table and plots)",
-        description="Measure each preemption model on a board under each scenario: one "
-                    "PREEMPT_DYNAMIC build switched with preempt= where possible.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--board", required=True, help="board name from bench/boards/")
-    p.add_argument("--models", type=comma_list, default=list(MODELS),
-                   help=f"comma-separated, of {','.join(MODELS)} (default: all)")
-    p.add_argument("--scenarios", type=comma_list, help="comma-separated (default: the board's)")
-    p.add_argument("--duration", type=duration, required=True, help="per run, e.g. 30s")
-    p.add_argument("--out", type=Path, required=True, help="output directory")
-    p.add_argument("--static", action="store_true",
-                   help="one compiled-in build per model (none.config, voluntary.config, "
-                        "preempt.config) instead of preempt= on one PREEMPT_DYNAMIC build")
-    p.add_argument("--kernels", type=Path, metavar="DIR",
-                   help="prebuilt kernels in DIR/<flavor>/ (stock with PREEMPT_DYNAMIC, rt; "
-                        "none, voluntary, preempt with --static)")
-    p.add_argument("--source", help="kernel source: git:URL@REF | tar:PATH | debian:PACKAGE")
-    p.add_argument("--patches", type=Path, metavar="SERIES", help="quilt series file")
-    p.add_argument("--runtime", choices=["host", "docker"], default="host",
-                   help="where the kernel toolchain runs")
-    p.add_argument("--scale", type=scale, default=None, help="multiply load instances/streams")
-    add_tuning_arguments(p)
-    p.set_defaults(func=handler)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
@@ -14,6 +13,7 @@ from rtgate.board.base import KernelArtifacts
 from rtgate.kernel.cache import TRUST_ENV
 from rtgate.kernel.plan import make_plan
 from rtgate.kernel.runtime import get_runtime
+from rtgate.pipeline import KernelSource
 from rtgate.result import load_result
 from rtgate.sweep import Point, _build_note, dynamic, page, plots_for, static_builds, table
 
@@ -70,14 +70,14 @@ def test_time_saved_counts_only_the_static_builds_measured(
     entry = tmp_path / "kernels" / make_plan("qemu-arm64", "none", get_runtime("host")).cache_key
     entry.mkdir(parents=True)
     (entry / "metadata.json").write_text(json.dumps({"build_seconds": 512.3}))
-    args = argparse.Namespace(kernels=None, runtime="host", source=None, patches=None)
-    static = static_builds("qemu-arm64", ["none", "full", "rt"], args)
+    built = KernelSource(kernels=None, source=None, patches=None, runtime="host")
+    static = static_builds("qemu-arm64", ["none", "full", "rt"], built)
     assert static == {"none": 512.3, "preempt": None}
     note = _build_note({}, static, prebuilt=False)
     assert ("one non-RT build instead of 2 static (none, preempt). Build time saved, as "
             "measured: none 512 s; preempt not counted (no build of the same inputs recorded "
             "in the kernel cache).") in note
-    prebuilt = argparse.Namespace(**{**vars(args), "kernels": tmp_path})
+    prebuilt = KernelSource(kernels=tmp_path, source=None, patches=None, runtime="host")
     assert static_builds("qemu-arm64", ["none"], prebuilt) == {"none": None}
 
 

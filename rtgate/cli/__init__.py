@@ -34,10 +34,10 @@ COMMANDS = {
     "publish": "rtgate.cli.publish",
     "kernel": "rtgate.kernel.cli",
     "board": "rtgate.board.cli",
-    "pipeline": "rtgate.pipeline",
+    "pipeline": "rtgate.cli.pipeline",
     "ab": "rtgate.cli.ab",
     "bisect": "rtgate.cli.bisect",
-    "sweep": "rtgate.sweep",
+    "sweep": "rtgate.cli.sweep",
     "report": "rtgate.cli.report",
     "compare": "rtgate.cli.report",
 }

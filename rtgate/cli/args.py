@@ -140,3 +140,23 @@ def add_thresholds_option(p: argparse.ArgumentParser, *, optional: bool) -> None
     where = "of the repository when present" if optional else "of RTGATE_ROOT or the checkout"
     p.add_argument("--thresholds", type=Path, metavar="FILE",
                    help=f"budgets (default: thresholds.yml {where})")
+
+
+def add_kernel_source_arguments(p: argparse.ArgumentParser, kernels_help: str) -> None:
+    """Where a flavor's kernel comes from: prebuilt (``--kernels``, ``kernels_help`` says which
+    flavors), else built from ``--source`` and ``--patches`` on ``--runtime``."""
+    p.add_argument("--kernels", type=Path, metavar="DIR", help=kernels_help)
+    p.add_argument("--source", help="kernel source: git:URL@REF | tar:PATH | debian:PACKAGE")
+    p.add_argument("--patches", type=Path, metavar="SERIES", help="quilt series file")
+    p.add_argument("--runtime", choices=["host", "docker"], default="host",
+                   help="where the kernel toolchain runs")
+
+
+def add_tuning_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--tuning", metavar="PROFILE",
+                   help="tuning profile from bench/tuning/ (none, isolated) or a .yml path: "
+                        "applied on the board, read back after boot and at the end (a setting "
+                        "not in effect makes the run incomplete, exit 3), recorded in the result")
+    p.add_argument("--allow-host-changes", action="store_true",
+                   help="the local board may apply a profile's run-time writes to this machine "
+                        "(undone at the end of the run, or at the next start after a crash)")
