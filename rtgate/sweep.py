@@ -17,10 +17,11 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+import jinja2
 from rich.console import Console
 from rich.markup import escape
 
-from rtgate import paths
+from rtgate import __version__, paths
 from rtgate.board.base import KernelArtifacts
 from rtgate.board.measure import measure
 from rtgate.board.spec import load_kernel_board, scenarios_of
@@ -28,7 +29,12 @@ from rtgate.board.tuning import BootParam, Profile, load_profile
 from rtgate.errors import Exit, InfraError, InputError
 from rtgate.gate import markdown
 from rtgate.jsonfile import write_atomic
+from rtgate.kernel.cache import cache_root
+from rtgate.kernel.plan import make_plan
+from rtgate.kernel.runtime import get_runtime
 from rtgate.pipeline import KernelSource, kernel_for
+from rtgate.report import plots
+from rtgate.report.summary import safe_name
 from rtgate.result import Result
 
 MODELS = ("none", "voluntary", "full", "rt")
@@ -85,10 +91,6 @@ def static_builds(board: str, models: list[str],
     recorded them when it built the same inputs; None for one never built here, or for every
     one when the kernels were given prebuilt (their inputs unknown). Nothing is built: the time
     saved is what was measured, not a multiple of the dynamic build's."""
-    from rtgate.kernel.cache import cache_root
-    from rtgate.kernel.plan import make_plan
-    from rtgate.kernel.runtime import get_runtime
-
     out: dict[str, float | None] = {}
     for model in models:
         if model == "rt":
@@ -156,9 +158,6 @@ def _merged(result: Result) -> tuple[dict[int, int], int]:
 
 def plots_for(points: list[Point], out: Path) -> list[tuple[str, str]]:
     """One overlay of the models' histograms per scenario, drawn by gnuplot: (scenario, stem)."""
-    from rtgate.report import plots
-    from rtgate.report.summary import safe_name
-
     todo, made = [], []
     for scenario in dict.fromkeys(p.scenario for p in points):
         columns, limit = [], 1
@@ -185,10 +184,6 @@ def plots_for(points: list[Point], out: Path) -> list[tuple[str, str]]:
 def page(points: list[Point], notes: str, figures: list[tuple[str, str]], board: str,
          virtual: bool) -> str:
     """The site page: the table (autoescaped: names come from results) and the plots."""
-    import jinja2
-
-    from rtgate import __version__
-
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(paths.REPORTS / "templates"),
                              autoescape=True, undefined=jinja2.StrictUndefined)
     return env.get_template("sweep.html").render(
