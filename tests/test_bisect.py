@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from rtgate.bisect.doc import Measurement, Variant, prefix
+from rtgate.bisect.doc import StepMeasurement, Variant, prefix
 from rtgate.bisect.patches import describe, patch_header
 from rtgate.bisect.render import markdown
 from rtgate.bisect.search import Conclusion, Search
@@ -38,19 +38,20 @@ class Model:
     base_over_budget: bool = False
     calls: list[tuple[Variant, Variant]] = field(default_factory=list)
 
-    def __call__(self, base: Variant, cand: Variant) -> Measurement:
+    def __call__(self, base: Variant, cand: Variant) -> StepMeasurement:
         self.calls.append((base, cand))
         if any(p in cand and d not in cand for p, d in self.needs.items()):
-            return Measurement(outcome=StepOutcome.SKIP, summary="a patch did not apply",
-                               applies=False)
+            return StepMeasurement(outcome=StepOutcome.SKIP, summary="a patch did not apply",
+                                   applies=False)
         if cand in self.broken:
-            return Measurement(outcome=StepOutcome.SKIP, summary="the kernel did not boot")
+            return StepMeasurement(outcome=StepOutcome.SKIP, summary="the kernel did not boot")
         if cand in self.undecided:
-            return Measurement(outcome=StepOutcome.UNKNOWN, summary="undecided at the step's cap")
+            return StepMeasurement(outcome=StepOutcome.UNKNOWN,
+                                   summary="undecided at the step's cap")
         diff = sum(self.adds.get(p, 0.0) for p in cand) - sum(self.adds.get(p, 0.0) for p in base)
         outcome = "worse" if diff >= MARGIN else "better" if diff <= -MARGIN else "same"
-        return Measurement(outcome=outcome, summary=f"Δ {diff:+.0f} µs",
-                           base_ok=not self.base_over_budget)
+        return StepMeasurement(outcome=outcome, summary=f"Δ {diff:+.0f} µs",
+                               base_ok=not self.base_over_budget)
 
 
 def bisect(model: Model, n: int = 8, *, good: int = 0, bad: int | None = None,
@@ -180,7 +181,7 @@ def test_interrupted_bisect_resumes_from_its_state_file(tmp_path: Path) -> None:
 
     first = Model({5: 500.0})
 
-    def stops_after_three(base: Variant, cand: Variant) -> Measurement:
+    def stops_after_three(base: Variant, cand: Variant) -> StepMeasurement:
         if len(first.calls) == 3:
             raise Interrupted
         return first(base, cand)

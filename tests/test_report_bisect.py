@@ -25,7 +25,7 @@ from test_bisect_replay import PLANNED, STEPS, published, recorded, replay
 from test_site import Browser, crawl
 
 from rtgate.bisect import doc as bisect_doc
-from rtgate.bisect.doc import BisectDoc, Detail, Measurement, Variant, label, prefix
+from rtgate.bisect.doc import BisectDoc, Detail, StepMeasurement, Variant, label, prefix
 from rtgate.bisect.patches import describe
 from rtgate.bisect.render import HEADLINE, markdown
 from rtgate.outcome import BisectOutcome
@@ -45,7 +45,7 @@ def write_bisect(out: Path, model: Model, **culprit_fields: str) -> dict[str, An
     ``culprit_fields`` replace fields of the culprit's header (a hostile subject)."""
     made = 0
 
-    def measure(base: Variant, cand: Variant) -> Measurement:
+    def measure(base: Variant, cand: Variant) -> StepMeasurement:
         nonlocal made
         made += 1
         m = model(base, cand)

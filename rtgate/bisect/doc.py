@@ -54,7 +54,9 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class Patch(_Model):
+class NamedPatch(_Model):
+    """A patch of the series, named as its header names it."""
+
     number: PatchNumber
     file: str
     subject: str
@@ -75,7 +77,7 @@ class Detail(BaseModel):
     pairs: int | None = Field(None, ge=0, exclude_if=_unset)
 
 
-class Measurement(_Model):
+class StepMeasurement(_Model):
     """What one step says of its candidate against its base."""
 
     outcome: StepOutcome
@@ -95,7 +97,7 @@ class Step(_Model):
     purpose: Purpose
     base: tuple[PatchNumber, ...]
     cand: tuple[PatchNumber, ...]
-    measurement: Measurement
+    measurement: StepMeasurement
     seconds: Seconds
 
 
@@ -112,8 +114,8 @@ class BisectDoc(_Model):
     steps: list[Step] = Field(min_length=1)
     elapsed_s: Seconds
     measured_s: Seconds
-    patches: list[Patch] = Field(min_length=1)
-    culprit_patch: Patch | None
+    patches: list[NamedPatch] = Field(min_length=1)
+    culprit_patch: NamedPatch | None
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 

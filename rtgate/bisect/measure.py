@@ -13,7 +13,7 @@ from rich.console import Console
 from rtgate.ab import doc as ab_doc
 from rtgate.ab.loop import ABRun, Side
 from rtgate.ab.settings import RoundSettings
-from rtgate.bisect.doc import Detail, Measurement, Variant, label
+from rtgate.bisect.doc import Detail, StepMeasurement, Variant, label
 from rtgate.bisect.settings import BisectSettings
 from rtgate.board.spec import BoardSpec
 from rtgate.errors import Exit, InfraError, InputError
@@ -49,7 +49,7 @@ def _gate(spec: BoardSpec, flavor: str, scenarios: list[str], thresholds: Thresh
                  [(flavor, s) for s in scenarios], thresholds, rounds, console)
 
 
-def _measurement(gate: ABRun, **where: str | float | None) -> Measurement:
+def _measurement(gate: ABRun, **where: str | float | None) -> StepMeasurement:
     """What a step's A/B gate, run or replayed, says of the candidate; ``where``: the Detail
     fields that say where its rounds are."""
     doc = ab_doc.document(gate)
@@ -60,9 +60,9 @@ def _measurement(gate: ABRun, **where: str | float | None) -> Measurement:
                       for v in gate.verdicts)
     # A candidate over its budget, a round the lab failed: the gate's reason is the evidence.
     summary = gate.why if gate.why and gate.outcome != "same" else "; ".join(effects)
-    return Measurement(outcome=STEP_OF_AB[gate.outcome], summary=summary,
-                       base_ok=base_ok,
-                       detail=Detail(**where, ab_outcome=gate.outcome, pairs=gate.pairs))
+    return StepMeasurement(outcome=STEP_OF_AB[gate.outcome], summary=summary,
+                           base_ok=base_ok,
+                           detail=Detail(**where, ab_outcome=gate.outcome, pairs=gate.pairs))
 
 
 @dataclass
@@ -97,7 +97,7 @@ class BoardMeasure:
         self.built[v] = home / "kernels"
         return self.built[v]
 
-    def __call__(self, base: Variant, cand: Variant) -> Measurement:
+    def __call__(self, base: Variant, cand: Variant) -> StepMeasurement:
         self.steps += 1
         out = step_dir(self.settings.out, self.steps, base, cand,
                        len(read_series(self.settings.series)))
@@ -114,9 +114,9 @@ class BoardMeasure:
         return _measurement(gate, ab=str(out / ab_doc.NAME), elapsed_s=gate.elapsed_s)
 
     @staticmethod
-    def _skipped(out: Path, why: str, *, applies: bool) -> Measurement:
+    def _skipped(out: Path, why: str, *, applies: bool) -> StepMeasurement:
         write_atomic(out / SKIPPED, json.dumps({"why": why, "applies": applies}) + "\n")
-        return Measurement(outcome=StepOutcome.SKIP, summary=why, applies=applies)
+        return StepMeasurement(outcome=StepOutcome.SKIP, summary=why, applies=applies)
 
 
 class _Skipped(BaseModel):
@@ -142,7 +142,7 @@ class ReplayMeasure:
     n: int
     used: list[Path] = field(default_factory=list)
 
-    def __call__(self, base: Variant, cand: Variant) -> Measurement:
+    def __call__(self, base: Variant, cand: Variant) -> StepMeasurement:
         number = len(self.used) + 1
         home = step_dir(self.source, number, base, cand, self.n)
         others = [p.name for p in self._entries() if p.name.startswith(f"{number:02d}_")
@@ -163,8 +163,8 @@ class ReplayMeasure:
                 record = _Skipped.model_validate_json(skipped.read_bytes())
             except ValidationError as exc:
                 raise InputError(f"unreadable: {exc.errors()[0]['msg']}", path=skipped) from exc
-            return Measurement(outcome=StepOutcome.SKIP, summary=record.why,
-                               applies=record.applies, detail=Detail(step=home.name))
+            return StepMeasurement(outcome=StepOutcome.SKIP, summary=record.why,
+                                   applies=record.applies, detail=Detail(step=home.name))
         gate = _gate(self.spec, self.flavor, self.scenarios, self.thresholds, self.settings,
                      home, (None, None), Console(stderr=True, quiet=True))
         gate.replay()

@@ -6,7 +6,7 @@ import email.parser
 import re
 from pathlib import Path
 
-from rtgate.bisect.doc import SCHEMA_ID, BisectDoc, Patch
+from rtgate.bisect.doc import SCHEMA_ID, BisectDoc, NamedPatch
 from rtgate.bisect.search import Conclusion
 from rtgate.kernel.patches import read_series
 
@@ -22,7 +22,7 @@ def patch_header(path: Path) -> dict[str, str]:
 def describe(series: Path, board: str, flavor: str, found: Conclusion) -> BisectDoc:
     """The bisect's document: what the search found on the board, with the patches named."""
     names = [p.name for p in read_series(series)]
-    patches = [Patch(number=i, file=name, **patch_header(series.parent / name))
+    patches = [NamedPatch(number=i, file=name, **patch_header(series.parent / name))
                for i, name in enumerate(names, start=1)]
     culprit = found.culprit
     return BisectDoc(schema=SCHEMA_ID, series=str(series), board=board, flavor=flavor,

@@ -1,5 +1,5 @@
-"""The bisect's search, pure: the measurement is a function (base, candidate) → Measurement, so
-that a board, a replay of a board's rounds or a test's model of a series can stand behind it."""
+"""The bisect's search, pure: the measurement is a function (base, candidate) → StepMeasurement,
+so that a board, a replay of a board's rounds or a test's model of a series can stand behind it."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from rtgate.bisect.doc import Measurement, Purpose, Step, Variant, label, prefix
+from rtgate.bisect.doc import Purpose, Step, StepMeasurement, Variant, label, prefix
 from rtgate.bisect.state import Log
 from rtgate.errors import Exit, InputError
 from rtgate.outcome import BISECT_EXIT, GOOD_STEPS, BisectOutcome, StepOutcome
 
-Measure = Callable[[Variant, Variant], Measurement]
+Measure = Callable[[Variant, Variant], StepMeasurement]
 """measure(base, candidate)."""
 
 Progress = Callable[[str], None]
@@ -50,7 +50,7 @@ class Search:
     started: float = 0.0
     _search_left: int = 0
 
-    def _measure(self, purpose: Purpose, base: Variant, cand: Variant) -> Measurement:
+    def _measure(self, purpose: Purpose, base: Variant, cand: Variant) -> StepMeasurement:
         index = self.log.replayed
         if index < len(self.log.steps):
             step = self.log.steps[index]
