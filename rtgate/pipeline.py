@@ -23,6 +23,7 @@ from rtgate.gate import infrarecord, junit, markdown
 from rtgate.gate.thresholds import flavor_of, load_thresholds
 from rtgate.gate.verdict import Infra, Ruling, judge, worst
 from rtgate.jsonfile import write_atomic
+from rtgate.kernel.build import build
 from rtgate.layout import flavor_dir, run_home
 from rtgate.result import Result
 from rtgate.trace.breach import BreachTracing
@@ -76,8 +77,6 @@ def kernel_for(spec: BoardSpec, flavor: str, kernel: KernelSource, out: Path,
         return None
     if kernel.kernels:
         return KernelArtifacts.from_dir(kernel.kernels / flavor)
-    from rtgate.kernel.build import build  # the kernel stage pulls in its toolchain checks
-
     console.rule(f"[bold]build[/] {spec.kernel_board} {flavor}")
     built = build(spec.kernel_board, flavor, source=kernel.source, series=kernel.patches,
                   runtime=kernel.runtime, out=out / "kernels" / flavor)
