@@ -34,6 +34,7 @@ def handler(args: argparse.Namespace) -> int:
         out=args.out, static=args.static, kernel=kernel_source(args), scale=args.scale,
         tuning=args.tuning))
 
+
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = subparsers.add_parser(
         "sweep", help="the preemption models side by side under load (table and plots)",

@@ -22,6 +22,7 @@ from typing import Any
 from rtgate.bisect import doc as bisect_doc
 from rtgate.bisect.doc import label, prefix
 from rtgate.errors import InputError
+from rtgate.outcome import BisectOutcome
 from rtgate.report.runs import SYMLINK, source_path
 from rtgate.report.summary import safe_name
 
@@ -31,13 +32,13 @@ AB_FILES = ("ab.json", "ab.md")
 
 # How each outcome reads at the top of the page, and its colour (the verdict badges').
 HEADLINE = {
-    "confirmed": ("culprit found and confirmed", "fail"),
-    "nothing": ("nothing to bisect: the whole series is good", "pass"),
-    "spread": ("not confirmed: the regression may be spread", "incomplete"),
-    "unconfirmed": ("not confirmed", "incomplete"),
-    "ambiguous": ("not confirmed: skipped patches leave several", "incomplete"),
-    "ends": ("the ends are wrong", "incomplete"),
-    "unmeasured": ("no verdict: the ends could not be measured", "incomplete"),
+    BisectOutcome.CONFIRMED: ("culprit found and confirmed", "fail"),
+    BisectOutcome.NOTHING: ("nothing to bisect: the whole series is good", "pass"),
+    BisectOutcome.SPREAD: ("not confirmed: the regression may be spread", "incomplete"),
+    BisectOutcome.UNCONFIRMED: ("not confirmed", "incomplete"),
+    BisectOutcome.AMBIGUOUS: ("not confirmed: skipped patches leave several", "incomplete"),
+    BisectOutcome.ENDS: ("the ends are wrong", "incomplete"),
+    BisectOutcome.UNMEASURED: ("no verdict: the ends could not be measured", "incomplete"),
 }
 PURPOSE = {
     "ends": "the bad end against the good end",
