@@ -5,10 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rtgate import paths
 from rtgate.bisect.run import bisect
 from rtgate.bisect.settings import BisectSettings
-from rtgate.cli.args import comma_list, count, duration, positive, rate, rounds_at_least, scale
+from rtgate.cli.args import add_ab_options, comma_list, count, duration
 from rtgate.kernel.cache import TRUST_DOMAINS
 from rtgate.kernel.runtime import RUNTIMES
 from rtgate.stats.ab import MIN_ROUNDS
@@ -67,26 +66,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument("--bad", type=count, metavar="M",
                    help="the first M patches are bad (default: the whole series)")
     p.add_argument("--scenarios", type=comma_list, help="comma-separated; `board`: the board's own")
-    p.add_argument("--round-duration", type=duration, required=True,
-                   help="measurement per A/B round, e.g. 20s")
     p.add_argument("--step-time", dest="max_time", type=duration, required=True,
                    help="time cap of one step's A/B rounds, e.g. 10m: unknown (skipped) after")
-    p.add_argument("--planned-rounds", type=rounds_at_least(MIN_ROUNDS), metavar="N",
-                   help="rounds a side every step's alpha spending plans for, fixed before the "
-                        "first round (as `rtgate ab`; needed to --replay); default: what "
-                        "--step-time allows at each step's first pair's pace")
     p.add_argument("--repeats", type=int, default=2,
                    help="culprit-against-parent measurements that must all be worse (default 2)")
     p.add_argument("--out", type=Path, required=True, help="output directory (and state)")
     p.add_argument("--replay", type=Path, metavar="DIR",
                    help="measure nothing: re-decide the bisect whose rounds are in DIR/steps/ "
                         "(e.g. a pull request's, from an artifact) into OUT")
-    p.add_argument("--scale", type=scale, default=None, help="multiply load instances/streams")
-    p.add_argument("--thresholds", type=Path, default=paths.THRESHOLDS, metavar="FILE")
-    p.add_argument("--min-effect-us", type=positive, metavar="US",
-                   help="minimum effect worth reporting (overrides ab.min_effect_us)")
-    p.add_argument("--alpha", type=rate, metavar="RATE",
-                   help="false-alarm rate of each step (overrides ab.alpha; default 0.01)")
+    add_ab_options(
+        p, min_rounds=MIN_ROUNDS, round_help="measurement per A/B round, e.g. 20s",
+        planned_help="rounds a side every step's alpha spending plans for, fixed before the "
+                     "first round (as `rtgate ab`; needed to --replay); default: what "
+                     "--step-time allows at each step's first pair's pace",
+        min_effect_help="minimum effect worth reporting (overrides ab.min_effect_us)",
+        alpha_help="false-alarm rate of each step (overrides ab.alpha; default 0.01)")
     p.add_argument("--runtime", choices=RUNTIMES, default="host",
                    help="where the kernels build (as `rtgate kernel build`)")
     p.add_argument("--cache-trust", dest="trust", choices=TRUST_DOMAINS,
