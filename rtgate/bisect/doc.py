@@ -50,11 +50,11 @@ def _unset(value: object) -> bool:
     return value is None
 
 
-class _Model(BaseModel):
+class _BisectModel(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class NamedPatch(_Model):
+class NamedPatch(_BisectModel):
     """A patch of the series, named as its header names it."""
 
     number: PatchNumber
@@ -77,7 +77,7 @@ class Detail(BaseModel):
     pairs: int | None = Field(None, ge=0, exclude_if=_unset)
 
 
-class StepMeasurement(_Model):
+class StepMeasurement(_BisectModel):
     """What one step says of its candidate against its base."""
 
     outcome: StepOutcome
@@ -93,7 +93,7 @@ class StepMeasurement(_Model):
 Purpose = Literal["ends", "search", "parent", "revert"]
 
 
-class Step(_Model):
+class Step(_BisectModel):
     purpose: Purpose
     base: tuple[PatchNumber, ...]
     cand: tuple[PatchNumber, ...]
@@ -101,7 +101,7 @@ class Step(_Model):
     seconds: Seconds
 
 
-class BisectDoc(_Model):
+class BisectDoc(_BisectModel):
     schema_: Literal["rtgate/bisect/v1"] = Field(alias="schema")
     series: str
     board: str
