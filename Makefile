@@ -53,20 +53,20 @@ test: deps
 # The A/B gate's calibration on the virtual board (docs/statistics.md, "Calibration"): A/A and A/B
 # with the planted-latency kernel as B, then the A/B test alone (budgets no planted stall can fail),
 # then a moderate effect (20 ms stalls, which the gate's budgets let through).
-QEMU_CALIBRATION_SETTINGS = bench/perf/ab_calibration.py --board qemu-arm64 --flavors stock \
+QEMU_CALIBRATION_SETTINGS = benchmarks/ab_calibration.py --board qemu-arm64 --flavors stock \
   --scenario idle --round-duration 5s --max-time 120s --planned-rounds 6 --min-effect-us 5000
 QEMU_CALIBRATION = $(QEMU_CALIBRATION_SETTINGS) --build-kernels out/bench/qemu-kernels
 
 bench: deps
 	@$(DEPS) kernel qemu
-	@for b in bench/perf/*.py; do echo "== $$b"; $(PYTHON) $$b || exit $$?; done
+	@for b in benchmarks/*.py; do echo "== $$b"; $(PYTHON) $$b || exit $$?; done
 	@echo "== qemu-arm64 calibration"; $(PYTHON) $(QEMU_CALIBRATION)
-	$(PYTHON) $(QEMU_CALIBRATION) --aa 0 --thresholds bench/perf/ab-test-alone.thresholds.yml
+	$(PYTHON) $(QEMU_CALIBRATION) --aa 0 --thresholds benchmarks/ab-test-alone.thresholds.yml
 	$(PYTHON) $(QEMU_CALIBRATION_SETTINGS) --build-kernels out/bench/qemu-kernels-20ms \
 	  --planted-length-us 20000 --aa 0
 
 lint: deps
-	$(PYTHON) -m ruff check rtgate tests bench
+	$(PYTHON) -m ruff check rtgate tests benchmarks
 
 # The kernel builder image on the local dockerd (started if none answers), no Docker Hub needed.
 kernel-builder: deps

@@ -142,11 +142,11 @@ def test_the_family_wise_false_alarm_rate_holds_across_keys_and_metrics() -> Non
 
 
 def _speed_bench():  # type: ignore[no-untyped-def]
-    """bench/perf/ab_speed.py holds the reference: scipy's functions called once per split."""
+    """benchmarks/ab_speed.py holds the reference: scipy's functions called once per split."""
     import importlib.util
     from pathlib import Path
 
-    path = Path(__file__).parents[1] / "bench" / "perf" / "ab_speed.py"
+    path = Path(__file__).parents[1] / "benchmarks" / "ab_speed.py"
     spec = importlib.util.spec_from_file_location("ab_speed", path)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)

@@ -37,7 +37,7 @@ re-parametrized in the return level and a root search on it, i.e. fitting code o
 BCa rather than the plain percentile interval: a far quantile's sampling distribution is skewed
 and the percentile interval undercovered it (POT on a known GPD tail, 600 blocks: 7 of 12
 intervals held the truth, BCa 9 of 12), at the cost of one jackknife refit per block. Both can
-undercover with few blocks and heavy tails: the benchmark (bench/perf/tail_coverage.py)
+undercover with few blocks and heavy tails: the benchmark (benchmarks/tail_coverage.py)
 measures coverage on real runs.
 
 Per hour to per block: with blocks of ``d`` seconds an hour has ``m = 3600 / d`` of them, and a

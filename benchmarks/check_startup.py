@@ -6,7 +6,7 @@ milliseconds: what it pays is the interpreter's start and its imports. A fresh p
 the median, min and max wall seconds, and which heavy packages the check imported (read from
 ``-X importtime``): with an ordinary budget, neither scipy nor statsmodels.
 
-    python bench/perf/check_startup.py [--runs N]
+    python benchmarks/check_startup.py [--runs N]
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 RESULT = ROOT / "tests" / "data" / "results" / "local-cpu.result.json"  # a real cyclictest run
 THRESHOLDS = ROOT / "thresholds.yml"  # its budget (local/*/*) has no pwcet_us
 HEAVY = ("scipy", "statsmodels", "pandas", "numpy", "pydantic", "jinja2", "rich")

@@ -14,7 +14,7 @@ the rounds, and the ratios reduced / bare and harness / bare with a 95 % interva
 over the per-round ratios: the round is the replicate, not the sample). A ratio whose interval
 holds 1.0 and lies within 1 ± 0.02 means the cost is not measurable at 2 %.
 
-    python bench/perf/harness_overhead.py [--seconds N] [--rounds R]
+    python benchmarks/harness_overhead.py [--seconds N] [--rounds R]
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from rtgate.cyclictest.parse import parse
 from rtgate.cyclictest.version import detect
 from rtgate.result import Result, load_result
 
-ROOT = Path(__file__).resolve().parent.parent.parent
+ROOT = Path(__file__).resolve().parents[1]
 GOAL = 0.02
 
 

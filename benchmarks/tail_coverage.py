@@ -8,7 +8,7 @@ with 5 %: a 90 % interval for the single draw, widened by the fit's own uncertai
 many trials' long-run maximum fell inside, below and above, and how many short runs gave no
 valid estimate (a failed assumption check), each with its reason.
 
-    python bench/perf/tail_coverage.py [--seconds N] [--trials N] [--block-cycles N]
+    python benchmarks/tail_coverage.py [--seconds N] [--trials N] [--block-cycles N]
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ Each side runs in its own child process so that its peak RSS is its own; both re
 file, generated here in the exact layout of cyclictest 2.40 ``-v`` (``%8d:%8lu:%8ld``, threads
 printed in interleaved blocks as its main loop drains each thread's buffer).
 
-    python bench/perf/parse_vs_pandas.py [--lines N]
+    python benchmarks/parse_vs_pandas.py [--lines N]
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ Each trial is one whole `rtgate ab` run through the real CLI, exactly as the gat
   board, --cand-kernels (e.g. the planted-latency kernel; --build-kernels DIR builds both sides:
   the project's series, and the same plus the planted latency on by default: 1 s of interrupts
   off every 2 s, or --planted-length-us for a moderate effect). Exit 1 is a detection. With
-  --thresholds bench/perf/ab-test-alone.thresholds.yml no planted stall can fail a budget, so a
+  --thresholds benchmarks/ab-test-alone.thresholds.yml no planted stall can fail a budget, so a
   detection is the A/B test's alone.
 
 A trial whose rounds the lab could not measure or that came out incomplete (exit 3) is not a
@@ -27,7 +27,7 @@ one-sided upper bound (0 alarms in 59 clean trials put that bound below 5 %); th
 rate with its interval; the median time to a decision (decided trials) and the rounds used;
 the load average the trials ran under.
 
-    python bench/perf/ab_calibration.py [--aa N] [--ab N] [--round-duration 2s] [--max-time 60s]
+    python benchmarks/ab_calibration.py [--aa N] [--ab N] [--round-duration 2s] [--max-time 60s]
            [--board B --flavors F (--kernels DIR --cand-kernels DIR | --build-kernels DIR
             [--planted-length-us US])]
            [--planned-rounds N] [--thresholds FILE]
@@ -53,7 +53,7 @@ from rtgate.board.spec import load_kernel_board
 from rtgate.errors import InputError
 from rtgate.kernel.patches import read_series, write_series
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 PLANTED = ROOT / "tests" / "data" / "bisect" / "0005-rtgate-planted-latency-on.patch"
 PLANTED_LENGTH = "+static unsigned int length_us = {};"
 PLANTED_LENGTH_US = 1000000

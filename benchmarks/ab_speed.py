@@ -4,7 +4,7 @@ rounds (the implementation before the vectorisation, kept here as the reference)
 same seeded rounds; printed: wall time of each, the speedup, and that every statistic and p-value
 agrees.
 
-    python bench/perf/ab_speed.py [--rounds N ...] [--repeat N]
+    python benchmarks/ab_speed.py [--rounds N ...] [--repeat N]
 """
 
 from __future__ import annotations

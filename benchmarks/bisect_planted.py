@@ -11,7 +11,7 @@ Printed: the culprit and whether it was confirmed, the measurements made against
 bound (ceil(log2 8) search steps plus the confirmation), the wall time, and each variant's build
 time. Takes 15-25 minutes on 2 cores under TCG.
 
-    python bench/perf/bisect_planted.py [--out DIR]
+    python benchmarks/bisect_planted.py [--out DIR]
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from pathlib import Path
 
 from rtgate.kernel.cache import cache_root
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "bisect"
 PATCHES = 8
 # What a variant's build may reuse; the kernel artifacts themselves (kernels/) stay private.
