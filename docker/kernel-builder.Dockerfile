@@ -21,6 +21,8 @@ RUN apt-get update \
 # rtgate itself, with its data (boards, fragments) where RTGATE_ROOT says.
 COPY pyproject.toml README.md /opt/rtgate/
 COPY rtgate /opt/rtgate/rtgate
+# The report definitions install with the package (pyproject.toml): pip needs them to build it.
+COPY reports /opt/rtgate/reports
 COPY kernel /opt/rtgate/kernel
 COPY docker /opt/rtgate/docker
 # kernel-builder.sh puts a wheelhouse in docker/wheels and passes PIP_OFFLINE=--no-index so the

@@ -25,7 +25,8 @@ base=${BASE_IMAGE:-$("$root/docker/debian-base.sh" "$arch")}
 # inside the build (the daemon's network may not reach one).
 ctx=$(mktemp -d /tmp/rtgate-builder-ctx.XXXXXX)
 trap 'rm -rf "$ctx"' EXIT
-cp -r "$root/pyproject.toml" "$root/README.md" "$root/rtgate" "$root/kernel" "$root/docker" "$ctx/"
+cp -r "$root/pyproject.toml" "$root/README.md" "$root/rtgate" "$root/reports" "$root/kernel" \
+  "$root/docker" "$ctx/"
 find "$ctx" -name __pycache__ -prune -exec rm -rf {} +
 py=${PYTHON:-$root/.venv/bin/python}
 deps=$("$py" -c 'import tomllib; print(" ".join(tomllib.load(open("'"$root"'/pyproject.toml","rb"))["project"]["dependencies"]))')

@@ -1,23 +1,37 @@
 """Where rtgate finds its files.
 
-Two kinds. What ships with the code — report templates and styles, JSON Schemas, the guest's init
-script — is package data, found next to the modules whether rtgate runs from a checkout or from
-a plain ``pip install .``. The repository's data, which maintainers review as data — bench/
-(scenarios, boards), thresholds.yml, kernel/, docker/ — is not installed: it is read from
-``RTGATE_ROOT`` when that is set, else from the working directory when it holds it, else from the
-source checkout the package was loaded from (an editable install). An installed rtgate run
-outside a checkout finds none, and says so (``require``).
+Two kinds. What ships with the code — JSON Schemas, the guest's init script, and reports/ (the
+report definitions: gnuplot plots, page templates, the stylesheet) — is package data, found
+whether rtgate runs from a checkout or from a plain ``pip install .``. The repository's data,
+which maintainers review as data — bench/ (scenarios, boards), thresholds.yml, kernel/, docker/ —
+is not installed: it is read from ``RTGATE_ROOT`` when that is set, else from the working
+directory when it holds it, else from the source checkout the package was loaded from (an
+editable install). An installed rtgate run outside a checkout finds none, and says so
+(``require``).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 
 from rtgate.errors import InputError
 
 PACKAGE = Path(__file__).resolve().parent
-REPORTS = PACKAGE / "report" / "assets"
+
+
+def _reports() -> Path:
+    # Installed (editable or not), reports/ is the package rtgate.reports (pyproject.toml maps
+    # it); run from a bare checkout (.github/rtgate), that package does not exist and reports/
+    # is the directory beside rtgate/.
+    installed = importlib.util.find_spec("rtgate.reports")
+    if installed is None or installed.origin is None:
+        return PACKAGE.parent / "reports"
+    return Path(installed.origin).parent
+
+
+REPORTS = _reports()
 
 _MARKERS = ("thresholds.yml", "bench")
 

@@ -55,7 +55,7 @@ def origin(tmp_path: Path) -> Path:
     origin.mkdir()
     git(origin, "init", "-q", "-b", "main")
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for name in ("rtgate", "bench", "kernel", ".github"):
+    for name in ("rtgate", "reports", "bench", "kernel", ".github"):
         shutil.copytree(ROOT / name, origin / name, ignore=ignore)
     shutil.copy2(ROOT / "thresholds.yml", origin / "thresholds.yml")
     git(origin, "add", "-A")

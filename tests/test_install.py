@@ -31,7 +31,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
     environment of the publisher's job."""
     ws = tmp_path_factory.mktemp("workspace")
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for name in ("rtgate", "bench", "kernel"):
+    for name in ("rtgate", "reports", "bench", "kernel"):
         shutil.copytree(ROOT / name, ws / name, ignore=ignore)
     for name in ("pyproject.toml", "README.md", "thresholds.yml"):
         shutil.copy2(ROOT / name, ws / name)

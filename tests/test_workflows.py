@@ -527,7 +527,7 @@ def test_gate_inputs_have_code_owners() -> None:
     owners = (GITHUB / "CODEOWNERS").read_text().splitlines()
     patterns = {line.split()[0] for line in owners if line.strip() and not line.startswith("#")}
     assert {"/thresholds.yml", "/bench/", "/rtgate/", "/kernel/boards/", "/.github/",
-            "/docker/", "/pyproject.toml", "/benchmarks/"} <= patterns
+            "/docker/", "/pyproject.toml", "/reports/", "/benchmarks/"} <= patterns
     # The kernel under test is what pull requests are for: not a gate input.
     assert not any(p.startswith(("/kernel/patches", "/kernel/configs", "/kernel/")) and
                    p != "/kernel/boards/" for p in patterns)
