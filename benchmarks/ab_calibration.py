@@ -49,7 +49,7 @@ from typing import Any
 
 from scipy import stats
 
-from rtgate.board.spec import load_kernel_board
+from rtgate.board.spec import load_target_board
 from rtgate.errors import InputError
 from rtgate.kernel.patches import read_series, write_series
 
@@ -96,7 +96,7 @@ def build_kernels(args: argparse.Namespace, into: Path) -> None:
     """A: the board's kernels from the project's series (main's kernel); B: the same series plus
     the planted latency, on by default (tests/data/bisect, issue 12's patch). Cache hits when
     built before; otherwise ccache rebuilds."""
-    spec = load_kernel_board(args.board, "--build-kernels has nothing to build for it")
+    spec = load_target_board(args.board, "--build-kernels has nothing to build for it")
     series = ROOT / "kernel" / "patches" / "series"
     base = [(p.name, series.parent / p.name) for p in read_series(series)]
     planted = PLANTED
@@ -113,7 +113,7 @@ def build_kernels(args: argparse.Namespace, into: Path) -> None:
         side_series = write_series(into / side / "patches", [*base, *extra])
         for flavor in args.flavors.split(","):
             subprocess.run([sys.executable, "-m", "rtgate", "kernel", "build", "--board",
-                            str(spec.kernel_board), "--flavor", flavor,
+                            str(spec.kernel_target), "--flavor", flavor,
                             "--patches", str(side_series), "--quiet",
                             "--out", str(into / side / "kernels" / flavor)], cwd=ROOT, check=True)
     args.kernels, args.cand_kernels = into / "base" / "kernels", into / "planted" / "kernels"

@@ -73,12 +73,12 @@ class Run:
 
 def kernel_for(spec: BoardSpec, flavor: str, kernel: KernelSource, out: Path,
                console: Console) -> KernelArtifacts | None:
-    if not spec.kernel_board:
+    if not spec.kernel_target:
         return None
     if kernel.kernels:
         return KernelArtifacts.from_dir(kernel.kernels / flavor)
-    console.rule(f"[bold]build[/] {spec.kernel_board} {flavor}")
-    built = build(spec.kernel_board, flavor, source=kernel.source, series=kernel.patches,
+    console.rule(f"[bold]build[/] {spec.kernel_target} {flavor}")
+    built = build(spec.kernel_target, flavor, source=kernel.source, series=kernel.patches,
                   runtime=kernel.runtime, out=out / "kernels" / flavor)
     console.print(f"kernel {built.kernel_release} "
                   f"({'cache hit' if built.cache_hit else 'built'}) in {built.out}")

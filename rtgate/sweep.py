@@ -24,7 +24,7 @@ from rich.markup import escape
 from rtgate import __version__, paths
 from rtgate.board.base import KernelArtifacts
 from rtgate.board.measure import measure
-from rtgate.board.spec import load_kernel_board, scenarios_of
+from rtgate.board.spec import load_target_board, scenarios_of
 from rtgate.board.tuning import BootParam, Profile, load_profile
 from rtgate.errors import Exit, InfraError, InputError
 from rtgate.gate import markdown
@@ -195,7 +195,7 @@ def sweep(s: SweepSettings) -> int:
     """Every model × scenario measured; sweep.md and sweep.html written; exit 3 when a run is
     incomplete."""
     console = Console(stderr=True)
-    spec = load_kernel_board(s.board, "a sweep needs a board that boots built kernels")
+    spec = load_target_board(s.board, "a sweep needs a board that boots built kernels")
     unknown = [m for m in s.models if m not in MODELS]
     if unknown:
         raise InputError(f"unknown preemption model(s) {', '.join(unknown)} "
@@ -241,7 +241,7 @@ def sweep(s: SweepSettings) -> int:
                 continue
             points.append(Point(model, label, scenario, m.result))
 
-    static = static_builds(spec.kernel_board, s.models, s.kernel) if use_dynamic else None
+    static = static_builds(spec.kernel_target, s.models, s.kernel) if use_dynamic else None
     notes = _build_note(kernels, static, s.kernel.kernels is not None)
     text = table(points, spec.name, spec.virtual is True) + notes
     write_atomic(s.out / "sweep.md", text)

@@ -146,7 +146,7 @@ def test_gate_writes_the_markdown_step_summary(gate_run: tuple[Case, int, str, P
 
 @pytest.mark.integration
 @pytest.mark.parametrize(("board", "lab", "lava"), [
-    ("lava-qemu", [], [{"board": "lava-qemu", "kernel_board": "qemu-arm64"}]),
+    ("lava-qemu", [], [{"board": "lava-qemu", "kernel_target": "qemu-arm64"}]),
     ("qemu-arm64", ["qemu-arm64"], [])])
 def test_the_plan_job_sends_a_lava_board_to_the_hosted_gate(
         tmp_path: Path, board: str, lab: list[str], lava: list[dict[str, str]]) -> None:
@@ -170,5 +170,5 @@ def test_the_plan_job_sends_a_lava_board_to_the_hosted_gate(
     outputs = dict(re.findall(r"::set-output:: (\w+)=(.*)$", log, re.MULTILINE))
     assert json.loads(outputs["boards"]) == lab
     assert json.loads(outputs["lava"]) == lava
-    assert json.loads(outputs["kernel_boards"]) == ["qemu-arm64"]
+    assert json.loads(outputs["kernel_targets"]) == ["qemu-arm64"]
     assert outputs["trust"] == "main"

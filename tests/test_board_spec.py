@@ -30,7 +30,7 @@ def test_shipped_boards_and_their_driver_options() -> None:
     assert pi.options.reboot_tryboot == "reboot '0 tryboot'"
     # Nothing pinned for a lab we have not seen: the driver says so on every run.
     assert pi.options.tools == {}
-    assert qemu.kernel_board == "qemu-arm64" and pi.kernel_board == "rpi5"
+    assert qemu.kernel_target == "qemu-arm64" and pi.kernel_target == "rpi5"
 
 
 def test_board_list_prints_name_driver_virtual_description() -> None:

@@ -59,11 +59,11 @@ def test_yaml_alias_bomb_is_refused_before_expansion(tmp_path: Path) -> None:
     assert "anchors and aliases" in (tmp_path / "junit.xml").read_text(encoding="utf-8")
 
 
-def test_kernel_board_yaml_goes_through_the_same_loader(tmp_path: Path) -> None:
-    """kernel/boards/*.yml is gate input too: an alias there is refused the same way."""
+def test_kernel_target_yaml_goes_through_the_same_loader(tmp_path: Path) -> None:
+    """kernel/targets/*.yml is gate input too: an alias there is refused the same way."""
     shutil.copytree(ROOT / "kernel", tmp_path / "kernel")
-    board = tmp_path / "kernel" / "boards" / "evil.yml"
-    board.write_text((ROOT / "kernel" / "boards" / "qemu-arm64.yml").read_text()
+    board = tmp_path / "kernel" / "targets" / "evil.yml"
+    board.write_text((ROOT / "kernel" / "targets" / "qemu-arm64.yml").read_text()
                      .replace("name: qemu-arm64", "name: evil")
                      .replace("image_name: Image", "image_name: &i Image\nimage: *i"),
                      encoding="utf-8")

@@ -81,7 +81,7 @@ def test_fragment_change_changes_key(tmp_path: Path) -> None:
 
 def test_source_ref_and_toolchain_change_key(tmp_path: Path) -> None:
     plan = make_plan("qemu-arm64", "rt", HostRuntime())
-    args = (plan.board, plan.flavor)
+    args = (plan.target, plan.flavor)
     key = cache_key(*args, plan.source, plan.fragments, plan.patches, plan.toolchain)
     assert key == plan.cache_key
     newer = plan.source.model_copy(update={"ref": "6.12.999-1"})

@@ -526,11 +526,11 @@ def evaluate_with_contains(expression: str, context: dict[str, Any]) -> Any:
 def test_gate_inputs_have_code_owners() -> None:
     owners = (GITHUB / "CODEOWNERS").read_text().splitlines()
     patterns = {line.split()[0] for line in owners if line.strip() and not line.startswith("#")}
-    assert {"/thresholds.yml", "/bench/", "/rtgate/", "/kernel/boards/", "/.github/",
+    assert {"/thresholds.yml", "/bench/", "/rtgate/", "/kernel/targets/", "/.github/",
             "/docker/", "/pyproject.toml", "/reports/", "/benchmarks/"} <= patterns
     # The kernel under test is what pull requests are for: not a gate input.
     assert not any(p.startswith(("/kernel/patches", "/kernel/configs", "/kernel/")) and
-                   p != "/kernel/boards/" for p in patterns)
+                   p != "/kernel/targets/" for p in patterns)
 
 
 # Threads cyclictest runs (-t: one per CPU) on each board the gate measures: the Pi 5's BCM2712
@@ -566,7 +566,7 @@ def test_a_healthy_boards_pr_gate_runs_long_enough_for_a_verdict() -> None:
     assert set(durations) == all_boards()
     for board, duration in durations.items():
         spec = load_board(board)
-        flavors = ["stock", "rt"] if spec.kernel_board else ["stock"]
+        flavors = ["stock", "rt"] if spec.kernel_target else ["stock"]
         for flavor, scenario in ((f, s) for f in flavors for s in spec.scenarios):
             budget = thresholds.select(board, flavor, scenario)
             assert budget is not None, f"{board}/{flavor}/{scenario} has no budget"
@@ -678,7 +678,7 @@ def test_the_ab_plan_is_the_publishers_and_its_first_look_can_decide() -> None:
     thresholds = load_thresholds(ROOT / "thresholds.yml")
     flavors = load(GATE)["jobs"]["gate"]["env"]["AB_FLAVORS"].split()
     # LAVA boards are judged on their budgets alone: no A/B plan (docs/lava.md).
-    assert set(plans) == {b for b in lab_runner_boards() if load_board(b).kernel_board}
+    assert set(plans) == {b for b in lab_runner_boards() if load_board(b).kernel_target}
     for board, plan in plans.items():
         spec = load_board(board)
         for flavor, scenario in ((f, s) for f in flavors for s in spec.scenarios):
@@ -725,12 +725,12 @@ def test_the_plan_sends_lava_boards_to_the_hosted_job_and_the_rest_to_their_cont
     lava = [b for b in everything if specs[b].driver == "lava"]
     assert lava, "no LAVA board ships: the routing is untested"
     assert json.loads(outputs["boards"]) == [b for b in everything if b not in lava]
-    assert json.loads(outputs["lava"]) == [{"board": b, "kernel_board": specs[b].kernel_board}
+    assert json.loads(outputs["lava"]) == [{"board": b, "kernel_target": specs[b].kernel_target}
                                            for b in lava]
-    assert json.loads(outputs["kernel_boards"]) == sorted(
-        {s.kernel_board for s in specs.values() if s.kernel_board})
-    assert json.loads(outputs["lava_kernel_boards"]) == sorted(
-        {specs[b].kernel_board for b in lava})
+    assert json.loads(outputs["kernel_targets"]) == sorted(
+        {s.kernel_target for s in specs.values() if s.kernel_target})
+    assert json.loads(outputs["lava_kernel_targets"]) == sorted(
+        {specs[b].kernel_target for b in lava})
     context = Context.model_validate_json((tmp_path / "ctx" / "context.json").read_bytes())
     assert context.boards == everything
 
@@ -764,7 +764,7 @@ def test_the_lava_gate_job_is_github_hosted_behind_the_lab_approval() -> None:
             "plan": {"result": "success", "outputs": {"lava": lava}},
             "kernels": {"result": kernels}, "lava-kernels": {"result": lava_kernels}}}))
 
-    lava = '[{"board":"lava-qemu","kernel_board":"qemu-arm64"}]'
+    lava = '[{"board":"lava-qemu","kernel_target":"qemu-arm64"}]'
     assert runs(lava) and runs(lava, "skipped", "success")
     assert not runs("[]") and not runs(lava, "failure") and not runs(lava, "skipped", "failure")
     # The lab gate no longer gets an empty matrix when every board is a LAVA one.
@@ -806,14 +806,14 @@ def test_a_pull_requests_kernel_for_a_lava_board_is_built_without_the_token() ->
     gate = load(GATE)
     build = gate["jobs"]["lava-kernels"]
     assert build["uses"] == "./.github/workflows/kernels.yml"
-    assert build["with"] == {"boards": "${{ needs.plan.outputs.lava_kernel_boards }}",
+    assert build["with"] == {"boards": "${{ needs.plan.outputs.lava_kernel_targets }}",
                              "head-kernel-inputs": True}
     assert granted(build["permissions"]) == {"contents": "read"}
     assert "environment" not in build and "secrets" not in build
 
     def builds(trust: str, boards: str) -> bool:
         return bool(evaluate(build["if"], {"needs": {"plan": {"outputs": {
-            "trust": trust, "lava_kernel_boards": boards}}}}))
+            "trust": trust, "lava_kernel_targets": boards}}}}))
 
     assert builds("pr", '["qemu-arm64"]')
     assert not builds("main", '["qemu-arm64"]') and not builds("pr", "[]")
@@ -827,14 +827,14 @@ def test_a_pull_requests_kernel_for_a_lava_board_is_built_without_the_token() ->
     assert names.index("The pull request's kernel inputs") < names.index(
         "Builder image for this runner (from the GHA cache)")
     # main's kernels for every board's kernel build target, LAVA boards' included.
-    assert gate["jobs"]["kernels"]["with"]["boards"] == "${{ needs.plan.outputs.kernel_boards }}"
+    assert gate["jobs"]["kernels"]["with"]["boards"] == "${{ needs.plan.outputs.kernel_targets }}"
     # gate-lava: the default branch's checkout and the built kernel, nothing else of the head.
     steps = lava_job()["steps"]
     uses = [s.get("uses", "").split("@")[0] for s in steps if "uses" in s]
     assert uses == ["actions/checkout", "./.github/actions/fetch-kernels",
                     "./.github/actions/verdict", "./.github/actions/keep-results"]
     fetch = next(s for s in steps if s.get("uses") == "./.github/actions/fetch-kernels")
-    assert fetch["with"]["board"] == "${{ matrix.kernel_board }}"
+    assert fetch["with"]["board"] == "${{ matrix.kernel_target }}"
 
 
 def test_the_lava_gate_feeds_the_publisher_like_the_lab_gate() -> None:

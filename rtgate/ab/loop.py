@@ -274,10 +274,10 @@ def prepare(settings: ABSettings, console: Console) -> ABRun:
     """The run `rtgate ab` asks for, with everything a round needs checked before the first
     boot: the board, its sides' kernels and scenarios, the budgets."""
     spec = load_board(settings.board)
-    if spec.kernel_board and (settings.base is None or settings.cand is None):
+    if spec.kernel_target and (settings.base is None or settings.cand is None):
         raise InputError(f"board {spec.name!r} boots the kernels it measures: give --base and "
                          "--cand (DIR/<flavor>/ from `rtgate kernel build --out`)")
-    if not spec.kernel_board and (settings.base or settings.cand):
+    if not spec.kernel_target and (settings.base or settings.cand):
         raise InputError(f"board {spec.name!r} measures its running kernel: both sides are it; "
                          "give no --base/--cand (--cand-scenario-dir plants a difference)")
     sides = (Side("A", "base", settings.base, None),

@@ -27,7 +27,7 @@ def markdown(run: ABRun, heading: str = "## rtgate ab") -> str:
     lines = [f"{heading}: {said} (exit {int(run.exit)})", ""]
     if run.why:
         lines += [f"{code(run.why)}", ""]
-    if not run.spec.kernel_board:
+    if not run.spec.kernel_target:
         b = run.sides[1].scenarios
         lines += [f"> ⚠️ {code(run.spec.name)} measures its running kernel: A and B are the "
                   "same kernel" + (f", B with the scenarios of {code(str(b))}" if b else

@@ -13,7 +13,7 @@ from rtgate.bisect.render import markdown, refused_markdown
 from rtgate.bisect.search import Measure, Search
 from rtgate.bisect.settings import BisectSettings
 from rtgate.bisect.state import Log
-from rtgate.board.spec import load_kernel_board, scenarios_of
+from rtgate.board.spec import load_target_board, scenarios_of
 from rtgate.errors import InputError, RtgateError
 from rtgate.gate.thresholds import load_thresholds
 from rtgate.jsonfile import write_atomic
@@ -23,7 +23,7 @@ from rtgate.kernel.patches import read_series
 def bisect(s: BisectSettings) -> int:
     """Run (or replay) the bisect; its exit code."""
     console = Console(stderr=True)
-    spec = load_kernel_board(s.board, "nothing to build, nothing to bisect (use a kernel board "
+    spec = load_target_board(s.board, "nothing to build, nothing to bisect (use a kernel board "
                                       "such as qemu-arm64)")
     n = len(read_series(s.series))
     good, bad = s.good, n if s.bad is None else s.bad

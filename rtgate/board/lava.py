@@ -302,7 +302,7 @@ class LavaBoard(Board):
     def deploy(self, kernel: KernelArtifacts | None) -> None:
         if kernel is None:
             raise InputError(f"board {self.spec.name!r} boots only built kernels: give one "
-                             f"(rtgate kernel build --board {self.spec.kernel_board})")
+                             f"(rtgate kernel build --board {self.spec.kernel_target})")
         if self.profile is not None:
             raise InputError(f"board {self.spec.name!r} (LAVA) does not apply tuning profiles")
         token = _token(self.opts.token_env, "LAVA token")

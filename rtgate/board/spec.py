@@ -199,8 +199,9 @@ class BoardSpec(BaseModel):
         default_factory=lambda: ["all-in"], min_length=1,
         description="What the gate measures on this board when no scenario is named: the "
                     "paper's all-in on real hardware, a load the board can carry otherwise.")
-    kernel_board: str | None = Field(
-        None, description="Kernel build target (`rtgate kernel build --board`); none for local.")
+    kernel_target: str | None = Field(
+        None, description="The kernel target its kernels are built for (kernel/targets/NAME.yml, "
+                          "`rtgate kernel build --board NAME`); none for local.")
     options: LocalOptions | QemuOptions | SshOptions | LavaOptions = Field(
         default_factory=LocalOptions, description="Driver-specific settings.")
 
@@ -222,10 +223,11 @@ def load_board(name: str, root: Path | None = None) -> BoardSpec:
     return load_named(board_path(name, root), BoardSpec, "board")
 
 
-def load_kernel_board(name: str, why: str) -> BoardSpec:
-    """A board that boots the kernels rtgate builds; ``why`` says what needs one."""
+def load_target_board(name: str, why: str) -> BoardSpec:
+    """A board that boots the kernels rtgate builds for its kernel target; ``why`` says what
+    needs one."""
     spec = load_board(name)
-    if not spec.kernel_board:
+    if not spec.kernel_target:
         raise InputError(f"board {spec.name!r} runs its own kernel: {why}")
     return spec
 
@@ -237,7 +239,7 @@ def list_boards(root: Path | None = None) -> list[BoardSpec]:
 def flavors_of(spec: BoardSpec, requested: list[str] | None) -> list[str]:
     """The flavors a run on this board measures: stock and rt by default on a board that boots
     its kernels; one label at most (default: the running kernel's) on one that does not."""
-    if spec.kernel_board:
+    if spec.kernel_target:
         return requested or ["stock", "rt"]
     if requested and len(requested) > 1:
         raise InputError(f"board {spec.name!r} runs its own kernel and cannot boot "

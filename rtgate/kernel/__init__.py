@@ -1,4 +1,5 @@
-"""Kernel builds: a board × flavor × source × patch series, resolved into a plan and built.
+"""Kernel builds: a target (kernel/targets/) × flavor × source × patch series, resolved into a
+plan and built.
 
 `rtgate.kernel.build.build()` is the entry point for other stages; `rtgate kernel` is the CLI.
 """

@@ -3,10 +3,11 @@
     from rtgate.kernel.build import build
     result = build("qemu-arm64", "rt")        # -> BuildResult with result.image, result.config
 
-Outputs in `out` (default out/kernels/BOARD-FLAVOR): the image (board's image_name), `dtbs/` and
-`modules.tar.gz` when the board has them, `.config`, `build.log`, `metadata.json`. A finished build
-is kept under the cache by the plan's cache key; the same plan again is a copy from there, once
-the entry matches the sha256s it recorded (a refused entry is set aside and the kernel rebuilt).
+Outputs in `out` (default out/kernels/BOARD-FLAVOR): the image (the target's image_name),
+`dtbs/` and `modules.tar.gz` when the target has them, `.config`, `build.log`, `metadata.json`.
+A finished build is kept under the cache by the plan's cache key; the same plan again is a copy
+from there, once the entry matches the sha256s it recorded (a refused entry is set aside and the
+kernel rebuilt).
 The build runs on a copy of the pristine source and, in the docker runtime, sees only its work
 area and ccache: kbuild runs the Makefiles of the tree it builds, a pull request's included.
 """
@@ -62,7 +63,7 @@ class BuildResult:
 
 @dataclass(frozen=True)
 class _Slot:
-    """The work area of one board × flavor: a patched copy of the source and the build dir.
+    """The work area of one target × flavor: a patched copy of the source and the build dir.
 
     A pull request's Makefiles write anywhere in it (the docker runtime mounts it), so the host
     keeps nothing of its own there (the log and the lock sit beside it), empties it before each
@@ -111,11 +112,11 @@ class _Slot:
         return path
 
 
-def build(board: str, flavor: str, *, source: str | None = None, series: Path | None = None,
+def build(target: str, flavor: str, *, source: str | None = None, series: Path | None = None,
           fragments: list[Path] | None = None, runtime: str = "host", out: Path | None = None,
           config_only: bool = False, jobs: int | None = None, progress: bool = True,
           trust: str | None = None) -> BuildResult:
-    """Build (or fetch from the cache) the kernel for board × flavor; see the module docstring.
+    """Build (or fetch from the cache) the kernel for target × flavor; see the module docstring.
 
     config_only stops after the verified .config (no compile, never cached). trust names the
     cache's trust domain (rtgate.kernel.cache.cache_root).
@@ -123,10 +124,10 @@ def build(board: str, flavor: str, *, source: str | None = None, series: Path | 
     (the build failed, a tool is missing).
     """
     cache = cache_root(trust)
-    slot = _Slot((cache / "work").resolve() / f"{board}-{flavor}")
+    slot = _Slot((cache / "work").resolve() / f"{target}-{flavor}")
     rt = get_runtime(runtime, [slot.root, cache / "ccache"])
-    plan = make_plan(board, flavor, rt, source=source, series=series, extra_fragments=fragments)
-    out = out if out is not None else OUT_ROOT / f"{board}-{flavor}"
+    plan = make_plan(target, flavor, rt, source=source, series=series, extra_fragments=fragments)
+    out = out if out is not None else OUT_ROOT / f"{target}-{flavor}"
     entry = cache / "kernels" / plan.cache_key
     if not config_only and (hit := _cached(entry, out, plan, cache)) is not None:
         return hit
@@ -134,7 +135,7 @@ def build(board: str, flavor: str, *, source: str | None = None, series: Path | 
         # Another process may have finished the same plan while we waited for the lock.
         if not config_only and (hit := _cached(entry, out, plan, cache)) is not None:
             return hit
-        with BuildProgress(slot.log, f"{board} {flavor}", enabled=progress) as prog:
+        with BuildProgress(slot.log, f"{target} {flavor}", enabled=progress) as prog:
             try:
                 release = _configure(plan, rt, slot, cache, prog)
                 if config_only:
@@ -170,16 +171,16 @@ def _cached(entry: Path, out: Path, plan: Plan, cache: Path) -> BuildResult | No
         return None
 
 
-def _make(plan: Plan, slot: _Slot, *targets: str, jobs: int | None = None) -> list[str]:
-    board = plan.board
-    argv = ["make", "-C", str(slot.src), f"O={slot.obj}", f"ARCH={board.arch}",
-            f"CROSS_COMPILE={board.cross_compile}", f"CC=ccache {board.cross_compile}gcc",
+def _make(plan: Plan, slot: _Slot, *goals: str, jobs: int | None = None) -> list[str]:
+    arch, cross = plan.target.arch, plan.target.cross_compile
+    argv = ["make", "-C", str(slot.src), f"O={slot.obj}", f"ARCH={arch}",
+            f"CROSS_COMPILE={cross}", f"CC=ccache {cross}gcc",
             # The builds are C only: a rustc that happens to be on PATH must not change the
             # .config (CONFIG_RUSTC_VERSION) between a laptop, CI and the builder image.
             "RUSTC=false"]
     if jobs is not None:
         argv.append(f"-j{jobs}")
-    return [*argv, *targets]
+    return [*argv, *goals]
 
 
 def _env(cache: Path) -> dict[str, str]:
@@ -293,19 +294,19 @@ def _verify(fragments: list[Path], plan: Plan, config: Path) -> None:
 
 def _compile(plan: Plan, rt: Runtime, slot: _Slot, cache: Path, prog: BuildProgress,
              jobs: int | None) -> None:
-    board = plan.board
+    target = plan.target
     jobs = jobs or os.cpu_count() or 1
-    targets = [Path(board.image).name] + (["dtbs"] if board.dtbs else []) + (
-        ["modules"] if board.modules else [])
-    prog.stage(f"compiling {' '.join(targets)} (-j{jobs})")
-    _run(rt, _make(plan, slot, *targets, jobs=jobs), slot, cache, prog, "make")
+    goals = [Path(target.image).name] + (["dtbs"] if target.dtbs else []) + (
+        ["modules"] if target.modules else [])
+    prog.stage(f"compiling {' '.join(goals)} (-j{jobs})")
+    _run(rt, _make(plan, slot, *goals, jobs=jobs), slot, cache, prog, "make")
     stage = slot.root / "stage"
     shutil.rmtree(stage, ignore_errors=True)
-    if board.dtbs:
+    if target.dtbs:
         prog.stage("installing dtbs")
         _run(rt, _make(plan, slot, "dtbs_install", f"INSTALL_DTBS_PATH={stage / 'dtbs'}"),
              slot, cache, prog, "make dtbs_install")
-    if board.modules:
+    if target.modules:
         prog.stage("installing modules")
         _run(rt, _make(plan, slot, "modules_install", f"INSTALL_MOD_PATH={stage / 'modules'}",
                        "INSTALL_MOD_STRIP=1"), slot, cache, prog, "make modules_install")
@@ -336,16 +337,16 @@ def _metadata(plan: Plan, release: str, uts: str | None, seconds: float, runtime
 def _store(plan: Plan, slot: _Slot, entry: Path, release: str, seconds: float,
            runtime: str) -> dict[str, Any]:
     """Copy the outputs into the cache entry, written aside and renamed: all or nothing."""
-    board = plan.board
+    target = plan.target
     staging = entry.with_name(f".{entry.name}.{os.getpid()}")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
-    shutil.copyfile(slot.built(slot.obj / board.image), staging / board.image_name)
+    shutil.copyfile(slot.built(slot.obj / target.image), staging / target.image_name)
     shutil.copyfile(slot.built(slot.obj / ".config"), staging / ".config")
     stage = slot.root / "stage"
-    if board.dtbs:
+    if target.dtbs:
         shutil.copytree(slot.built(stage / "dtbs"), staging / "dtbs")
-    if board.modules:
+    if target.modules:
         with tarfile.open(staging / "modules.tar.gz", "w:gz") as tar:
             # tar keeps links as links (modules_install's own build -> CURDIR is one).
             tar.add(slot.built(stage / "modules", links_inside=True), arcname=".")
@@ -360,7 +361,7 @@ def _store(plan: Plan, slot: _Slot, entry: Path, release: str, seconds: float,
 
 def _clear_outputs(out: Path, plan: Plan) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    for name in (plan.board.image_name, ".config", "build.log", "metadata.json",
+    for name in (plan.target.image_name, ".config", "build.log", "metadata.json",
                  "modules.tar.gz"):
         (out / name).unlink(missing_ok=True)
     shutil.rmtree(out / "dtbs", ignore_errors=True)
@@ -375,7 +376,7 @@ def _deliver(entry: Path, out: Path, plan: Plan, meta: dict[str, Any], *,
     check_outputs(out, meta["outputs"])
     meta = {**meta, "cache_hit": cache_hit}
     (out / "metadata.json").write_text(json.dumps(meta, indent=2) + "\n")
-    return BuildResult(out=out, plan=plan, image=out / plan.board.image_name,
+    return BuildResult(out=out, plan=plan, image=out / plan.target.image_name,
                        config=out / ".config", log=out / "build.log",
                        metadata=out / "metadata.json", kernel_release=meta["kernel_release"],
                        uts_version=meta["uts_version"], cache_hit=cache_hit)

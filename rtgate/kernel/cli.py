@@ -7,12 +7,12 @@ import json
 import sys
 from pathlib import Path
 
-from rtgate.kernel.boards import board_names
 from rtgate.kernel.build import build
 from rtgate.kernel.cache import TRUST_DOMAINS, TRUST_ENV
 from rtgate.kernel.patches import PatchError
 from rtgate.kernel.plan import make_plan
 from rtgate.kernel.runtime import RUNTIMES, get_runtime
+from rtgate.kernel.targets import target_names
 
 EPILOG = """sources:  git:URL@REF | tar:PATH | debian:PACKAGE (default: the board's default_source)
 patches:  a quilt series file (default: kernel/patches/series when it exists)
@@ -28,7 +28,7 @@ exit codes:
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--board", required=True, help=f"one of {', '.join(board_names())}")
+    parser.add_argument("--board", required=True, help=f"one of {', '.join(target_names())}")
     parser.add_argument("--flavor", required=True,
                         help="a fragment in kernel/configs/: stock, rt, none, voluntary, preempt")
     parser.add_argument("--source", help="kernel source (see below)")

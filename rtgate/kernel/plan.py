@@ -10,10 +10,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rtgate import paths
 from rtgate.errors import InputError
-from rtgate.kernel.boards import KernelBoard, load_board
 from rtgate.kernel.patches import Patch, read_series
 from rtgate.kernel.runtime import Runtime
 from rtgate.kernel.source import Source, resolve, sha256_file
+from rtgate.kernel.targets import KernelTarget, load_target
 
 PLAN_SCHEMA = "rtgate/kernel-plan/v1"
 CONFIGS_DIR = paths.KERNEL / "configs"
@@ -42,12 +42,13 @@ class Plan(BaseModel):
     model_config = ConfigDict(frozen=True, populate_by_name=True)
 
     schema_: str = Field(PLAN_SCHEMA, alias="schema")
-    board: KernelBoard
+    target: KernelTarget = Field(alias="board")
+    """Written as ``board``, the key of kernel-plan/v1 and of every metadata.json."""
     flavor: str
     source: Source
     base_config: str
     fragments: list[Fragment]
-    """In merge order: board fragments, the flavor, then extra fragments; a later one wins."""
+    """In merge order: target fragments, the flavor, then extra fragments; a later one wins."""
     series: str | None
     patches: list[Patch]
     toolchain: Toolchain
@@ -72,20 +73,21 @@ def _fragment(path: Path) -> Fragment:
     return Fragment(name=path.name, path=str(path.resolve()), sha256=sha256_file(path))
 
 
-def toolchain(board: KernelBoard, runtime: Runtime) -> Toolchain:
+def toolchain(target: KernelTarget, runtime: Runtime) -> Toolchain:
     def first_line(tool: str) -> str:
-        return runtime.capture([f"{board.cross_compile}{tool}", "--version"]).splitlines()[0]
-    return Toolchain(cross_compile=board.cross_compile, gcc=first_line("gcc"),
+        return runtime.capture([f"{target.cross_compile}{tool}", "--version"]).splitlines()[0]
+    return Toolchain(cross_compile=target.cross_compile, gcc=first_line("gcc"),
                      binutils=first_line("ld"))
 
 
-def cache_key(board: KernelBoard, flavor: str, source: Source, fragments: list[Fragment],
+def cache_key(target: KernelTarget, flavor: str, source: Source, fragments: list[Fragment],
               patches: list[Patch], chain: Toolchain) -> str:
     # Paths are left out: the same inputs in another checkout or tarball location are the same
-    # build. Contents (sha256) and versions are in.
+    # build. Contents (sha256) and versions are in. The target's key is "board", as it was when
+    # the cache was filled: another word would miss every entry.
     inputs = {
         "recipe": RECIPE,
-        "board": board.model_dump(),
+        "board": target.model_dump(),
         "flavor": flavor,
         "source": source.identity(),
         "fragments": [(f.name, f.sha256) for f in fragments],
@@ -95,19 +97,19 @@ def cache_key(board: KernelBoard, flavor: str, source: Source, fragments: list[F
     return hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()
 
 
-def make_plan(board_name: str, flavor: str, runtime: Runtime, *, source: str | None = None,
+def make_plan(target_name: str, flavor: str, runtime: Runtime, *, source: str | None = None,
               series: Path | None = None, extra_fragments: list[Path] | None = None) -> Plan:
     """Resolve every input. series=None takes kernel/patches/series when it exists."""
-    board = load_board(board_name)
-    src = resolve(source or board.default_source)
-    fragment_paths = [CONFIGS_DIR / name for name in board.fragments]
+    target = load_target(target_name)
+    src = resolve(source or target.default_source)
+    fragment_paths = [CONFIGS_DIR / name for name in target.fragments]
     fragment_paths += [flavor_fragment(flavor), *(extra_fragments or [])]
     fragments = [_fragment(p) for p in fragment_paths]
     if series is None and DEFAULT_SERIES.is_file():
         series = DEFAULT_SERIES
     patches = read_series(series) if series is not None else []
-    chain = toolchain(board, runtime)
-    return Plan(board=board, flavor=flavor, source=src, base_config=board.base_config,
+    chain = toolchain(target, runtime)
+    return Plan(target=target, flavor=flavor, source=src, base_config=target.base_config,
                 fragments=fragments, series=None if series is None else str(series.resolve()),
                 patches=patches, toolchain=chain,
-                cache_key=cache_key(board, flavor, src, fragments, patches, chain))
+                cache_key=cache_key(target, flavor, src, fragments, patches, chain))
