@@ -1,4 +1,8 @@
-"""Shared fixtures. Add yours; do not rewrite others'."""
+"""Shared fixtures. Add yours; do not rewrite others'.
+
+Tiers: tests/unit (no external program; tests/unit/conftest.py enforces it), tests/integration
+(real tools, seconds each), tests/e2e (kernels, containers, guests, LAVA).
+"""
 
 from __future__ import annotations
 
@@ -7,10 +11,26 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from clirun import RunCli, RunProcess, as_process, in_process
 
 from rtgate import paths
 from rtgate.kernel.build import BuildResult, build
 from rtgate.kernel.runtime import BUILDER_IMAGE
+
+
+@pytest.fixture(scope="session")
+def rtgate_cli() -> RunCli:
+    """rtgate_cli(*args, cwd=, env=): `rtgate ARGS` in this process through rtgate.cli.main,
+    returning a CompletedProcess (exit code, stdout, stderr). ``env`` adds variables for the call
+    (None unsets one). Another data root needs rtgate_process (tests/clirun.py says why)."""
+    return in_process
+
+
+@pytest.fixture(scope="session")
+def rtgate_process() -> RunProcess:
+    """rtgate_process(*args, cwd=, env=, timeout=): `python -m rtgate ARGS` as a process, only for
+    what needs one: signals, start-up (imports, sys.modules), another data root."""
+    return as_process
 
 
 @pytest.fixture(scope="session")

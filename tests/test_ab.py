@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from clirun import RunCli
 from rich.console import Console
 from scipy import stats
 
@@ -90,16 +90,15 @@ PLANTED = Path(__file__).parent / "data" / "ab" / "scenario"  # idle + a SCHED_F
 EXIT = {"same": 0, "better": 0, "worse": 1, "undecided": 4}
 
 
-def rtgate_ab(out: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "rtgate", "ab", "--board", "local", "--scenarios", "idle",
-         "--round-duration", "2s", "--min-effect-us", "50", "--out", str(out), *args],
-        capture_output=True, text=True, timeout=180)
+def rtgate_ab(rtgate_cli: RunCli, out: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return rtgate_cli("ab", "--board", "local", "--scenarios", "idle", "--round-duration", "2s",
+                      "--min-effect-us", "50", "--out", str(out), *args)
 
 
 @pytest.mark.integration
-def test_local_b_under_a_planted_load_is_worse_in_interleaved_rounds(tmp_path: Path) -> None:
-    proc = rtgate_ab(tmp_path, "--cand-scenario-dir", str(PLANTED), "--max-time", "70s",
+def test_local_b_under_a_planted_load_is_worse_in_interleaved_rounds(rtgate_cli: RunCli,
+                                                                     tmp_path: Path) -> None:
+    proc = rtgate_ab(rtgate_cli, tmp_path, "--cand-scenario-dir", str(PLANTED), "--max-time", "70s",
                      "--alpha", "0.2", "--planned-rounds", "10")
     report = json.loads((tmp_path / "ab.json").read_text())
     # The planted load costs milliseconds: the test must not call it same; it is worse as soon
@@ -150,8 +149,9 @@ def replay(out: Path, planned: int, alpha: float) -> ABRun:
 
 
 @pytest.mark.integration
-def test_local_a_a_is_not_worse_and_undecided_is_its_own_outcome(tmp_path: Path) -> None:
-    proc = rtgate_ab(tmp_path, "--max-time", "20s")
+def test_local_a_a_is_not_worse_and_undecided_is_its_own_outcome(rtgate_cli: RunCli,
+                                                                 tmp_path: Path) -> None:
+    proc = rtgate_ab(rtgate_cli, tmp_path, "--max-time", "20s")
     report = json.loads((tmp_path / "ab.json").read_text())
     assert report["outcome"] in ("same", "better", "undecided"), report
     assert proc.returncode == EXIT[report["outcome"]] == report["exit"]
@@ -166,7 +166,7 @@ def test_local_a_a_is_not_worse_and_undecided_is_its_own_outcome(tmp_path: Path)
         assert "undecided at the time cap" in md
 
 
-def test_a_local_run_refuses_kernels_before_measuring(tmp_path: Path) -> None:
-    proc = rtgate_ab(tmp_path, "--max-time", "20s", "--base", str(tmp_path))
+def test_a_local_run_refuses_kernels_before_measuring(rtgate_cli: RunCli, tmp_path: Path) -> None:
+    proc = rtgate_ab(rtgate_cli, tmp_path, "--max-time", "20s", "--base", str(tmp_path))
     assert proc.returncode == 2, proc.stderr
     assert "measures its running kernel" in proc.stderr and not (tmp_path / "A").exists()

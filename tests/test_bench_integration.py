@@ -11,24 +11,21 @@ import time
 from pathlib import Path
 
 import pytest
+from clirun import RunCli
 from junitparser import Failure, JUnitXml
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 
 
-def rtgate(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rtgate", *map(str, args)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=100, check=False)
+def bench(rtgate_cli: RunCli,
+          scenario: str | Path, out: Path, seconds: int = 3) -> subprocess.CompletedProcess[str]:
+    return rtgate_cli("bench", "--board", "local", "--scenario", scenario, "--duration",
+                      f"{seconds}s", "--out", out)
 
 
-def bench(scenario: str | Path, out: Path, seconds: int = 3) -> subprocess.CompletedProcess[str]:
-    return rtgate("bench", "--board", "local", "--scenario", scenario, "--duration",
-                  f"{seconds}s", "--out", out)
-
-
-def check(result: Path, junit: Path) -> subprocess.CompletedProcess[str]:
-    return rtgate("check", result, "--thresholds", ROOT / "thresholds.yml", "--junit", junit)
+def check(rtgate_cli: RunCli, result: Path, junit: Path) -> subprocess.CompletedProcess[str]:
+    return rtgate_cli("check", result, "--thresholds", ROOT / "thresholds.yml", "--junit", junit)
 
 
 def read_junit(junit: Path) -> dict[str, list[object]]:
@@ -42,9 +39,10 @@ def read_junit(junit: Path) -> dict[str, list[object]]:
     ("cpu", ["stress-cpu"]),
     ("net", ["iperf3-server", "iperf3-client"]),
 ])
-def test_bench_then_check(tmp_path: Path, scenario: str, loads: list[str]) -> None:
+def test_bench_then_check(rtgate_cli: RunCli,
+                          tmp_path: Path, scenario: str, loads: list[str]) -> None:
     out = tmp_path / "out"
-    run = bench(scenario, out)
+    run = bench(rtgate_cli, scenario, out)
     assert run.returncode == 0, run.stderr
     result = json.loads((out / "result.json").read_text())
     assert result["status"] == "complete" and result["reasons"] == []
@@ -68,7 +66,7 @@ def test_bench_then_check(tmp_path: Path, scenario: str, loads: list[str]) -> No
         assert "connected to 127.0.0.1" in client
 
     junit = out / "junit.xml"
-    gate = check(out / "result.json", junit)
+    gate = check(rtgate_cli, out / "result.json", junit)
     assert gate.returncode == 0, gate.stdout + gate.stderr
     cases = read_junit(junit)
     flavor = result["kernel"]["flavor"]
@@ -78,7 +76,7 @@ def test_bench_then_check(tmp_path: Path, scenario: str, loads: list[str]) -> No
     assert not any(isinstance(r, Failure) for rs in cases.values() for r in rs)
 
 
-def test_load_that_exits_early_degrades_the_result(tmp_path: Path) -> None:
+def test_load_that_exits_early_degrades_the_result(rtgate_cli: RunCli, tmp_path: Path) -> None:
     scenario = tmp_path / "short.yml"
     scenario.write_text(
         "name: short\n"
@@ -88,7 +86,7 @@ def test_load_that_exits_early_degrades_the_result(tmp_path: Path) -> None:
         "  - name: stress-short\n"
         "    argv: [stress-ng, --cpu, '1', --timeout, '1']\n")
     out = tmp_path / "out"
-    run = bench(scenario, out, seconds=4)
+    run = bench(rtgate_cli, scenario, out, seconds=4)
     assert run.returncode == 3, run.stderr
     result = json.loads((out / "result.json").read_text())
     assert result["status"] == "degraded"
@@ -98,12 +96,13 @@ def test_load_that_exits_early_degrades_the_result(tmp_path: Path) -> None:
     assert (out / "raw" / "stress-short.stderr").is_file()
     assert result["totals"]["samples"] > 0
 
-    gate = check(out / "result.json", out / "junit.xml")
+    gate = check(rtgate_cli, out / "result.json", out / "junit.xml")
     assert gate.returncode == 3, gate.stdout + gate.stderr
     assert "degraded" in gate.stdout + gate.stderr
 
 
-def test_load_killed_mid_run_degrades_the_result_and_the_gate_says_3(tmp_path: Path) -> None:
+def test_load_killed_mid_run_degrades_the_result_and_the_gate_says_3(rtgate_cli: RunCli,
+                                                                     tmp_path: Path) -> None:
     """A load that dies under the measurement (OOM killer, a crash): the load it was meant to
     apply was not applied, so the numbers are no verdict."""
     marker = tmp_path / "victim-scratch"  # a unique argument to find this run's stress-ng by
@@ -136,12 +135,12 @@ def test_load_killed_mid_run_degrades_the_result_and_the_gate_says_3(tmp_path: P
     assert any("stress-victim" in r and "SIGKILL" in r for r in result["reasons"]), \
         result["reasons"]
     assert result["totals"]["samples"] > 0
-    gate = check(out / "result.json", out / "junit.xml")
+    gate = check(rtgate_cli, out / "result.json", out / "junit.xml")
     assert gate.returncode == 3, gate.stdout + gate.stderr
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-def test_signal_stops_everything_and_keeps_a_partial_result(tmp_path: Path,
+def test_signal_stops_everything_and_keeps_a_partial_result(rtgate_cli: RunCli, tmp_path: Path,
                                                             sig: signal.Signals) -> None:
     out = tmp_path / "out"
     proc = subprocess.Popen(
@@ -169,35 +168,37 @@ def test_signal_stops_everything_and_keeps_a_partial_result(tmp_path: Path,
                                capture_output=True, text=True, check=False)
     assert leftovers.stdout == ""
 
-    gate = check(out / "result.json", out / "junit.xml")
+    gate = check(rtgate_cli, out / "result.json", out / "junit.xml")
     assert gate.returncode == 3
 
 
-def test_flag_the_installed_cyclictest_lacks_is_exit_2_naming_the_file(tmp_path: Path) -> None:
+def test_flag_the_installed_cyclictest_lacks_is_exit_2_naming_the_file(rtgate_cli: RunCli,
+                                                                       tmp_path: Path) -> None:
     scenario = tmp_path / "old.yml"
     scenario.write_text("name: old\ndescription: asks for a flag 2.x does not have\n"
                         "cyclictest:\n  args: [-m, -K, -p99]\n")
-    run = bench(scenario, tmp_path / "out")
+    run = bench(rtgate_cli, scenario, tmp_path / "out")
     assert run.returncode == 2
     assert run.stderr.strip().splitlines()[-1] == (
         f"rtgate: {scenario}: cyclictest.args: cyclictest 2.40 installed here has no option -K")
     assert not (tmp_path / "out" / "result.json").exists()
 
 
-def test_scenario_typo_is_exit_2_with_file_and_line(tmp_path: Path) -> None:
+def test_scenario_typo_is_exit_2_with_file_and_line(rtgate_cli: RunCli, tmp_path: Path) -> None:
     scenario = tmp_path / "typo.yml"
     scenario.write_text("name: typo\ndescription: d\nlods: []\n")
-    run = bench(scenario, tmp_path / "out")
+    run = bench(rtgate_cli, scenario, tmp_path / "out")
     assert run.returncode == 2
     assert run.stderr.strip() == f"rtgate: {scenario}:3: lods: unknown key (typo?)"
 
 
-def test_the_papers_vmn_runs_on_the_installed_cyclictest(tmp_path: Path) -> None:
+def test_the_papers_vmn_runs_on_the_installed_cyclictest(rtgate_cli: RunCli,
+                                                         tmp_path: Path) -> None:
     scenario = tmp_path / "paper.yml"
     scenario.write_text("name: paper\ndescription: the paper's exact options, no load\n"
                         "warmup_s: 0\ncyclictest:\n  args: [-vmn, -i100, -p99, -t]\n")
     out = tmp_path / "out"
-    run = bench(scenario, out, seconds=2)
+    run = bench(rtgate_cli, scenario, out, seconds=2)
     assert run.returncode == 0, run.stderr
     result = json.loads((out / "result.json").read_text())
     notes = result["environment"]["cyclictest_notes"]
@@ -208,10 +209,10 @@ def test_the_papers_vmn_runs_on_the_installed_cyclictest(tmp_path: Path) -> None
     assert all(t["blocks"]["cycles"] == t["samples"] for t in result["threads"])
 
 
-def test_unusable_out_dir_is_exit_2(tmp_path: Path) -> None:
+def test_unusable_out_dir_is_exit_2(rtgate_cli: RunCli, tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("not a directory\n")
-    run = bench("idle", blocker / "out")
+    run = bench(rtgate_cli, "idle", blocker / "out")
     assert run.returncode == 2
     assert run.stderr.strip() == (f"rtgate: {blocker / 'out' / 'raw'}: cannot create the output "
                                   "directory: Not a directory")

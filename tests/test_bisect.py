@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 import math
 import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from clirun import RunCli
 
 from rtgate.bisect.doc import StepMeasurement, Variant, prefix
 from rtgate.bisect.patches import describe, patch_header
@@ -227,21 +227,21 @@ def test_patch_header_unfolds_subject() -> None:
     assert "\n" not in h["subject"]
 
 
-def rtgate_bisect(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "rtgate", "bisect", "--series", str(DATA / "series"),
-         "--round-duration", "2s", "--step-time", "1m", "--out", str(tmp_path / "out"), *args],
-        capture_output=True, text=True, timeout=120)
+def rtgate_bisect(rtgate_cli: RunCli,
+                  tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return rtgate_cli("bisect", "--series", str(DATA / "series"), "--round-duration", "2s",
+                      "--step-time", "1m", "--out", str(tmp_path / "out"), *args)
 
 
-def test_cli_refuses_a_board_that_runs_its_own_kernel(tmp_path: Path) -> None:
-    proc = rtgate_bisect(tmp_path, "--board", "local", "--flavor", "stock")
+def test_cli_refuses_a_board_that_runs_its_own_kernel(rtgate_cli: RunCli, tmp_path: Path) -> None:
+    proc = rtgate_bisect(rtgate_cli, tmp_path, "--board", "local", "--flavor", "stock")
     assert proc.returncode == 2, proc.stderr
     assert "runs its own kernel" in proc.stderr
 
 
-def test_cli_refuses_ends_outside_the_series_before_any_build(tmp_path: Path) -> None:
-    proc = rtgate_bisect(tmp_path, "--board", "qemu-arm64", "--flavor", "stock",
+def test_cli_refuses_ends_outside_the_series_before_any_build(rtgate_cli: RunCli,
+                                                              tmp_path: Path) -> None:
+    proc = rtgate_bisect(rtgate_cli, tmp_path, "--board", "qemu-arm64", "--flavor", "stock",
                          "--good", "5", "--bad", "9")
     assert proc.returncode == 2, proc.stderr
     assert "need 0 <= good < bad <= 8" in proc.stderr and "series" in proc.stderr

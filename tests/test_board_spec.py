@@ -2,20 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from clirun import RunCli
 
+from rtgate import paths
 from rtgate.board.spec import LocalOptions, QemuOptions, SshOptions, list_boards
-
-
-def _rtgate(*args: str, root: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, **({"RTGATE_ROOT": str(root)} if root else {})}
-    return subprocess.run([sys.executable, "-m", "rtgate", *args], capture_output=True,
-                          text=True, env=env, timeout=60)
 
 
 def test_shipped_boards_and_their_driver_options() -> None:
@@ -33,15 +26,15 @@ def test_shipped_boards_and_their_driver_options() -> None:
     assert qemu.kernel_target == "qemu-arm64" and pi.kernel_target == "rpi5"
 
 
-def test_board_list_prints_name_driver_virtual_description() -> None:
-    proc = _rtgate("board", "list", "--plain")
+def test_board_list_prints_name_driver_virtual_description(rtgate_cli: RunCli) -> None:
+    proc = rtgate_cli("board", "list", "--plain")
     assert proc.returncode == 0, proc.stderr
     rows = {line.split("\t")[0]: line.split("\t") for line in proc.stdout.splitlines()}
     assert rows["local"][1:3] == ["local", "auto"]
     assert rows["qemu-arm64"][1:3] == ["qemu", "yes"]
     assert rows["rpi5"][1:3] == ["ssh", "no"]
     assert "tryboot" in rows["rpi5"][3]
-    table = _rtgate("board", "list")
+    table = rtgate_cli("board", "list")
     assert table.returncode == 0 and "qemu-arm64" in table.stdout
 
 
@@ -63,17 +56,20 @@ def test_board_list_prints_name_driver_virtual_description() -> None:
     ("name: other\ndescription: d\ndriver: local\nvirtual: auto\n",
      "lab.yml:1: name 'other' does not match the file name"),
 ])
-def test_bad_board_file_is_a_one_line_input_error(tmp_path: Path, body: str,
+def test_bad_board_file_is_a_one_line_input_error(rtgate_cli: RunCli, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch, body: str,
                                                   message: str) -> None:
-    (tmp_path / "bench" / "boards").mkdir(parents=True)
-    (tmp_path / "bench" / "boards" / "lab.yml").write_text(body)
-    proc = _rtgate("board", "list", root=tmp_path)
+    (tmp_path / "boards").mkdir()
+    (tmp_path / "boards" / "lab.yml").write_text(body)
+    # Board files are read from the data root's bench/boards when listed (rtgate.paths).
+    monkeypatch.setattr(paths, "BOARDS", tmp_path / "boards")
+    proc = rtgate_cli("board", "list")
     assert proc.returncode == 2
     assert message in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
 
 
-def test_unknown_board_names_the_known_ones() -> None:
-    proc = _rtgate("board", "run", "--board", "nope", "--scenario", "idle", "--duration", "1",
+def test_unknown_board_names_the_known_ones(rtgate_cli: RunCli) -> None:
+    proc = rtgate_cli("board", "run", "--board", "nope", "--scenario", "idle", "--duration", "1",
                    "--out", "/nonexistent")
     assert proc.returncode == 2
     assert "no such board 'nope'" in proc.stderr and "qemu-arm64" in proc.stderr

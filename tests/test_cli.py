@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import argparse
-import subprocess
-import sys
 
 import pytest
+from clirun import RunCli
 
 from rtgate import cli
 
 
-def test_help_lists_every_stage_and_the_exit_codes() -> None:
-    out = subprocess.run([sys.executable, "-m", "rtgate", "--help"], capture_output=True,
-                         text=True, check=True).stdout
+def test_help_lists_every_stage_and_the_exit_codes(rtgate_cli: RunCli) -> None:
+    proc = rtgate_cli("--help")
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
     for command in ("parse", "bench", "check", "kernel", "board", "pipeline", "report",
                     "compare"):
         assert command in out

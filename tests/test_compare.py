@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
+from clirun import RunCli
 from gfm import Rendered
 
 from rtgate.report.compare import change
@@ -20,11 +20,6 @@ AB = Path(__file__).parent / "data" / "ab"
 UNDECIDED = 4
 
 
-def rtgate(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rtgate", *map(str, args)],
-                          capture_output=True, text=True, timeout=60)
-
-
 def rows(markdown: str) -> dict[tuple[str, str, str], list[str]]:
     table = [line for line in markdown.splitlines() if line.startswith("| ")][2:]
     cells = [[c.strip() for c in line.strip("|").split(" | ")] for line in table]
@@ -33,10 +28,11 @@ def rows(markdown: str) -> dict[tuple[str, str, str], list[str]]:
     return {tuple(c[:3]): c[3:] for c in cells}
 
 
-def test_before_after_delta_and_verdict_per_flavor_and_scenario(tmp_path: Path) -> None:
+def test_before_after_delta_and_verdict_per_flavor_and_scenario(rtgate_cli: RunCli,
+                                                                tmp_path: Path) -> None:
     out = tmp_path / "cmp.md"
-    proc = rtgate("compare", DATA / "local", DATA / "candidate", "--markdown", out,
-                  "--thresholds", THRESHOLDS)
+    proc = rtgate_cli("compare", DATA / "local", DATA / "candidate", "--markdown", out,
+                      "--thresholds", THRESHOLDS)
     # One round a side and no minimum effect in these budgets: the A/B test cannot decide.
     assert proc.returncode == UNDECIDED, proc.stderr
     table = rows(out.read_text())
@@ -57,10 +53,10 @@ def test_before_after_delta_and_verdict_per_flavor_and_scenario(tmp_path: Path) 
     assert "`local` is a virtual board — not a real-time claim" in out.read_text()
 
 
-def test_runs_on_one_side_only_are_named(tmp_path: Path) -> None:
+def test_runs_on_one_side_only_are_named(rtgate_cli: RunCli, tmp_path: Path) -> None:
     out = tmp_path / "cmp.md"
-    proc = rtgate("compare", DATA / "qemu", DATA / "candidate" / "stock-idle",
-                  "--markdown", out, "--thresholds", THRESHOLDS, "--min-effect-us", "10")
+    proc = rtgate_cli("compare", DATA / "qemu", DATA / "candidate" / "stock-idle",
+                      "--markdown", out, "--thresholds", THRESHOLDS, "--min-effect-us", "10")
     assert proc.returncode == UNDECIDED, proc.stderr
     table = rows(out.read_text())
     assert table[("local", "stock", "idle")][3] == "⚠️ incomplete (new: no baseline)"
@@ -69,14 +65,15 @@ def test_runs_on_one_side_only_are_named(tmp_path: Path) -> None:
     assert table[("qemu-x86-tcg", "rt", "cpu")][4] == "❔ unknown (1 vs 0 rounds)"
 
 
-def test_names_from_results_cannot_break_the_table_or_inject_markup(tmp_path: Path) -> None:
+def test_names_from_results_cannot_break_the_table_or_inject_markup(rtgate_cli: RunCli,
+                                                                    tmp_path: Path) -> None:
     base = load_result(DATA / "candidate" / "stock-idle" / "result.json")
     evil = base.model_copy(update={"scenario": "idle | <img src=x onerror=alert(1)> @team"})
     evil.write(tmp_path / "a" / "result.json")
     evil.model_copy(update={"run_id": "other"}).write(tmp_path / "b" / "result.json")
     out = tmp_path / "cmp.md"
-    assert rtgate("compare", tmp_path / "a", tmp_path / "b", "--markdown", out,
-                  "--min-effect-us", "5").returncode == UNDECIDED
+    assert rtgate_cli("compare", tmp_path / "a", tmp_path / "b", "--markdown", out,
+                      "--min-effect-us", "5").returncode == UNDECIDED
     text = out.read_text()
     # As GitHub renders it: the name is literal text in a code span, no tag, link or mention.
     page = Rendered(text)
@@ -89,9 +86,9 @@ def test_names_from_results_cannot_break_the_table_or_inject_markup(tmp_path: Pa
     assert len(row) == 5
 
 
-def test_a_missing_input_is_a_one_line_input_error(tmp_path: Path) -> None:
-    proc = rtgate("compare", tmp_path / "nope", DATA / "candidate", "--markdown",
-                  tmp_path / "x.md")
+def test_a_missing_input_is_a_one_line_input_error(rtgate_cli: RunCli, tmp_path: Path) -> None:
+    proc = rtgate_cli("compare", tmp_path / "nope", DATA / "candidate", "--markdown",
+                      tmp_path / "x.md")
     assert proc.returncode == 2
     assert proc.stderr == f"rtgate: {tmp_path / 'nope'}: no such file or directory\n"
     assert not (tmp_path / "x.md").exists()
@@ -103,18 +100,19 @@ def test_change_text() -> None:
     assert change(None, 3.0) == "— → 3"
 
 
-def compare_ab(tmp_path: Path, base: Path, cand: Path, *options: str | Path
+def compare_ab(rtgate_cli: RunCli, tmp_path: Path, base: Path, cand: Path, *options: str | Path
                ) -> tuple[subprocess.CompletedProcess[str], dict, str]:
     md, js = tmp_path / "ab.md", tmp_path / "ab.json"
-    proc = rtgate("compare", base, cand, "--markdown", md, "--json", js, *options)
+    proc = rtgate_cli("compare", base, cand, "--markdown", md, "--json", js, *options)
     assert proc.returncode != 2, proc.stderr
     return proc, json.loads(js.read_text()), md.read_text()
 
 
-def test_real_rounds_with_a_planted_load_are_worse(tmp_path: Path) -> None:
+def test_real_rounds_with_a_planted_load_are_worse(rtgate_cli: RunCli, tmp_path: Path) -> None:
     """Six interleaved rounds a side on `local`: B is the same kernel under an added
     SCHED_FIFO load (tests/data/ab/README.md). Exit 1, the effect and its interval above 0."""
-    proc, doc, md = compare_ab(tmp_path, AB / "idle", AB / "idle-loaded", "--min-effect-us", "50")
+    proc, doc, md = compare_ab(rtgate_cli, tmp_path,
+                               AB / "idle", AB / "idle-loaded", "--min-effect-us", "50")
     assert proc.returncode == 1, proc.stderr
     assert proc.stderr == "rtgate compare: worse: a regression (exit 1)\n"
     (d,) = doc["decisions"]
@@ -129,8 +127,9 @@ def test_real_rounds_with_a_planted_load_are_worse(tmp_path: Path) -> None:
     assert "Effect reported: Δ p99.9: the mean over the candidate's rounds" in md
 
 
-def test_real_rounds_against_themselves_are_same(tmp_path: Path) -> None:
-    proc, doc, _ = compare_ab(tmp_path, AB / "idle", AB / "idle", "--min-effect-us", "300")
+def test_real_rounds_against_themselves_are_same(rtgate_cli: RunCli, tmp_path: Path) -> None:
+    proc, doc, _ = compare_ab(rtgate_cli, tmp_path,
+                              AB / "idle", AB / "idle", "--min-effect-us", "300")
     assert proc.returncode == 0, proc.stderr
     (d,) = doc["decisions"]
     assert d["outcome"] == "same"
@@ -138,21 +137,22 @@ def test_real_rounds_against_themselves_are_same(tmp_path: Path) -> None:
                for e in d["effects"])
 
 
-def test_an_a_a_pair_of_real_rounds_is_never_worse(tmp_path: Path) -> None:
+def test_an_a_a_pair_of_real_rounds_is_never_worse(rtgate_cli: RunCli, tmp_path: Path) -> None:
     """Two sets of idle rounds of the same kernel on a busy host: not decided at a 50 µs margin
     (their p99.9 spreads by hundreds of µs from round to round), never a false 'worse'."""
-    proc, doc, _ = compare_ab(tmp_path, AB / "idle", AB / "idle-again", "--min-effect-us", "50")
+    proc, doc, _ = compare_ab(rtgate_cli, tmp_path,
+                              AB / "idle", AB / "idle-again", "--min-effect-us", "50")
     assert proc.returncode == UNDECIDED, proc.stderr
     assert doc["decisions"][0]["outcome"] == "unknown"
 
 
-def test_too_few_real_rounds_are_unknown_and_exit_4(tmp_path: Path) -> None:
+def test_too_few_real_rounds_are_unknown_and_exit_4(rtgate_cli: RunCli, tmp_path: Path) -> None:
     base, cand = tmp_path / "base", tmp_path / "cand"
     for src, dst in ((AB / "idle", base), (AB / "idle-loaded", cand)):
         for r in ("r1", "r2"):
             (dst / r).mkdir(parents=True)
             (dst / r / "result.json").write_bytes((src / r / "result.json").read_bytes())
-    proc, doc, md = compare_ab(tmp_path, base, cand, "--min-effect-us", "50")
+    proc, doc, md = compare_ab(rtgate_cli, tmp_path, base, cand, "--min-effect-us", "50")
     assert proc.returncode == UNDECIDED
     assert proc.stderr == "rtgate compare: undecided: measure more rounds (exit 4)\n"
     (d,) = doc["decisions"]
@@ -161,29 +161,32 @@ def test_too_few_real_rounds_are_unknown_and_exit_4(tmp_path: Path) -> None:
     assert "`A has 2 round(s), fewer than 3`" in md
 
 
-def test_the_minimum_effect_comes_from_the_budgets_ab_block(tmp_path: Path) -> None:
+def test_the_minimum_effect_comes_from_the_budgets_ab_block(rtgate_cli: RunCli,
+                                                            tmp_path: Path) -> None:
     thresholds = tmp_path / "thresholds.yml"
     thresholds.write_text(
         "schema: rtgate/thresholds/v1\nbudgets:\n"
         "  - {board: local, flavor: '*', scenario: '*', max_us: 30000, avg_us: 100,\n"
         "     ab: {min_effect_us: 300, alpha: 0.05}, reason: test}\n")
-    proc, doc, _ = compare_ab(tmp_path, AB / "idle", AB / "idle", "--thresholds", thresholds)
+    proc, doc, _ = compare_ab(rtgate_cli, tmp_path,
+                              AB / "idle", AB / "idle", "--thresholds", thresholds)
     assert proc.returncode == 0, proc.stderr
     assert doc["alpha"] == 0.05 and doc["decisions"][0]["min_effect_us"] == 300
     # Without an ab block and without --min-effect-us a key is not compared: undecided.
-    proc, doc, md = compare_ab(tmp_path, AB / "idle", AB / "idle", "--thresholds", THRESHOLDS)
+    proc, doc, md = compare_ab(rtgate_cli, tmp_path,
+                               AB / "idle", AB / "idle", "--thresholds", THRESHOLDS)
     assert proc.returncode == UNDECIDED and doc["decisions"] == []
     assert "no minimum effect" in doc["notes"][0]
 
 
-def test_an_output_must_be_named(tmp_path: Path) -> None:
-    proc = rtgate("compare", AB / "idle", AB / "idle")
+def test_an_output_must_be_named(rtgate_cli: RunCli, tmp_path: Path) -> None:
+    proc = rtgate_cli("compare", AB / "idle", AB / "idle")
     assert proc.returncode == 2
     assert proc.stderr == ("rtgate: rtgate compare: give --markdown OUT.md, --json OUT.json "
                            "or both\n")
 
 
-def test_rounds_of_different_tools_are_not_compared(tmp_path: Path) -> None:
+def test_rounds_of_different_tools_are_not_compared(rtgate_cli: RunCli, tmp_path: Path) -> None:
     """A timerlat round against cyclictest rounds of the same key: two ways of measuring, so
     their difference is no effect of the kernel. Not compared, undecided (exit 4), said why."""
     cand = tmp_path / "cand"
@@ -193,7 +196,7 @@ def test_rounds_of_different_tools_are_not_compared(tmp_path: Path) -> None:
             doc["tool"] = {"name": "rtla timerlat", "version": "6.12"}
         (cand / r).mkdir(parents=True)
         (cand / r / "result.json").write_text(json.dumps(doc))
-    proc, doc, md = compare_ab(tmp_path, AB / "idle", cand, "--min-effect-us", "300")
+    proc, doc, md = compare_ab(rtgate_cli, tmp_path, AB / "idle", cand, "--min-effect-us", "300")
     assert proc.returncode == UNDECIDED, proc.stderr
     assert doc["decisions"] == []
     assert doc["notes"] == ["`local/stock/idle`: measured with different tools (`cyclictest`, "

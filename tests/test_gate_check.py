@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
+from clirun import RunCli
 from junitparser import Error, Failure, JUnitXml, Skipped, TestSuite
 
 from rtgate.result import Percentile, Result, load_result
@@ -63,13 +62,12 @@ def with_totals(tmp_path: Path, name: str, **update: Any) -> Path:
 
 
 class Run:
-    def __init__(self, tmp_path: Path, *args: str | Path, budgets: Path | None = None) -> None:
+    def __init__(self, rtgate_cli: RunCli, tmp_path: Path, *args: str | Path,
+                 budgets: Path | None = None) -> None:
         self.junit_path = tmp_path / "out" / "junit.xml"
         self.md_path = tmp_path / "out" / "summary.md"
-        cmd = [sys.executable, "-m", "rtgate", "check", *map(str, args),
-               "--thresholds", str(budgets or thresholds(tmp_path)),
-               "--junit", str(self.junit_path), "--markdown", str(self.md_path)]
-        self.proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=60)
+        self.proc = rtgate_cli("check", *args, "--thresholds", budgets or thresholds(tmp_path),
+                               "--junit", self.junit_path, "--markdown", self.md_path)
         self.code = self.proc.returncode
 
     @property
@@ -90,8 +88,8 @@ def outcome(case: Any) -> type | None:
     return next(iter(kinds), None)
 
 
-def test_pass(tmp_path: Path) -> None:
-    run = Run(tmp_path, LOCAL)
+def test_pass(rtgate_cli: RunCli, tmp_path: Path) -> None:
+    run = Run(rtgate_cli, tmp_path, LOCAL)
     assert run.code == 0, run.proc.stderr
     (suite,) = run.suites
     assert suite.name == "local/stock/cpu [local-cpu-20261121T235655]"
@@ -112,8 +110,9 @@ def test_pass(tmp_path: Path) -> None:
     assert "virtual board — not a real-time claim" in run.markdown
 
 
-def test_real_bench_result_passes_the_shipped_smoke_budget(tmp_path: Path) -> None:
-    run = Run(tmp_path, BENCH, budgets=ROOT / "thresholds.yml")
+def test_real_bench_result_passes_the_shipped_smoke_budget(rtgate_cli: RunCli,
+                                                           tmp_path: Path) -> None:
+    run = Run(rtgate_cli, tmp_path, BENCH, budgets=ROOT / "thresholds.yml")
     assert run.code == 0, run.proc.stdout + run.proc.stderr
     assert sorted(run.cases()) == ["local/stock/cpu: avg_us <= 1000",
                                    "local/stock/cpu: max_us <= 100000",
@@ -124,8 +123,8 @@ def test_real_bench_result_passes_the_shipped_smoke_budget(tmp_path: Path) -> No
     assert "not a real-time claim" in run.markdown
 
 
-def test_budget_exceeded_is_exit_1_with_failure_text(tmp_path: Path) -> None:
-    run = Run(tmp_path, LOCAL, budgets=thresholds(tmp_path, max_us=5000))
+def test_budget_exceeded_is_exit_1_with_failure_text(rtgate_cli: RunCli, tmp_path: Path) -> None:
+    run = Run(rtgate_cli, tmp_path, LOCAL, budgets=thresholds(tmp_path, max_us=5000))
     assert run.code == 1
     case = run.cases()["local/stock/cpu: max_us <= 5000"]
     assert outcome(case) is Failure
@@ -136,12 +135,12 @@ def test_budget_exceeded_is_exit_1_with_failure_text(tmp_path: Path) -> None:
     assert "FAIL" in run.proc.stdout
 
 
-def test_paper_stock_kernel_fails_the_rt_budget(tmp_path: Path) -> None:
+def test_paper_stock_kernel_fails_the_rt_budget(rtgate_cli: RunCli, tmp_path: Path) -> None:
     # No kernel.flavor, only the RT flag: judged as "rt".
     kernel = load_result(STOCK_PAPER).kernel.model_copy(update={"flavor": None,
                                                                 "preempt_rt": True})
     stock_as_rt = variant(tmp_path, "stock-as-rt.json", STOCK_PAPER, kernel=kernel)
-    run = Run(tmp_path, RT_PAPER, stock_as_rt)
+    run = Run(rtgate_cli, tmp_path, RT_PAPER, stock_as_rt)
     assert run.code == 1
     assert [s.name for s in run.suites] == ["rpi5/rt/all-in [paper-rpi5-rt-all-in]",
                                             "rpi5/rt/all-in [paper-rpi5-stock-all-in]"]
@@ -154,10 +153,12 @@ def test_paper_stock_kernel_fails_the_rt_budget(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("status", ["partial", "degraded"])
-def test_incomplete_result_is_exit_3_with_errors(tmp_path: Path, status: str) -> None:
+def test_incomplete_result_is_exit_3_with_errors(rtgate_cli: RunCli,
+                                                 tmp_path: Path, status: str) -> None:
     reason = "stress-ng exited early with status 1" if status == "degraded" else "SIGINT"
     path = variant(tmp_path, f"{status}.json", status=status, reasons=[reason])
-    run = Run(tmp_path, path, budgets=thresholds(tmp_path, max_us=5000))  # would also fail
+    # A 5000 µs budget would also fail it.
+    run = Run(rtgate_cli, tmp_path, path, budgets=thresholds(tmp_path, max_us=5000))
     assert run.code == 3
     cases = run.cases()
     assert len(cases) == 3 and all(outcome(c) is Error for c in cases.values())
@@ -167,8 +168,8 @@ def test_incomplete_result_is_exit_3_with_errors(tmp_path: Path, status: str) ->
     assert f"result is {status}: {reason}" in run.markdown
 
 
-def test_too_few_samples_is_exit_3(tmp_path: Path) -> None:
-    run = Run(tmp_path, LOCAL, budgets=thresholds(tmp_path, min_samples=1_000_000))
+def test_too_few_samples_is_exit_3(rtgate_cli: RunCli, tmp_path: Path) -> None:
+    run = Run(rtgate_cli, tmp_path, LOCAL, budgets=thresholds(tmp_path, min_samples=1_000_000))
     assert run.code == 3
     cases = run.cases()
     assert all(outcome(c) is Error for c in cases.values())
@@ -177,9 +178,9 @@ def test_too_few_samples_is_exit_3(tmp_path: Path) -> None:
     assert "too few samples: 96257, the budget needs at least 1000000" in message
 
 
-def test_percentile_budgets(tmp_path: Path) -> None:
+def test_percentile_budgets(rtgate_cli: RunCli, tmp_path: Path) -> None:
     budgets = thresholds(tmp_path, extra="p99_us: 100\np9999_us: 2000\n")
-    run = Run(tmp_path, LOCAL, budgets=budgets)
+    run = Run(rtgate_cli, tmp_path, LOCAL, budgets=budgets)
     # p99 88 <= 100 passes; p99.99 is only "≥ 1000" (histogram overflow), 1000 <= 2000: unknowable
     assert run.code == 3
     cases = run.cases()
@@ -191,8 +192,8 @@ def test_percentile_budgets(tmp_path: Path) -> None:
     assert outcome(cases["local/stock/cpu: max_us <= 10000"]) is None
 
 
-def test_lower_bound_above_budget_is_a_failure(tmp_path: Path) -> None:
-    run = Run(tmp_path, LOCAL, budgets=thresholds(tmp_path, extra="p9999_us: 900\n"))
+def test_lower_bound_above_budget_is_a_failure(rtgate_cli: RunCli, tmp_path: Path) -> None:
+    run = Run(rtgate_cli, tmp_path, LOCAL, budgets=thresholds(tmp_path, extra="p9999_us: 900\n"))
     assert run.code == 1
     case = run.cases()["local/stock/cpu: p9999_us <= 900"]
     assert outcome(case) is Failure
@@ -200,18 +201,19 @@ def test_lower_bound_above_budget_is_a_failure(tmp_path: Path) -> None:
                                       "margin ≤ -100 µs (-11%): budget exceeded")
 
 
-def test_percentile_budget_on_summary_only_result_is_exit_3(tmp_path: Path) -> None:
+def test_percentile_budget_on_summary_only_result_is_exit_3(rtgate_cli: RunCli,
+                                                            tmp_path: Path) -> None:
     path = with_totals(tmp_path, "summary.json", p50=None, p99=None, p99_9=None, p99_99=None)
-    run = Run(tmp_path, path, budgets=thresholds(tmp_path, extra="p99_us: 100\n"))
+    run = Run(rtgate_cli, tmp_path, path, budgets=thresholds(tmp_path, extra="p99_us: 100\n"))
     assert run.code == 3
     case = run.cases()["local/stock/cpu: p99_us <= 100"]
     assert outcome(case) is Error and "no percentiles" in case.result[0].message
     assert "measured absent" in case.result[0].message
 
 
-def test_exact_percentile_above_budget_fails(tmp_path: Path) -> None:
+def test_exact_percentile_above_budget_fails(rtgate_cli: RunCli, tmp_path: Path) -> None:
     path = with_totals(tmp_path, "p99.json", p99=Percentile(value_us=120))
-    run = Run(tmp_path, path, budgets=thresholds(tmp_path, extra="p99_us: 100\n"))
+    run = Run(rtgate_cli, tmp_path, path, budgets=thresholds(tmp_path, extra="p99_us: 100\n"))
     assert run.code == 1
     assert outcome(run.cases()["local/stock/cpu: p99_us <= 100"]) is Failure
 
@@ -223,10 +225,11 @@ def test_exact_percentile_above_budget_fails(tmp_path: Path) -> None:
     (50.0, True, 3, Error),  # [50, 51): only exactly 50 would pass
     (50.5, True, 1, Failure),  # [50.5, 51.5): above 50 whatever it is
 ])
-def test_average_known_only_to_1us(tmp_path: Path, avg: float, truncated: bool, code: int,
+def test_average_known_only_to_1us(rtgate_cli: RunCli,
+                                   tmp_path: Path, avg: float, truncated: bool, code: int,
                                    verdict: type | None) -> None:
     path = with_totals(tmp_path, "avg.json", avg_us=avg, avg_truncated=truncated)
-    run = Run(tmp_path, path)
+    run = Run(rtgate_cli, tmp_path, path)
     assert run.code == code, run.proc.stderr
     case = run.cases()["local/stock/cpu: avg_us <= 50"]
     assert outcome(case) is verdict
@@ -244,28 +247,29 @@ V1_SUMMARY = ROOT / "tests" / "data" / "realworld" / "v1" / "summary.result.json
 
 
 @pytest.mark.parametrize("budget, code", [(86.5, 3), (87.01, 0), (86, 1)])
-def test_v1_summary_result_is_judged_by_its_cut_average(tmp_path: Path, budget: float,
+def test_v1_summary_result_is_judged_by_its_cut_average(rtgate_cli: RunCli,
+                                                        tmp_path: Path, budget: float,
                                                         code: int) -> None:
     # Written by the v1 parser from 'T:' lines (Avg 90 and 80 over 2000 and 1332 cycles).
     budgets = tmp_path / "t.yml"
     budgets.write_text("schema: rtgate/thresholds/v1\nbudgets:\n  - board: local\n"
                        "    flavor: '*'\n    scenario: idle\n    max_us: 100000\n"
                        f"    avg_us: {budget}\n    reason: test\n", encoding="utf-8")
-    run = Run(tmp_path, V1_SUMMARY, budgets=budgets)
+    run = Run(rtgate_cli, tmp_path, V1_SUMMARY, budgets=budgets)
     assert run.code == code, run.proc.stderr
     assert "avg_us measured [86, 87) µs" in str(run.proc.stdout) + run.junit_path.read_text()
 
 
-def test_unbudgeted_is_exit_2_unless_allowed(tmp_path: Path) -> None:
+def test_unbudgeted_is_exit_2_unless_allowed(rtgate_cli: RunCli, tmp_path: Path) -> None:
     path = variant(tmp_path, "idle.json", scenario="idle")
-    run = Run(tmp_path, path)
+    run = Run(rtgate_cli, tmp_path, path)
     assert run.code == 2
     assert run.proc.stderr.strip() == (f"rtgate: {path}: no budget matches board=local "
                                        "flavor=stock scenario=idle")
     (case,) = run.cases().values()
     assert case.name == "local/stock/idle: no budget" and outcome(case) is Error
 
-    allowed = Run(tmp_path, path, LOCAL, "--allow-unbudgeted")
+    allowed = Run(rtgate_cli, tmp_path, path, LOCAL, "--allow-unbudgeted")
     assert allowed.code == 0, allowed.proc.stderr
     cases = allowed.cases()
     assert outcome(cases["local/stock/idle: no budget"]) is Skipped
@@ -273,11 +277,11 @@ def test_unbudgeted_is_exit_2_unless_allowed(tmp_path: Path) -> None:
     assert "no budget (allowed)" in allowed.markdown
 
 
-def test_an_allowed_unbudgeted_result_that_is_partial_is_still_incomplete(
+def test_an_allowed_unbudgeted_result_that_is_partial_is_still_incomplete(rtgate_cli: RunCli,
         tmp_path: Path) -> None:
     path = variant(tmp_path, "idle.json", scenario="idle", status="partial",
                    reasons=["cyclictest was killed"])
-    run = Run(tmp_path, path, "--allow-unbudgeted")
+    run = Run(rtgate_cli, tmp_path, path, "--allow-unbudgeted")
     assert run.code == 3, run.proc.stderr
 
 
@@ -287,11 +291,12 @@ def test_an_allowed_unbudgeted_result_that_is_partial_is_still_incomplete(
     ('{"schema": "something/else"}', "not an rtgate result"),
     ('{"schema": "rtgate/result/v1", "run_id": "x"}', "invalid result"),
 ])
-def test_malformed_result_is_exit_2_and_still_reported(tmp_path: Path, content: str,
+def test_malformed_result_is_exit_2_and_still_reported(rtgate_cli: RunCli,
+                                                       tmp_path: Path, content: str,
                                                          problem: str) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text(content, encoding="utf-8")
-    run = Run(tmp_path, LOCAL, bad)
+    run = Run(rtgate_cli, tmp_path, LOCAL, bad)
     assert run.code == 2
     (line,) = run.proc.stderr.strip().splitlines()
     assert line.startswith(f"rtgate: {bad}: {problem}")
@@ -302,8 +307,8 @@ def test_malformed_result_is_exit_2_and_still_reported(tmp_path: Path, content: 
     assert "⚠️ input error" in run.markdown
 
 
-def test_missing_result_file_is_exit_2(tmp_path: Path) -> None:
-    run = Run(tmp_path, tmp_path / "nope.json")
+def test_missing_result_file_is_exit_2(rtgate_cli: RunCli, tmp_path: Path) -> None:
+    run = Run(rtgate_cli, tmp_path, tmp_path / "nope.json")
     assert run.code == 2 and f"{tmp_path / 'nope.json'}: cannot read" in run.proc.stderr
     assert run.junit_path.exists()
 
@@ -315,7 +320,7 @@ def test_missing_result_file_is_exit_2(tmp_path: Path) -> None:
     (["pass", "fail"], 1),
     (["pass", "pass"], 0),
 ])
-def test_exit_code_precedence_2_then_3_then_1(tmp_path: Path, files: list[str],
+def test_exit_code_precedence_2_then_3_then_1(rtgate_cli: RunCli, tmp_path: Path, files: list[str],
                                               code: int) -> None:
     made = {
         "pass": LOCAL,
@@ -325,30 +330,28 @@ def test_exit_code_precedence_2_then_3_then_1(tmp_path: Path, files: list[str],
         "malformed": tmp_path / "malformed.json",
     }
     made["malformed"].write_text("{", encoding="utf-8")
-    run = Run(tmp_path, *(made[f] for f in files))
+    run = Run(rtgate_cli, tmp_path, *(made[f] for f in files))
     assert run.code == code, run.proc.stdout + run.proc.stderr
     assert len(run.suites) == len(files)
     assert f"(exit {code})" in run.markdown
 
 
-def test_bad_thresholds_still_write_junit(tmp_path: Path) -> None:
+def test_bad_thresholds_still_write_junit(rtgate_cli: RunCli, tmp_path: Path) -> None:
     bad = tmp_path / "bad.yml"
     bad.write_text("schema: rtgate/thresholds/v1\nbudgets:\n  - board: [\n", encoding="utf-8")
-    run = Run(tmp_path, LOCAL, budgets=bad)
+    run = Run(rtgate_cli, tmp_path, LOCAL, budgets=bad)
     assert run.code == 2
     (case,) = run.cases().values()
     assert outcome(case) is Error and "not valid YAML" in case.result[0].message
 
 
-def test_usage_errors_are_exit_2(tmp_path: Path) -> None:
-    proc = subprocess.run([sys.executable, "-m", "rtgate", "check", str(LOCAL)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=60)
+def test_usage_errors_are_exit_2(rtgate_cli: RunCli, tmp_path: Path) -> None:
+    proc = rtgate_cli("check", LOCAL)
     assert proc.returncode == 2 and "--junit" in proc.stderr
 
 
-def test_help_documents_exit_codes() -> None:
-    proc = subprocess.run([sys.executable, "-m", "rtgate", "check", "--help"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=60)
+def test_help_documents_exit_codes(rtgate_cli: RunCli) -> None:
+    proc = rtgate_cli("check", "--help")
     assert proc.returncode == 0
     text = proc.stdout
     for line in ("0  every budgeted metric", "1  a budget was exceeded",

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from clirun import RunCli
 
 from rtgate.errors import InputError
 from rtgate.report.history import CLOCK_SKEW, CORRUPT, INDEX, History
@@ -20,6 +21,13 @@ from rtgate.result import load_result
 
 DATA = Path(__file__).parent / "data" / "report"
 FIXTURE = DATA / "local" / "stock-idle"
+
+
+@pytest.fixture(autouse=True)
+def no_ci_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No CI variables from the environment running the tests: provenance is what a test sets."""
+    for name in [n for n in os.environ if n.startswith("GITHUB_")]:
+        monkeypatch.delenv(name)
 
 
 def make_runs(root: Path, count: int, prefix: str = "run", start: str | None = None
@@ -42,14 +50,6 @@ def index_lines(history: Path) -> list[dict]:
 
 def index_ids(history: Path) -> list[str]:
     return [line["run_id"] for line in index_lines(history)]
-
-
-def rtgate(*args: str | Path, env: dict[str, str] | None = None
-           ) -> subprocess.CompletedProcess[str]:
-    # No CI variables from the environment running the tests: provenance is what the test sets.
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
-    return subprocess.run([sys.executable, "-m", "rtgate", *map(str, args)],
-                          capture_output=True, text=True, timeout=180, env=clean | (env or {}))
 
 
 def latest_run(site: Path) -> str:
@@ -150,13 +150,14 @@ def test_concurrent_merges_from_two_processes_lose_nothing(tmp_path: Path) -> No
 
 
 @pytest.mark.integration
-def test_runs_are_ordered_by_publication_not_by_their_own_start(tmp_path: Path) -> None:
+def test_runs_are_ordered_by_publication_not_by_their_own_start(rtgate_cli: RunCli,
+                                                                tmp_path: Path) -> None:
     history, site = tmp_path / "h", tmp_path / "site"
     (first,) = make_runs(tmp_path / "a", 1, "first")
     # Published later, but its board's clock says 2020: it is still the newer run.
     (second,) = make_runs(tmp_path / "b", 1, "second", start="2020-01-01T00:00:00+00:00")
     for run in (first, second):
-        proc = rtgate("report", run, "--history", history, "--out", site)
+        proc = rtgate_cli("report", run, "--history", history, "--out", site)
         assert proc.returncode == 0, proc.stderr
     assert [(line["run_id"], line["publication"]["seq"]) for line in index_lines(history)] \
         == [("first-000", 1), ("second-000", 2)]
@@ -165,7 +166,8 @@ def test_runs_are_ordered_by_publication_not_by_their_own_start(tmp_path: Path) 
     assert history_page.index("runs/second-000/") < history_page.index("runs/first-000/")
 
 
-def test_the_pull_requests_baseline_is_the_last_run_published(tmp_path: Path) -> None:
+def test_the_pull_requests_baseline_is_the_last_run_published(rtgate_cli: RunCli,
+                                                              tmp_path: Path) -> None:
     # The publisher compares a pull request with main's history: the baseline is what main
     # published last, not the run whose board claimed the latest start.
     history = tmp_path / "h"
@@ -176,21 +178,22 @@ def test_the_pull_requests_baseline_is_the_last_run_published(tmp_path: Path) ->
     result.model_copy(update={"totals": slower}).write(second / "result.json")
     for run in (first, second):
         History(history).merge(collect([run]))
-    proc = rtgate("compare", history, first, "--markdown", tmp_path / "c.md")
+    proc = rtgate_cli("compare", history, first, "--markdown", tmp_path / "c.md")
     assert proc.returncode in (0, 4), proc.stderr
     row = next(ln for ln in (tmp_path / "c.md").read_text().splitlines() if "`idle`" in ln)
     assert "| 4321 → 4199 " in row, row
 
 
 @pytest.mark.integration
-def test_a_run_dated_2099_is_refused_and_never_becomes_the_latest(tmp_path: Path) -> None:
+def test_a_run_dated_2099_is_refused_and_never_becomes_the_latest(rtgate_cli: RunCli,
+                                                                  tmp_path: Path) -> None:
     history, site = tmp_path / "h", tmp_path / "site"
     (good,) = make_runs(tmp_path / "a", 1, "good")
-    assert rtgate("report", good, "--history", history, "--out", site).returncode == 0
+    assert rtgate_cli("report", good, "--history", history, "--out", site).returncode == 0
     index_before = (history / INDEX).read_bytes()
 
     (future,) = make_runs(tmp_path / "b", 1, "future", start="2099-01-01T00:00:00+00:00")
-    proc = rtgate("report", future, "--history", history, "--out", site)
+    proc = rtgate_cli("report", future, "--history", history, "--out", site)
     assert proc.returncode == 2
     assert proc.stderr.startswith(
         f"rtgate: {future / 'result.json'}: start 2099-01-01T00:00:00+00:00 is in the future")
@@ -200,9 +203,9 @@ def test_a_run_dated_2099_is_refused_and_never_becomes_the_latest(tmp_path: Path
 
     # Nor does it win a later publication of the same key, or a site without a history.
     (later,) = make_runs(tmp_path / "c", 1, "later")
-    assert rtgate("report", later, "--history", history, "--out", site).returncode == 0
+    assert rtgate_cli("report", later, "--history", history, "--out", site).returncode == 0
     assert latest_run(site) == "later-000"
-    alone = rtgate("report", later, future, "--out", tmp_path / "alone")
+    alone = rtgate_cli("report", later, future, "--out", tmp_path / "alone")
     assert alone.returncode == 2 and not (tmp_path / "alone").exists()
 
 
@@ -225,19 +228,20 @@ GITHUB = {"GITHUB_RUN_ID": "4242", "GITHUB_SERVER_URL": "https://github.example"
 
 
 @pytest.mark.integration
-def test_provenance_comes_from_the_publisher_never_from_the_result(tmp_path: Path) -> None:
+def test_provenance_comes_from_the_publisher_never_from_the_result(rtgate_cli: RunCli,
+                                                                   tmp_path: Path) -> None:
     history, site = tmp_path / "h", tmp_path / "site"
     (from_env,) = make_runs(tmp_path / "a", 1, "env")
-    proc = rtgate("report", from_env, "--history", history, "--out", site, env=GITHUB)
+    proc = rtgate_cli("report", from_env, "--history", history, "--out", site, env=GITHUB)
     assert proc.returncode == 0, proc.stderr
     (explicit,) = make_runs(tmp_path / "b", 1, "explicit")
-    proc = rtgate("report", explicit, "--history", history, "--out", site,
-                  "--provenance-run-id", "77", "--provenance-commit", "b" * 40,
-                  "--provenance-board", "rpi5-bench-2", env=GITHUB)
+    proc = rtgate_cli("report", explicit, "--history", history, "--out", site,
+                      "--provenance-run-id", "77", "--provenance-commit", "b" * 40,
+                      "--provenance-board", "rpi5-bench-2", env=GITHUB)
     assert proc.returncode == 0, proc.stderr
     # A re-publication by another run keeps what the first one recorded.
-    assert rtgate("report", from_env, "--history", history, "--out", site,
-                  "--provenance-run-id", "78").returncode == 0
+    assert rtgate_cli("report", from_env, "--history", history, "--out", site,
+                      "--provenance-run-id", "78").returncode == 0
 
     first, second = (line["publication"] for line in index_lines(history))
     assert {k: v for k, v in first.items() if k != "published_at"} == {
@@ -259,23 +263,24 @@ def test_provenance_comes_from_the_publisher_never_from_the_result(tmp_path: Pat
     ("--provenance-run-id", "12 OR 1"),
     ("--provenance-commit", "<b>main</b>"),
 ])
-def test_provenance_that_is_no_run_or_commit_is_a_usage_error(
+def test_provenance_that_is_no_run_or_commit_is_a_usage_error(rtgate_cli: RunCli,
         tmp_path: Path, option: str, value: str) -> None:
     (run,) = make_runs(tmp_path / "a", 1)
-    proc = rtgate("report", run, "--history", tmp_path / "h", "--out", tmp_path / "site",
-                  option, value)
+    proc = rtgate_cli("report", run, "--history", tmp_path / "h", "--out", tmp_path / "site",
+                      option, value)
     assert proc.returncode == 2
     assert proc.stderr.startswith(f"rtgate: {option}: ") and proc.stderr.count("\n") == 1
     assert not (tmp_path / "h").exists()
 
 
 @pytest.mark.integration
-def test_symlinks_planted_in_a_history_checkout_are_not_followed(tmp_path: Path) -> None:
+def test_symlinks_planted_in_a_history_checkout_are_not_followed(rtgate_cli: RunCli,
+                                                                 tmp_path: Path) -> None:
     secret = tmp_path / "hostname"
     secret.write_text("build-host-7.internal\n")
     history, site = tmp_path / "h", tmp_path / "site"
-    assert rtgate("report", *make_runs(tmp_path / "a", 2), "--history", history,
-                  "--out", site).returncode == 0
+    assert rtgate_cli("report", *make_runs(tmp_path / "a", 2), "--history", history,
+                      "--out", site).returncode == 0
     linked_raw = history / "runs" / "run-000" / "raw" / "cyclictest.json"
     linked_raw.unlink()
     linked_raw.symlink_to(secret)
@@ -283,7 +288,7 @@ def test_symlinks_planted_in_a_history_checkout_are_not_followed(tmp_path: Path)
     linked_result.rename(tmp_path / "moved.json")
     linked_result.symlink_to(tmp_path / "moved.json")
 
-    proc = rtgate("report", "--history", history, "--out", tmp_path / "again")
+    proc = rtgate_cli("report", "--history", history, "--out", tmp_path / "again")
     assert proc.returncode == 0, proc.stderr
     assert f"rtgate: {linked_raw}: a symbolic link, not followed\n" in proc.stderr
     assert f"rtgate: {linked_result}: a symbolic link, not followed (run run-001 not " \

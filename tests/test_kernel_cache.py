@@ -10,14 +10,12 @@ test_kernel_config.py.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import tarfile
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from clirun import RunCli
 
 from rtgate.errors import InfraError
 from rtgate.kernel.build import BuildResult, build
@@ -51,11 +49,6 @@ MERGE = """\
 shift 2; dir=$1; shift
 cat "$@" > "$dir/.config.new" && mv "$dir/.config.new" "$dir/.config"
 """
-
-
-def rtgate(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rtgate", *args], capture_output=True,
-                          text=True, timeout=120, env={**os.environ, **env})
 
 
 def pr_tarball(root: Path, makefile: str) -> str:
@@ -180,15 +173,16 @@ def test_a_poisoned_cache_entry_is_refused_and_rebuilt(
     assert build_pr(out="third").cache_hit is True
 
 
-def test_the_cli_refuses_a_planted_kernel(pr_source: str, tmp_path: Path) -> None:
+def test_the_cli_refuses_a_planted_kernel(rtgate_cli: RunCli,
+                                          pr_source: str, tmp_path: Path) -> None:
     env = {"RTGATE_CACHE": str(tmp_path / "cache")}
     args = ("kernel", "build", "--board", "qemu-arm64", "--flavor", "rt", "--source", pr_source,
             "--quiet", "--out")
-    first = rtgate(*args, str(tmp_path / "first"), env=env)
+    first = rtgate_cli(*args, str(tmp_path / "first"), env=env)
     assert first.returncode == 0, first.stderr
     key = json.loads(first.stdout)["cache_key"]
     _alter_image(tmp_path / "cache" / "kernels" / key)
-    second = rtgate(*args, str(tmp_path / "second"), env=env)
+    second = rtgate_cli(*args, str(tmp_path / "second"), env=env)
     assert second.returncode == 0, second.stderr
     assert json.loads(second.stdout)["cache_hit"] is False
     assert "rtgate kernel: refused the cached kernel" in second.stderr
@@ -200,14 +194,15 @@ def _files(root: Path) -> set[str]:
 
 
 @pytest.mark.parametrize("choose", [["--cache-trust", "untrusted"], []])
-def test_an_untrusted_build_is_invisible_to_a_trusted_one(pr_source: str, tmp_path: Path,
+def test_an_untrusted_build_is_invisible_to_a_trusted_one(rtgate_cli: RunCli,
+                                                          pr_source: str, tmp_path: Path,
                                                           choose: list[str]) -> None:
     cache = tmp_path / "cache"
     trusted_env = {"RTGATE_CACHE": str(cache), "RTGATE_CACHE_TRUST": "trusted"}
     untrusted_env = trusted_env | ({} if choose else {"RTGATE_CACHE_TRUST": "untrusted"})
     args = ("kernel", "build", "--board", "qemu-arm64", "--flavor", "rt", "--source", pr_source,
             "--quiet", "--out")
-    pr = rtgate(*args, str(tmp_path / "pr"), *choose, env=untrusted_env)
+    pr = rtgate_cli(*args, str(tmp_path / "pr"), *choose, env=untrusted_env)
     assert pr.returncode == 0, pr.stderr
     # Sources, work tree, ccache and the built kernel: all under untrusted/, nothing beside it.
     assert {p.name for p in cache.iterdir()} == {"untrusted"}
@@ -216,17 +211,18 @@ def test_an_untrusted_build_is_invisible_to_a_trusted_one(pr_source: str, tmp_pa
     key = json.loads(pr.stdout)["cache_key"]
     assert f"kernels/{key}/Image" in _files(cache / "untrusted")
 
-    main = rtgate(*args, str(tmp_path / "main"), env=trusted_env)
+    main = rtgate_cli(*args, str(tmp_path / "main"), env=trusted_env)
     assert main.returncode == 0, main.stderr
     report = json.loads(main.stdout)
     assert report["cache_key"] == key and report["cache_hit"] is False
     assert f"kernels/{key}/Image" in _files(cache)
 
 
-def test_an_unknown_trust_domain_is_an_input_error(pr_source: str, tmp_path: Path) -> None:
-    proc = rtgate("kernel", "build", "--board", "qemu-arm64", "--flavor", "rt", "--source",
-                  pr_source, "--quiet", "--out", str(tmp_path / "out"),
-                  env={"RTGATE_CACHE": str(tmp_path / "cache"), "RTGATE_CACHE_TRUST": "pr"})
+def test_an_unknown_trust_domain_is_an_input_error(rtgate_cli: RunCli,
+                                                   pr_source: str, tmp_path: Path) -> None:
+    proc = rtgate_cli("kernel", "build", "--board", "qemu-arm64", "--flavor", "rt", "--source",
+                      pr_source, "--quiet", "--out", str(tmp_path / "out"),
+                      env={"RTGATE_CACHE": str(tmp_path / "cache"), "RTGATE_CACHE_TRUST": "pr"})
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1
     assert "unknown cache trust domain 'pr'" in proc.stderr and "RTGATE_CACHE_TRUST" in proc.stderr

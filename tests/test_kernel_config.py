@@ -10,12 +10,11 @@ from __future__ import annotations
 import difflib
 import json
 import shutil
-import subprocess
-import sys
 import tarfile
 from pathlib import Path
 
 import pytest
+from clirun import RunCli
 
 from rtgate.kernel.cache import cache_root
 from rtgate.kernel.kconfig import parse_config
@@ -24,11 +23,6 @@ from rtgate.kernel.source import materialize, resolve
 pytestmark = pytest.mark.integration
 FAKE_RPI = Path(__file__).parent / "data" / "kernel" / "fake-rpi-tree"
 TARGET = "kernel/sched/rt.c"
-
-
-def rtgate(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rtgate", *args], capture_output=True,
-                          text=True, timeout=900)
 
 
 @pytest.fixture(scope="module")
@@ -44,13 +38,14 @@ def one_line_patch(tree: Path, old: str, new: str) -> str:
     return "".join(difflib.unified_diff(lines, changed, f"a/{TARGET}", f"b/{TARGET}"))
 
 
-def test_patch_applies_and_pristine_tree_stays_pristine(tmp_path: Path, pristine: Path) -> None:
+def test_patch_applies_and_pristine_tree_stays_pristine(rtgate_cli: RunCli,
+                                                        tmp_path: Path, pristine: Path) -> None:
     before = (pristine / TARGET).read_text()
     (tmp_path / "0001-comment.patch").write_text(one_line_patch(pristine, "Real-Time", "RT"))
     (tmp_path / "series").write_text("0001-comment.patch\n")
-    proc = rtgate("kernel", "build", "--board", "qemu-arm64", "--flavor", "stock",
-                  "--patches", str(tmp_path / "series"), "--config-only", "--quiet",
-                  "--out", str(tmp_path / "out"))
+    proc = rtgate_cli("kernel", "build", "--board", "qemu-arm64", "--flavor", "stock",
+                      "--patches", str(tmp_path / "series"), "--config-only", "--quiet",
+                      "--out", str(tmp_path / "out"))
     assert proc.returncode == 0, proc.stderr
     assert f"patching file {TARGET}" in (tmp_path / "out" / "build.log").read_text()
     assert (pristine / TARGET).read_text() == before
@@ -58,7 +53,7 @@ def test_patch_applies_and_pristine_tree_stays_pristine(tmp_path: Path, pristine
     assert meta["plan"]["patches"][0]["name"] == "0001-comment.patch"
 
 
-def test_patch_that_does_not_apply_names_it_and_shows_the_hunk(tmp_path: Path,
+def test_patch_that_does_not_apply_names_it_and_shows_the_hunk(rtgate_cli: RunCli, tmp_path: Path,
                                                                pristine: Path) -> None:
     good = one_line_patch(pristine, "Real-Time", "RT")
     # A hunk removing a line that is not in the file (a stale patch): patch(1) rejects it.
@@ -67,8 +62,8 @@ def test_patch_that_does_not_apply_names_it_and_shows_the_hunk(tmp_path: Path,
     (tmp_path / "0002-stale.patch").write_text(bad)
     (tmp_path / "series").write_text("0001-ok.patch\n0002-stale.patch\n")
     out = tmp_path / "out"
-    proc = rtgate("kernel", "build", "--board", "qemu-arm64", "--flavor", "rt", "--patches",
-                  str(tmp_path / "series"), "--quiet", "--out", str(out))
+    proc = rtgate_cli("kernel", "build", "--board", "qemu-arm64", "--flavor", "rt", "--patches",
+                      str(tmp_path / "series"), "--quiet", "--out", str(out))
     assert proc.returncode == 2, proc.stderr
     last = proc.stderr.strip().splitlines()[-1]
     assert last.startswith(f"rtgate: {tmp_path / 'series'}: patch 0002-stale.patch does not "
@@ -80,13 +75,13 @@ def test_patch_that_does_not_apply_names_it_and_shows_the_hunk(tmp_path: Path,
     assert "0002-stale.patch" in (out / "build.log").read_text()
 
 
-def test_option_kconfig_drops_is_an_error_listing_it(tmp_path: Path) -> None:
+def test_option_kconfig_drops_is_an_error_listing_it(rtgate_cli: RunCli, tmp_path: Path) -> None:
     # RCU_BOOST needs PREEMPT_RT (or RCU_EXPERT): on a stock kernel olddefconfig drops it.
     extra = tmp_path / "boost.config"
     extra.write_text("CONFIG_LOG_BUF_SHIFT=16\nCONFIG_RCU_BOOST=y\n")
     out = tmp_path / "out"
-    proc = rtgate("kernel", "build", "--board", "qemu-arm64", "--flavor", "stock",
-                  "--fragment", str(extra), "--config-only", "--quiet", "--out", str(out))
+    proc = rtgate_cli("kernel", "build", "--board", "qemu-arm64", "--flavor", "stock",
+                      "--fragment", str(extra), "--config-only", "--quiet", "--out", str(out))
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.count("\n") == 1
     assert "Kconfig dropped 1 requested option(s)" in proc.stderr
@@ -111,11 +106,12 @@ def fake_rpi_source(tmp_path_factory: pytest.TempPathFactory, pristine: Path) ->
 
 
 @pytest.mark.parametrize("flavor, rt", [("rt", "y"), ("stock", None)])
-def test_rpi5_config_merge_on_a_fake_tree(tmp_path: Path, fake_rpi_source: str, flavor: str,
+def test_rpi5_config_merge_on_a_fake_tree(rtgate_cli: RunCli,
+                                          tmp_path: Path, fake_rpi_source: str, flavor: str,
                                           rt: str | None) -> None:
     out = tmp_path / "out"
-    proc = rtgate("kernel", "build", "--board", "rpi5", "--flavor", flavor, "--source",
-                  fake_rpi_source, "--config-only", "--quiet", "--out", str(out))
+    proc = rtgate_cli("kernel", "build", "--board", "rpi5", "--flavor", flavor, "--source",
+                      fake_rpi_source, "--config-only", "--quiet", "--out", str(out))
     assert proc.returncode == 0, proc.stderr
     config = parse_config(out / ".config")
     # From bcm2712_defconfig, then the flavor fragment on top.
@@ -127,7 +123,8 @@ def test_rpi5_config_merge_on_a_fake_tree(tmp_path: Path, fake_rpi_source: str, 
     assert meta["config_only"] is True
 
 
-def test_compile_failure_is_exit_3_with_the_log_kept(tmp_path: Path, pristine: Path) -> None:
+def test_compile_failure_is_exit_3_with_the_log_kept(rtgate_cli: RunCli,
+                                                     tmp_path: Path, pristine: Path) -> None:
     # kernel/bounds.c is the first file kbuild compiles: the failure comes in seconds.
     target = "kernel/bounds.c"
     lines = (pristine / target).read_text().splitlines(keepends=True)
@@ -136,8 +133,8 @@ def test_compile_failure_is_exit_3_with_the_log_kept(tmp_path: Path, pristine: P
         "".join(difflib.unified_diff(lines, broken, f"a/{target}", f"b/{target}")))
     (tmp_path / "series").write_text("0001-break.patch\n")
     out = tmp_path / "out"
-    proc = rtgate("kernel", "build", "--board", "qemu-arm64", "--flavor", "stock",
-                  "--patches", str(tmp_path / "series"), "--quiet", "--out", str(out))
+    proc = rtgate_cli("kernel", "build", "--board", "qemu-arm64", "--flavor", "stock",
+                      "--patches", str(tmp_path / "series"), "--quiet", "--out", str(out))
     assert proc.returncode == 3, proc.stderr
     assert proc.stderr.count("\n") == 1
     assert proc.stderr.startswith(f"rtgate: {out / 'build.log'}: make failed (exit 2): ")

@@ -6,18 +6,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from clirun import RunCli
 from steps import ROOT, step
 
 pytestmark = pytest.mark.integration
-
-
-def rtgate(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rtgate", *args], capture_output=True,
-                          text=True, timeout=1800)
 
 
 def docker_run(image: str, *argv: str) -> str:
@@ -43,12 +38,13 @@ def test_builder_image_has_the_toolchain_and_rtgate(builder_image: str) -> None:
     assert plan["board"]["image_name"] == "kernel_2712.img"
 
 
-def test_docker_runtime_gives_the_host_config(builder_image: str, tmp_path: Path) -> None:
+def test_docker_runtime_gives_the_host_config(rtgate_cli: RunCli,
+                                              builder_image: str, tmp_path: Path) -> None:
     configs = {}
     for runtime in ("host", "docker"):
         out = tmp_path / runtime
-        proc = rtgate("kernel", "build", "--board", "qemu-arm64", "--flavor", "rt",
-                      "--runtime", runtime, "--config-only", "--quiet", "--out", str(out))
+        proc = rtgate_cli("kernel", "build", "--board", "qemu-arm64", "--flavor", "rt",
+                          "--runtime", runtime, "--config-only", "--quiet", "--out", str(out))
         assert proc.returncode == 0, proc.stderr
         assert json.loads((out / "metadata.json").read_text())["runtime"] == runtime
         configs[runtime] = (out / ".config").read_text()
@@ -56,13 +52,13 @@ def test_docker_runtime_gives_the_host_config(builder_image: str, tmp_path: Path
     assert configs["docker"] == configs["host"]
 
 
-def test_both_runtimes_plan_the_same_build(builder_image: str) -> None:
+def test_both_runtimes_plan_the_same_build(rtgate_cli: RunCli, builder_image: str) -> None:
     # Same toolchain versions in the image as on the host: a kernel built by one is a cache hit
     # for the other.
     keys = {}
     for runtime in ("host", "docker"):
-        proc = rtgate("kernel", "plan", "--board", "qemu-arm64", "--flavor", "rt",
-                      "--runtime", runtime)
+        proc = rtgate_cli("kernel", "plan", "--board", "qemu-arm64", "--flavor", "rt",
+                          "--runtime", runtime)
         assert proc.returncode == 0, proc.stderr
         keys[runtime] = json.loads(proc.stdout)["cache_key"]
     assert keys["docker"] == keys["host"]

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from clirun import RunCli
 
 from rtgate.errors import InputError
 from rtgate.kernel.kconfig import effective_requests, parse_config, read_fragment, unmet
@@ -20,11 +19,6 @@ from rtgate.kernel.source import resolve
 DATA = Path(__file__).parent / "data" / "kernel"
 
 
-def rtgate(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rtgate", *args], capture_output=True,
-                          text=True, timeout=120)
-
-
 def write_series(tmp_path: Path, patches: dict[str, str]) -> Path:
     for name, text in patches.items():
         (tmp_path / name).write_text(text)
@@ -33,8 +27,8 @@ def write_series(tmp_path: Path, patches: dict[str, str]) -> Path:
     return series
 
 
-def test_cli_plan_is_json_with_every_input() -> None:
-    proc = rtgate("kernel", "plan", "--board", "qemu-arm64", "--flavor", "rt")
+def test_cli_plan_is_json_with_every_input(rtgate_cli: RunCli) -> None:
+    proc = rtgate_cli("kernel", "plan", "--board", "qemu-arm64", "--flavor", "rt")
     assert proc.returncode == 0, proc.stderr
     plan = json.loads(proc.stdout)
     assert plan["schema"] == "rtgate/kernel-plan/v1"
@@ -112,8 +106,8 @@ def test_git_source_spec() -> None:
         resolve("git:https://github.com/raspberrypi/linux")
 
 
-def test_rpi5_plan_resolves_offline() -> None:
-    proc = rtgate("kernel", "plan", "--board", "rpi5", "--flavor", "rt")
+def test_rpi5_plan_resolves_offline(rtgate_cli: RunCli) -> None:
+    proc = rtgate_cli("kernel", "plan", "--board", "rpi5", "--flavor", "rt")
     assert proc.returncode == 0, proc.stderr
     plan = json.loads(proc.stdout)
     assert plan["source"] == {"kind": "git", "location": "https://github.com/raspberrypi/linux",
@@ -131,22 +125,23 @@ def test_rpi5_plan_resolves_offline() -> None:
     (["--board", "qemu-arm64", "--flavor", "rt", "--source", "debian:linux-source-0.01"],
      "linux-source-0.01 is not installed"),
 ])
-def test_bad_input_is_one_line_and_exit_2(args: list[str], message: str) -> None:
-    proc = rtgate("kernel", "plan", *args)
+def test_bad_input_is_one_line_and_exit_2(rtgate_cli: RunCli,
+                                          args: list[str], message: str) -> None:
+    proc = rtgate_cli("kernel", "plan", *args)
     assert proc.returncode == 2
     assert message in proc.stderr
     assert proc.stderr.startswith("rtgate: ") and proc.stderr.count("\n") == 1
 
 
-def test_series_comments_order_and_missing_patch(tmp_path: Path) -> None:
+def test_series_comments_order_and_missing_patch(rtgate_cli: RunCli, tmp_path: Path) -> None:
     (tmp_path / "b.patch").write_text("b")
     (tmp_path / "a.patch").write_text("a")
     series = tmp_path / "series"
     series.write_text("# header\nb.patch   # first\n\na.patch\n")
     assert [p.name for p in read_series(series)] == ["b.patch", "a.patch"]
     series.write_text("b.patch\nmissing.patch\n")
-    proc = rtgate("kernel", "plan", "--board", "qemu-arm64", "--flavor", "rt",
-                  "--patches", str(series))
+    proc = rtgate_cli("kernel", "plan", "--board", "qemu-arm64", "--flavor", "rt",
+                      "--patches", str(series))
     assert proc.returncode == 2
     assert f"{series}: line 2: patch missing.patch not found" in proc.stderr
 
@@ -157,7 +152,8 @@ def test_series_comments_order_and_missing_patch(tmp_path: Path) -> None:
     ("sub/../../outside.patch", "is outside the series' directory"),
     ("sub/link.patch", "resolves outside the series' directory (a symbolic link)"),
 ])
-def test_series_cannot_name_a_file_outside_its_directory(tmp_path: Path, line: str,
+def test_series_cannot_name_a_file_outside_its_directory(rtgate_cli: RunCli,
+                                                         tmp_path: Path, line: str,
                                                         message: str) -> None:
     # A pull request writes the series: the plan hashes what it names, the build applies it and
     # bisect copies it to the same relative name under its own output.
@@ -170,8 +166,8 @@ def test_series_cannot_name_a_file_outside_its_directory(tmp_path: Path, line: s
     series.write_text(f"sub/inside.patch\n{line}\n")
     with pytest.raises(InputError, match=re.escape(message)):
         read_series(series)
-    proc = rtgate("kernel", "plan", "--board", "qemu-arm64", "--flavor", "rt",
-                  "--patches", str(series))
+    proc = rtgate_cli("kernel", "plan", "--board", "qemu-arm64", "--flavor", "rt",
+                      "--patches", str(series))
     assert proc.returncode == 2
     assert proc.stderr.startswith(f"rtgate: {series}: line 2: ") and message in proc.stderr
     series.write_text("sub/inside.patch\n")

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from clirun import RunCli
 
 from rtgate.result import load_result
 
@@ -14,20 +13,16 @@ DATA = Path(__file__).parent / "data"
 MALFORMED = sorted(p for p in (DATA / "malformed").iterdir() if p.name != "README.md")
 
 
-def rtgate(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rtgate", *map(str, args)],
-                          capture_output=True, text=True, timeout=60)
-
-
 def test_the_corpus_is_big_enough() -> None:
     assert len(MALFORMED) >= 20
 
 
 @pytest.mark.parametrize("raw", MALFORMED, ids=lambda p: p.name)
-def test_malformed_input_exits_2_with_one_line_naming_the_file(raw: Path, tmp_path: Path) -> None:
+def test_malformed_input_exits_2_with_one_line_naming_the_file(rtgate_cli: RunCli,
+                                                               raw: Path, tmp_path: Path) -> None:
     out = tmp_path / "result.json"
     before = raw.read_bytes()
-    proc = rtgate("parse", raw, "-o", out)
+    proc = rtgate_cli("parse", raw, "-o", out)
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.splitlines()
     assert len(lines) == 1, proc.stderr
@@ -36,17 +31,17 @@ def test_malformed_input_exits_2_with_one_line_naming_the_file(raw: Path, tmp_pa
     assert raw.read_bytes() == before  # the raw data is never touched
 
 
-def test_errors_inside_a_file_name_the_line() -> None:
-    proc = rtgate("parse", DATA / "malformed" / "verbose-bad-thread.txt", "-o", "/dev/null")
+def test_errors_inside_a_file_name_the_line(rtgate_cli: RunCli) -> None:
+    proc = rtgate_cli("parse", DATA / "malformed" / "verbose-bad-thread.txt", "-o", "/dev/null")
     assert ": line 41: thread 7 " in proc.stderr
 
 
-def test_parse_writes_a_valid_result(tmp_path: Path) -> None:
+def test_parse_writes_a_valid_result(rtgate_cli: RunCli, tmp_path: Path) -> None:
     out = tmp_path / "r" / "result.json"
     ct = DATA / "cyclictest"
-    proc = rtgate("parse", ct / "overflow.json", ct / "overflow.stdout", "-o", out,
-                  "--board", "local", "--scenario", "cpu", "--flavor", "stock", "--virtual",
-                  "--run-id", "r1")
+    proc = rtgate_cli("parse", ct / "overflow.json", ct / "overflow.stdout", "-o", out,
+                      "--board", "local", "--scenario", "cpu", "--flavor", "stock", "--virtual",
+                      "--run-id", "r1")
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""
     r = load_result(out)
@@ -56,14 +51,14 @@ def test_parse_writes_a_valid_result(tmp_path: Path) -> None:
     assert str(r.totals.p99) == "≥12"
 
 
-def test_contradictory_files_exit_2_and_write_nothing(tmp_path: Path) -> None:
+def test_contradictory_files_exit_2_and_write_nothing(rtgate_cli: RunCli, tmp_path: Path) -> None:
     out = tmp_path / "result.json"
     ct = DATA / "cyclictest"
-    proc = rtgate("parse", ct / "quiet-json.json", ct / "quiet.txt", "-o", out)
+    proc = rtgate_cli("parse", ct / "quiet-json.json", ct / "quiet.txt", "-o", out)
     assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1
     assert "not one run" in proc.stderr and not out.exists()
 
 
-def test_missing_file_exits_2(tmp_path: Path) -> None:
-    proc = rtgate("parse", tmp_path / "nope.json", "-o", tmp_path / "r.json")
+def test_missing_file_exits_2(rtgate_cli: RunCli, tmp_path: Path) -> None:
+    proc = rtgate_cli("parse", tmp_path / "nope.json", "-o", tmp_path / "r.json")
     assert proc.returncode == 2 and "nope.json: cannot read" in proc.stderr

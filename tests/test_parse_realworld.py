@@ -10,12 +10,12 @@ import json
 import math
 import re
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from clirun import RunCli
 
 from rtgate.cyclictest.parse import parse
 from rtgate.errors import InputError
@@ -40,15 +40,15 @@ def rows(name: str) -> np.ndarray:
     return np.loadtxt(lines, dtype=np.int64, ndmin=2)
 
 
-def cli(tmp_path: Path, *files: str) -> tuple[subprocess.CompletedProcess[str], Path]:
+def cli(rtgate_cli: RunCli,
+        tmp_path: Path, *files: str) -> tuple[subprocess.CompletedProcess[str], Path]:
     out = tmp_path / "result.json"
-    proc = subprocess.run([sys.executable, "-m", "rtgate", "parse", *(str(RW / f) for f in files),
-                           "-o", str(out)], capture_output=True, text=True, timeout=60)
+    proc = rtgate_cli("parse", *(str(RW / f) for f in files), "-o", str(out))
     return proc, out
 
 
-def parsed(tmp_path: Path, *files: str) -> Result:
-    proc, out = cli(tmp_path, *files)
+def parsed(rtgate_cli: RunCli, tmp_path: Path, *files: str) -> Result:
+    proc, out = cli(rtgate_cli, tmp_path, *files)
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
     return load_result(out)
 
@@ -59,8 +59,9 @@ def assert_cut_average(avg: float | None, true_mean: float) -> None:
     assert avg <= true_mean + JSON_ROUNDING and true_mean - JSON_ROUNDING < avg + 1
 
 
-def test_histfile_without_overflows_gives_the_exact_mean_of_its_bins(tmp_path: Path) -> None:
-    r = parsed(tmp_path, "histfile-exact.txt")
+def test_histfile_without_overflows_gives_the_exact_mean_of_its_bins(rtgate_cli: RunCli,
+                                                                     tmp_path: Path) -> None:
+    r = parsed(rtgate_cli, tmp_path, "histfile-exact.txt")
     table = rows("histfile-exact.txt")
     latency, counts = table[:, 0], table[:, 1:]
     js = cyclictest_json("histfile-exact.json")
@@ -78,8 +79,9 @@ def test_histfile_without_overflows_gives_the_exact_mean_of_its_bins(tmp_path: P
     assert not r.totals.avg_truncated and r.totals.p99 is not None and r.notes == []
 
 
-def test_histfile_with_overflows_gives_the_footer_average_known_to_1us(tmp_path: Path) -> None:
-    r = parsed(tmp_path, "histfile-overflow.txt")
+def test_histfile_with_overflows_gives_the_footer_average_known_to_1us(rtgate_cli: RunCli,
+                                                                       tmp_path: Path) -> None:
+    r = parsed(rtgate_cli, tmp_path, "histfile-overflow.txt")
     js = cyclictest_json("histfile-overflow.json")
     for n, t in enumerate(r.threads):
         assert json_overflows(js[n]) > 0
@@ -92,17 +94,19 @@ def test_histfile_with_overflows_gives_the_footer_average_known_to_1us(tmp_path:
     assert str(r.totals.p99) == "≥50"  # -h 50: the 99th percentile overflowed
 
 
-def test_histfile_with_its_json_is_one_run_although_119_00_and_118_differ(tmp_path: Path) -> None:
+def test_histfile_with_its_json_is_one_run_although_119_00_and_118_differ(rtgate_cli: RunCli,
+                                                                          tmp_path: Path) -> None:
     # Thread 0's true mean is 118.99x: the footer cuts it to 118, the JSON rounds it to 119.00.
     js = cyclictest_json("histfile-overflow.json")
     assert js[0]["avg"] == 119.0
-    r = parsed(tmp_path, "histfile-overflow.json", "histfile-overflow.txt")
+    r = parsed(rtgate_cli, tmp_path, "histfile-overflow.json", "histfile-overflow.txt")
     assert [t.avg_us for t in r.threads] == [t["avg"] for t in js]
     assert not any(t.avg_truncated for t in r.threads) and not r.totals.avg_truncated
 
 
-def test_exact_histogram_mean_beats_the_json_two_decimals(tmp_path: Path) -> None:
-    r = parsed(tmp_path, "histfile-exact.json", "histfile-exact.txt")
+def test_exact_histogram_mean_beats_the_json_two_decimals(rtgate_cli: RunCli,
+                                                          tmp_path: Path) -> None:
+    r = parsed(rtgate_cli, tmp_path, "histfile-exact.json", "histfile-exact.txt")
     table = rows("histfile-exact.txt")
     for n, t in enumerate(r.threads):
         exact = float((table[:, 0] * table[:, n + 1]).sum() / table[:, n + 1].sum())
@@ -116,8 +120,8 @@ def summary_lines(name: str) -> list[dict[str, int]]:
             for f in found]
 
 
-def test_quiet_summary_averages_are_known_to_1us(tmp_path: Path) -> None:
-    r = parsed(tmp_path, "summary.txt")
+def test_quiet_summary_averages_are_known_to_1us(rtgate_cli: RunCli, tmp_path: Path) -> None:
+    r = parsed(rtgate_cli, tmp_path, "summary.txt")
     js = cyclictest_json("summary.json")
     lines = summary_lines("summary.txt")
     for n, t in enumerate(r.threads):
@@ -130,8 +134,8 @@ def test_quiet_summary_averages_are_known_to_1us(tmp_path: Path) -> None:
                        "'# /dev/cpu_dma_latency set to 0us'"]
 
 
-def test_warn_line_of_a_2_and_1_capture_is_a_note(tmp_path: Path) -> None:
-    r = parsed(tmp_path, "warn-hist.txt")
+def test_warn_line_of_a_2_and_1_capture_is_a_note(rtgate_cli: RunCli, tmp_path: Path) -> None:
+    r = parsed(rtgate_cli, tmp_path, "warn-hist.txt")
     assert r.notes == ["warn-hist.txt line 1: cyclictest's message, skipped: "
                        "'WARN: open /dev/cpu_dma_latency: Permission denied'"]
     js = cyclictest_json("warn-hist.json")
@@ -154,9 +158,9 @@ def test_warn_line_of_a_2_and_1_capture_is_a_note(tmp_path: Path) -> None:
     ("warn-inserted.txt", {1: "WARN: open /dev/cpu_dma_latency: Permission denied",
                            3: "WARN: Running on unknown kernel version...YMMV"}),
 ])
-def test_warn_lines_anywhere_are_skipped(tmp_path: Path, name: str,
+def test_warn_lines_anywhere_are_skipped(rtgate_cli: RunCli, tmp_path: Path, name: str,
                                          warnings: dict[int, str]) -> None:
-    r = parsed(tmp_path, name)
+    r = parsed(rtgate_cli, tmp_path, name)
     assert r.notes == [f"{name} line {n}: cyclictest's message, skipped: {text!r}"
                        for n, text in warnings.items()]
     js = cyclictest_json("warn-summary.json")
@@ -166,8 +170,9 @@ def test_warn_lines_anywhere_are_skipped(tmp_path: Path, name: str,
         assert_cut_average(t.avg_us, js[n]["avg"])
 
 
-def test_footer_only_histogram_states_samples_min_avg_max_and_no_more(tmp_path: Path) -> None:
-    r = parsed(tmp_path, "footer-only.txt")
+def test_footer_only_histogram_states_samples_min_avg_max_and_no_more(rtgate_cli: RunCli,
+                                                                      tmp_path: Path) -> None:
+    r = parsed(rtgate_cli, tmp_path, "footer-only.txt")
     js = cyclictest_json("footer-only.json")
     text = (RW / "footer-only.txt").read_text()
 
@@ -208,8 +213,9 @@ SESSION_NOTES = [
 ]
 
 
-def test_lines_around_the_output_of_a_users_file_are_notes(tmp_path: Path) -> None:
-    r = parsed(tmp_path, "session.txt")
+def test_lines_around_the_output_of_a_users_file_are_notes(rtgate_cli: RunCli,
+                                                           tmp_path: Path) -> None:
+    r = parsed(rtgate_cli, tmp_path, "session.txt")
     assert r.notes == SESSION_NOTES
     doc = json.loads((RW / "session.json").read_text())
     assert r.tool.cmdline == doc["cmdline:"]
@@ -221,7 +227,7 @@ def test_lines_around_the_output_of_a_users_file_are_notes(tmp_path: Path) -> No
         assert abs(t.avg_us - js[n]["avg"]) <= JSON_ROUNDING
         assert (t.samples, t.max_us) == (js[n]["cycles"], js[n]["max"])
     # The command line read off the prompt agrees with the JSON's: one run.
-    both = parsed(tmp_path, "session.json", "session.txt")
+    both = parsed(rtgate_cli, tmp_path, "session.json", "session.txt")
     assert both.tool.cmdline == doc["cmdline:"] and both.notes == SESSION_NOTES
 
 
@@ -269,11 +275,10 @@ def test_the_command_line_from_a_prompt(tmp_path: Path, prompt: str, command: st
     (lambda lines: [*lines[:100], "imx8mp\n", *lines[100:]],
      "line 101: not cyclictest output: 'imx8mp'"),
 ])
-def test_a_file_without_complete_cyclictest_output_is_still_refused(
+def test_a_file_without_complete_cyclictest_output_is_still_refused(rtgate_cli: RunCli,
         tmp_path: Path, edit: Any, problem: str) -> None:
     path = session_variant(tmp_path, edit)
-    proc = subprocess.run([sys.executable, "-m", "rtgate", "parse", str(path), "-o",
-                           str(tmp_path / "r.json")], capture_output=True, text=True, timeout=60)
+    proc = rtgate_cli("parse", str(path), "-o", str(tmp_path / "r.json"))
     assert proc.returncode == 2
     assert proc.stderr.startswith(f"rtgate: {path}: {problem}"), proc.stderr
     assert len(proc.stderr.splitlines()) == 1 and not (tmp_path / "r.json").exists()
@@ -308,8 +313,8 @@ def value_lines(name: str) -> np.ndarray:
     return np.loadtxt([ln.replace(":", " ") for ln in lines], dtype=np.int64, ndmin=2)
 
 
-def test_a_verbose_log_between_shell_prompts(tmp_path: Path) -> None:
-    r = parsed(tmp_path, "verbose-session.txt")
+def test_a_verbose_log_between_shell_prompts(rtgate_cli: RunCli, tmp_path: Path) -> None:
+    r = parsed(rtgate_cli, tmp_path, "verbose-session.txt")
     samples = value_lines("verbose-session.txt")[:, 2]
     (t,) = r.threads
     assert (t.samples, t.min_us, t.max_us) == (len(samples), samples.min(), samples.max())
@@ -320,7 +325,7 @@ def test_a_verbose_log_between_shell_prompts(tmp_path: Path) -> None:
     assert r.notes[-1] == ("verbose-session.txt line 1005: shell prompt after cyclictest's "
                            "output: 'root@vm:~# '")
     # With the run's JSON: one run, cyclictest's final numbers for the whole run.
-    both = parsed(tmp_path, "verbose-session.json", "verbose-session.txt")
+    both = parsed(rtgate_cli, tmp_path, "verbose-session.json", "verbose-session.txt")
     assert both.threads[0].samples == cyclictest_json("verbose-session.json")[0]["cycles"]
 
 
@@ -340,7 +345,7 @@ def test_a_verbose_log_with_foreign_lines_inside_is_refused(tmp_path: Path, edit
         parse([RW / "verbose-session.txt"])
 
 
-def test_empty_file_is_exit_2_naming_it(tmp_path: Path) -> None:
-    proc, out = cli(tmp_path, "empty.txt")
+def test_empty_file_is_exit_2_naming_it(rtgate_cli: RunCli, tmp_path: Path) -> None:
+    proc, out = cli(rtgate_cli, tmp_path, "empty.txt")
     assert proc.returncode == 2 and not out.exists()
     assert proc.stderr == f"rtgate: {RW / 'empty.txt'}: empty file: no cyclictest output in it\n"

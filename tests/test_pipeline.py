@@ -6,12 +6,11 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from clirun import RunCli
 from junitparser import Error, Failure, JUnitXml
 
 from rtgate.board.spec import load_board, scenarios_of
@@ -24,19 +23,14 @@ from rtgate.pipeline import _versus
 from rtgate.result import load_result
 
 
-def pipeline(*args: str | Path, timeout: int = 900) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rtgate", "pipeline", *map(str, args)],
-                          capture_output=True, text=True, timeout=timeout)
-
-
 def cases_of(junit: Path) -> dict[str, list[object]]:
     return {case.name: list(case.result) for suite in JUnitXml.fromfile(str(junit))
             for case in suite}
 
 
-def test_local_board_refuses_several_flavors(tmp_path: Path) -> None:
-    proc = pipeline("--board", "local", "--flavors", "stock,rt", "--scenarios", "idle",
-                    "--duration", "2s", "--out", tmp_path)
+def test_local_board_refuses_several_flavors(rtgate_cli: RunCli, tmp_path: Path) -> None:
+    proc = rtgate_cli("pipeline", "--board", "local", "--flavors", "stock,rt",
+                      "--scenarios", "idle", "--duration", "2s", "--out", tmp_path)
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines()[-1].startswith("rtgate: ")
     assert "cannot boot stock, rt" in proc.stderr
@@ -56,9 +50,10 @@ def test_infra_failure_is_an_error_testcase_and_exit_3(tmp_path: Path) -> None:
 
 
 @pytest.mark.integration
-def test_local_pipeline_measures_the_boards_own_scenarios_and_gates(tmp_path: Path) -> None:
+def test_local_pipeline_measures_the_boards_own_scenarios_and_gates(rtgate_cli: RunCli,
+                                                                    tmp_path: Path) -> None:
     # No --scenarios: the board file names them (local: cpu).
-    proc = pipeline("--board", "local", "--duration", "3s", "--out", tmp_path)
+    proc = rtgate_cli("pipeline", "--board", "local", "--duration", "3s", "--out", tmp_path)
     assert proc.returncode == 0, proc.stderr
     result = load_result(next(tmp_path.glob("*/cpu/result.json")))
     assert result.status == "complete" and result.totals.samples > 1000
@@ -80,11 +75,13 @@ def qemu_kernels(kernel_build: Callable[[str, str], BuildResult],
 
 @pytest.mark.kernel
 @pytest.mark.integration
-def test_qemu_pipeline_stock_and_rt(qemu_kernels: Path, tmp_path: Path) -> None:
+def test_qemu_pipeline_stock_and_rt(rtgate_cli: RunCli, qemu_kernels: Path,
+                                    tmp_path: Path) -> None:
     # `net`: the host is the guest's iperf3 peer, as in `make demo`. (Under TCG emulation the
     # paper's all-in starves cyclictest itself: a partial result, exit 3.)
-    proc = pipeline("--board", "qemu-arm64", "--flavors", "stock,rt", "--scenarios", "net",
-                    "--duration", "5s", "--kernels", qemu_kernels, "--out", tmp_path)
+    proc = rtgate_cli("pipeline", "--board", "qemu-arm64", "--flavors", "stock,rt",
+                      "--scenarios", "net", "--duration", "5s", "--kernels", qemu_kernels,
+                      "--out", tmp_path)
     assert proc.returncode in (0, 1), proc.stderr[-3000:]
     for flavor, rt in (("stock", False), ("rt", True)):
         result = load_result(tmp_path / flavor / "net" / "result.json")
@@ -110,7 +107,7 @@ def test_qemu_pipeline_stock_and_rt(qemu_kernels: Path, tmp_path: Path) -> None:
 
 @pytest.mark.kernel
 @pytest.mark.integration
-def test_qemu_pipeline_wrong_release_is_infra_not_pass(qemu_kernels: Path,
+def test_qemu_pipeline_wrong_release_is_infra_not_pass(rtgate_cli: RunCli, qemu_kernels: Path,
                                                       tmp_path: Path) -> None:
     """A kernel that is not the one the board booted must never be measured as if it were."""
     fake = tmp_path / "kernels"
@@ -119,8 +116,8 @@ def test_qemu_pipeline_wrong_release_is_infra_not_pass(qemu_kernels: Path,
     meta["kernel_release"] = "6.12.0-not-what-booted"
     (fake / "rt" / "metadata.json").write_text(json.dumps(meta))
     out = tmp_path / "out"
-    proc = pipeline("--board", "qemu-arm64", "--flavors", "rt", "--scenarios", "idle",
-                    "--duration", "2s", "--kernels", fake, "--out", out)
+    proc = rtgate_cli("pipeline", "--board", "qemu-arm64", "--flavors", "rt",
+                      "--scenarios", "idle", "--duration", "2s", "--kernels", fake, "--out", out)
     assert proc.returncode == 3, proc.stderr[-3000:]
     cases = cases_of(out / "junit.xml")
     assert list(cases) == ["qemu-arm64/rt/idle: infrastructure"]

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from clirun import RunCli
 from gfm import Rendered
 from junitparser import Failure, JUnitXml
 
@@ -246,14 +247,13 @@ def test_a_comment_over_githubs_limit_is_cut_at_a_line(tmp_path: Path) -> None:
     assert_inert(text)
 
 
-def test_a_context_that_is_not_the_plan_jobs_is_an_input_error(tmp_path: Path) -> None:
+def test_a_context_that_is_not_the_plan_jobs_is_an_input_error(rtgate_cli: RunCli,
+                                                               tmp_path: Path) -> None:
     context = tmp_path / "context"
     context.mkdir()
     (context / "context.json").write_text(json.dumps({
         "event": "workflow_run", "head_sha": "not a sha", "boards": ["rpi5"]}))
-    proc = subprocess.run([sys.executable, "-m", "rtgate", "publish", "--context", str(context),
-                           "--markdown", str(tmp_path / "c.md")],
-                          capture_output=True, text=True, timeout=60)
+    proc = rtgate_cli("publish", "--context", str(context), "--markdown", str(tmp_path / "c.md"))
     assert proc.returncode == 2 and "context.json: head_sha" in proc.stderr
 
 
@@ -360,12 +360,11 @@ def test_an_ab_round_claiming_another_run_is_refused(tmp_path: Path) -> None:
     assert "the result claims rpi5/stock/all-in" in run.comment
 
 
-def test_the_gate_plan_is_the_plan_jobs(tmp_path: Path) -> None:
+def test_the_gate_plan_is_the_plan_jobs(rtgate_cli: RunCli, tmp_path: Path) -> None:
     """A plan of fewer rounds than the test needs is not the plan job's: input error."""
     _, context, _ = ab_run(tmp_path, "idle", "idle-loaded", rounds=1)
     data = json.loads((context / "context.json").read_text())
     data["ab"]["local"]["rounds"] = 2
     (context / "context.json").write_text(json.dumps(data))
-    proc = subprocess.run([sys.executable, "-m", "rtgate", "publish", "--context", str(context),
-                           "--markdown", str(tmp_path / "c.md")], capture_output=True, text=True)
+    proc = rtgate_cli("publish", "--context", str(context), "--markdown", str(tmp_path / "c.md"))
     assert proc.returncode == 2 and "context.json: ab.local.rounds" in proc.stderr

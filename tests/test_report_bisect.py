@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -18,6 +16,7 @@ from urllib.parse import unquote, urldefrag, urlparse
 
 import jsonschema
 import pytest
+from clirun import RunCli
 from test_bisect import DATA as SERIES_DIR
 from test_bisect import Model
 from test_bisect import bisect as search
@@ -33,11 +32,6 @@ from rtgate.outcome import BisectOutcome
 REPORT_DATA = Path(__file__).parent / "data" / "report"
 HOSTILE = "<script>alert('bisect')</script> & <img src=x onerror=alert(1)>"
 N = 8
-
-
-def rtgate(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rtgate", *map(str, args)],
-                          capture_output=True, text=True, timeout=120)
 
 
 def write_bisect(out: Path, model: Model, **culprit_fields: str) -> dict[str, Any]:
@@ -89,11 +83,12 @@ def page_of(site: Path) -> Path:
     return pages[0]
 
 
-def test_a_bisect_alone_gets_a_page_linked_from_the_index(tmp_path: Path) -> None:
+def test_a_bisect_alone_gets_a_page_linked_from_the_index(rtgate_cli: RunCli,
+                                                          tmp_path: Path) -> None:
     out, site = tmp_path / "bisect", tmp_path / "site"
     doc = write_bisect(out, Model({5: 500.0}, broken={prefix(6)}), subject=HOSTILE)
     # The directory and its bisect.json: one bisect, one page.
-    proc = rtgate("report", out, out / "bisect.json", "--out", site)
+    proc = rtgate_cli("report", out, out / "bisect.json", "--out", site)
     assert proc.returncode == 0, proc.stderr
     page = page_of(site)
     index = (site / "index.html").read_text()
@@ -127,11 +122,12 @@ def test_a_bisect_alone_gets_a_page_linked_from_the_index(tmp_path: Path) -> Non
     assert broken_links(page) == [] and broken_links(site / "index.html") == []
 
 
-def test_a_real_bisect_output_unpacked_elsewhere_keeps_its_evidence(tmp_path: Path) -> None:
+def test_a_real_bisect_output_unpacked_elsewhere_keeps_its_evidence(rtgate_cli: RunCli,
+                                                                    tmp_path: Path) -> None:
     """The output of a real qemu-arm64 bisect (test_bisect_replay's, its step files recorded
     under /tmp/bis4/), its bisect.json given: the step files are found below it."""
     source = recorded(tmp_path)
-    proc = rtgate("report", source / "bisect.json", "--out", tmp_path / "site")
+    proc = rtgate_cli("report", source / "bisect.json", "--out", tmp_path / "site")
     assert proc.returncode == 0, proc.stderr
     page = page_of(tmp_path / "site")
     html = page.read_text()
@@ -150,23 +146,24 @@ def test_a_real_bisect_output_unpacked_elsewhere_keeps_its_evidence(tmp_path: Pa
 
 
 @pytest.mark.integration
-def test_a_bisect_among_pipeline_results(tmp_path: Path) -> None:
+def test_a_bisect_among_pipeline_results(rtgate_cli: RunCli, tmp_path: Path) -> None:
     inputs, site = tmp_path / "in", tmp_path / "site"
     shutil.copytree(REPORT_DATA / "qemu", inputs / "pipeline")
     write_bisect(inputs / "bisect", Model({3: 20.0}))
-    proc = rtgate("report", inputs, "--out", site)
+    proc = rtgate_cli("report", inputs, "--out", site)
     assert proc.returncode == 0, proc.stderr
     index = (site / "index.html").read_text()
     assert "nothing to bisect" in index and 'id="latest"' in index
     assert f'href="{page_of(site).relative_to(site).as_posix()}"' in index
     # The bisect leaves the site with the inputs that held it.
-    assert rtgate("report", inputs / "pipeline", "--out", site).returncode == 0
+    assert rtgate_cli("report", inputs / "pipeline", "--out", site).returncode == 0
     assert not any((site / "bisect").rglob("*"))
     assert 'id="bisect-list"' not in (site / "index.html").read_text()
 
 
 @pytest.mark.integration
-def test_a_measured_and_a_replayed_bisect_among_the_rounds_results(tmp_path: Path) -> None:
+def test_a_measured_and_a_replayed_bisect_among_the_rounds_results(rtgate_cli: RunCli,
+                                                                   tmp_path: Path) -> None:
     """The real bisect as measured, and as `rtgate bisect --replay` re-decided it from its
     rounds: a page each, beside the rounds' own results."""
     source = recorded(tmp_path)
@@ -174,7 +171,7 @@ def test_a_measured_and_a_replayed_bisect_among_the_rounds_results(tmp_path: Pat
     replayed, _ = published(tmp_path)
     assert replayed is not None
     site = tmp_path / "site"
-    proc = rtgate("report", source, tmp_path / "published", "--out", site)
+    proc = rtgate_cli("report", source, tmp_path / "published", "--out", site)
     assert proc.returncode == 0, proc.stderr
     index = (site / "index.html").read_text()
     assert 'id="latest"' in index
@@ -193,7 +190,7 @@ def test_a_measured_and_a_replayed_bisect_among_the_rounds_results(tmp_path: Pat
 
 
 @pytest.mark.integration
-def test_in_a_browser_the_bisect_page_runs_no_script_and_every_link_resolves(
+def test_in_a_browser_the_bisect_page_runs_no_script_and_every_link_resolves(rtgate_cli: RunCli,
         tmp_path: Path) -> None:
     """Headless Chromium (test_site's): hostile strings in the subject, the author, a step's
     evidence and its ab.md stay text; the crawl from the index reaches the page and its files."""
@@ -204,7 +201,7 @@ def test_in_a_browser_the_bisect_page_runs_no_script_and_every_link_resolves(
     doc["steps"][0]["measurement"]["summary"] = evil
     (out / "bisect.json").write_text(json.dumps(doc))
     (Path(doc["steps"][0]["measurement"]["detail"]["ab"]).with_name("ab.md")).write_text(evil)
-    assert rtgate("report", out, "--out", site).returncode == 0
+    assert rtgate_cli("report", out, "--out", site).returncode == 0
     browser = Browser()
     try:
         pages = crawl(browser, (site / "index.html").as_uri(), lambda url: Path(unquote(
@@ -225,7 +222,7 @@ def test_in_a_browser_the_bisect_page_runs_no_script_and_every_link_resolves(
         browser.close()
 
 
-def test_a_step_file_outside_the_bisect_or_behind_a_link_is_not_published(
+def test_a_step_file_outside_the_bisect_or_behind_a_link_is_not_published(rtgate_cli: RunCli,
         tmp_path: Path) -> None:
     out, site = tmp_path / "bisect", tmp_path / "site"
     secret = tmp_path / "secret" / "ab.json"
@@ -238,7 +235,7 @@ def test_a_step_file_outside_the_bisect_or_behind_a_link_is_not_published(
     step2 = Path(doc["steps"][1]["measurement"]["detail"]["ab"]).parent
     (step2 / "ab.md").unlink()
     (step2 / "ab.md").symlink_to(secret.parent / "ab.md")
-    proc = rtgate("report", out, "--out", site)
+    proc = rtgate_cli("report", out, "--out", site)
     assert proc.returncode == 0, proc.stderr
     assert f"{step2 / 'ab.md'}: a symbolic link, not followed" in proc.stderr
     home = page_of(site).parent
@@ -270,7 +267,7 @@ def _swap(doc: dict[str, Any], path: tuple[Any, ...], value: Any) -> None:
                                             "should be a valid string"),
     (("elapsed_s",), float("nan"), "holds the number NaN, not a finite number"),
 ])
-def test_a_malformed_bisect_is_a_one_line_error_naming_it(
+def test_a_malformed_bisect_is_a_one_line_error_naming_it(rtgate_cli: RunCli,
         tmp_path: Path, path: tuple[Any, ...], value: Any, message: str) -> None:
     out, site = tmp_path / "bisect", tmp_path / "site"
     doc = write_bisect(out, Model({5: 500.0}))
@@ -278,7 +275,7 @@ def test_a_malformed_bisect_is_a_one_line_error_naming_it(
         _swap(doc, path, value)
     text = json.dumps(doc) if path else "{ not json"
     (out / "bisect.json").write_text(text)
-    proc = rtgate("report", out / "bisect.json", "--out", site)
+    proc = rtgate_cli("report", out / "bisect.json", "--out", site)
     assert proc.returncode == 2
     assert proc.stderr.startswith(f"rtgate: {out / 'bisect.json'}: {message}"), proc.stderr
     assert proc.stderr.count("\n") == 1

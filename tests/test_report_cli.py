@@ -2,25 +2,20 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from clirun import RunCli
 
 DATA = Path(__file__).parent / "data" / "report"
 
 
-def rtgate(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rtgate", *map(str, args)],
-                          capture_output=True, text=True, timeout=120)
-
-
-def test_a_malformed_result_is_a_one_line_input_error_naming_it(tmp_path: Path) -> None:
+def test_a_malformed_result_is_a_one_line_input_error_naming_it(rtgate_cli: RunCli,
+                                                                tmp_path: Path) -> None:
     bad = tmp_path / "run" / "result.json"
     bad.parent.mkdir()
     bad.write_text('{"schema": "rtgate/result/v1", "run_id": 7}')
-    proc = rtgate("report", tmp_path / "run", "--out", tmp_path / "site")
+    proc = rtgate_cli("report", tmp_path / "run", "--out", tmp_path / "site")
     assert proc.returncode == 2
     assert proc.stderr.startswith(f"rtgate: {bad}: invalid result at ")
     assert proc.stderr.count("\n") == 1
@@ -31,34 +26,36 @@ def test_a_malformed_result_is_a_one_line_input_error_naming_it(tmp_path: Path) 
     (("--out", "SITE"), "rtgate: rtgate report: give results or --history DIR (or both)\n"),
     (("EMPTY", "--out", "SITE"), "rtgate: EMPTY: no result.json below this directory\n"),
 ])
-def test_nothing_to_report_is_a_usage_error(tmp_path: Path, args: tuple[str, ...],
+def test_nothing_to_report_is_a_usage_error(rtgate_cli: RunCli,
+                                            tmp_path: Path, args: tuple[str, ...],
                                             message: str) -> None:
     (tmp_path / "EMPTY").mkdir()
     real = [str(tmp_path / a) if a in ("SITE", "EMPTY") else a for a in args]
-    proc = rtgate("report", *real)
+    proc = rtgate_cli("report", *real)
     assert proc.returncode == 2
     assert proc.stderr == message.replace("EMPTY", str(tmp_path / "EMPTY"))
 
 
-def test_an_invalid_thresholds_file_is_named(tmp_path: Path) -> None:
+def test_an_invalid_thresholds_file_is_named(rtgate_cli: RunCli, tmp_path: Path) -> None:
     bad = tmp_path / "thresholds.yml"
     bad.write_text("schema: rtgate/thresholds/v1\nbudgets:\n  - board: x\n")
-    proc = rtgate("report", DATA / "qemu", "--thresholds", bad, "--out", tmp_path / "site")
+    proc = rtgate_cli("report", DATA / "qemu", "--thresholds", bad, "--out", tmp_path / "site")
     assert proc.returncode == 2
     assert proc.stderr.startswith(f"rtgate: {bad}:")
 
 
 @pytest.mark.integration
-def test_report_prints_the_index_and_survives_a_broken_stored_run(tmp_path: Path) -> None:
+def test_report_prints_the_index_and_survives_a_broken_stored_run(rtgate_cli: RunCli,
+                                                                  tmp_path: Path) -> None:
     history, site = tmp_path / "history", tmp_path / "site"
-    first = rtgate("report", DATA / "qemu", "--history", history, "--out", site)
+    first = rtgate_cli("report", DATA / "qemu", "--history", history, "--out", site)
     assert first.returncode == 0, first.stderr
     assert first.stdout == f"{site / 'index.html'}\n"
     assert "4 added, 0 already there, 0 corrupt" in first.stderr
 
     stored = sorted((history / "runs").iterdir())[0]
     (stored / "result.json").write_text("{ broken")
-    again = rtgate("report", "--history", history, "--out", tmp_path / "site2")
+    again = rtgate_cli("report", "--history", history, "--out", tmp_path / "site2")
     assert again.returncode == 0, again.stderr
     assert f"{stored / 'result.json'}: not a JSON document" in again.stderr
     assert (stored / "result.json").read_text() == "{ broken"  # kept for a human to look at
@@ -67,16 +64,16 @@ def test_report_prints_the_index_and_survives_a_broken_stored_run(tmp_path: Path
 
 
 @pytest.mark.integration
-def test_an_out_dir_reused_for_other_results_keeps_only_what_it_publishes(
+def test_an_out_dir_reused_for_other_results_keeps_only_what_it_publishes(rtgate_cli: RunCli,
         tmp_path: Path) -> None:
     site = tmp_path / "site"
-    assert rtgate("report", DATA / "qemu", "--out", site).returncode == 0
+    assert rtgate_cli("report", DATA / "qemu", "--out", site).returncode == 0
     # What an older rtgate published there: a copied JUnit and raw files under their own names.
     kept = site / "runs" / "local-stock-idle-20261121T235604Z"
     for stale in ("junit.xml", "raw/cyclictest.json", "raw/old/evil.svg"):
         (kept / stale).parent.mkdir(parents=True, exist_ok=True)
         (kept / stale).write_text("<svg/>")
-    assert rtgate("report", DATA / "local", "--out", site).returncode == 0
+    assert rtgate_cli("report", DATA / "local", "--out", site).returncode == 0
     assert sorted(p.name for p in (site / "runs").iterdir()) == [
         "local-stock-cpu-20261121T235642Z", "local-stock-idle-20261121T235604Z"]
     assert not list((site / "plots").glob("*qemu*"))
@@ -85,13 +82,14 @@ def test_an_out_dir_reused_for_other_results_keeps_only_what_it_publishes(
         "raw/cyclictest.json.txt", "raw/cyclictest.txt", "result.json"]
 
 
-def test_an_empty_history_is_an_empty_site(tmp_path: Path) -> None:
-    proc = rtgate("report", "--history", tmp_path / "h", "--out", tmp_path / "site")
+def test_an_empty_history_is_an_empty_site(rtgate_cli: RunCli, tmp_path: Path) -> None:
+    proc = rtgate_cli("report", "--history", tmp_path / "h", "--out", tmp_path / "site")
     assert proc.returncode == 0, proc.stderr
     assert "No runs yet." in (tmp_path / "site" / "index.html").read_text()
 
 
-def test_runs_that_all_failed_in_the_lab_still_make_a_site_and_exit_3(tmp_path: Path) -> None:
+def test_runs_that_all_failed_in_the_lab_still_make_a_site_and_exit_3(rtgate_cli: RunCli,
+                                                                      tmp_path: Path) -> None:
     """A newcomer's demo whose every QEMU run failed must end with a page saying why."""
     from rtgate.gate import infrarecord
     from rtgate.gate.verdict import Infra
@@ -102,7 +100,7 @@ def test_runs_that_all_failed_in_the_lab_still_make_a_site_and_exit_3(tmp_path: 
                                'qemu: failed to find romfile "efi-virtio.rom" <b>x</b>'),
                          out / flavor / "net")
     (out / "junit.xml").write_text("<testsuites/>")
-    proc = rtgate("report", out, "--out", tmp_path / "site")
+    proc = rtgate_cli("report", out, "--out", tmp_path / "site")
     assert proc.returncode == 3, proc.stderr
     index = Path(proc.stdout.strip())
     html = index.read_text()
@@ -115,12 +113,13 @@ def test_runs_that_all_failed_in_the_lab_still_make_a_site_and_exit_3(tmp_path: 
     ('{"schema": "rtgate/infra/v1", "board": "b"}', "not an rtgate infrastructure record"),
     ("{not json", "not an rtgate infrastructure record"),
 ])
-def test_a_malformed_infra_record_is_a_one_line_input_error(tmp_path: Path, text: str,
+def test_a_malformed_infra_record_is_a_one_line_input_error(rtgate_cli: RunCli,
+                                                            tmp_path: Path, text: str,
                                                              problem: str) -> None:
     bad = tmp_path / "run" / "infra.json"
     bad.parent.mkdir()
     bad.write_text(text)
-    proc = rtgate("report", tmp_path / "run", "--out", tmp_path / "site")
+    proc = rtgate_cli("report", tmp_path / "run", "--out", tmp_path / "site")
     assert proc.returncode == 2
     assert proc.stderr.startswith(f"rtgate: {bad}: {problem}")
     assert proc.stderr.count("\n") == 1

@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from clirun import RunCli
 
 from rtgate.report.plots import gp_text
 from rtgate.result import load_result
@@ -20,9 +20,8 @@ THRESHOLDS = DATA / "thresholds.yml"
 BUDGET_STROKE = "rgb( 68,  68,  68)"  # #444444, the budget colour in reports/histogram.gp
 
 
-def report(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run([sys.executable, "-m", "rtgate", "report", *map(str, args)],
-                          capture_output=True, text=True, timeout=120)
+def report(rtgate_cli: RunCli, *args: str | Path) -> subprocess.CompletedProcess[str]:
+    proc = rtgate_cli("report", *map(str, args))
     assert proc.returncode == 0, proc.stderr
     return proc
 
@@ -45,9 +44,9 @@ def vertical_budget_lines(svg: str) -> list[float]:
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def site(rtgate_cli: RunCli, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("site")
-    report(DATA, "--thresholds", THRESHOLDS, "--out", out)
+    report(rtgate_cli, DATA, "--thresholds", THRESHOLDS, "--out", out)
     return out
 
 
@@ -97,15 +96,16 @@ def test_trend_has_max_avg_p9999_and_budgets(site: Path) -> None:
     assert svg.with_suffix(".png").stat().st_size > 1000
 
 
-def test_unchanged_plots_are_not_redrawn(site: Path, tmp_path: Path) -> None:
+def test_unchanged_plots_are_not_redrawn(rtgate_cli: RunCli, site: Path, tmp_path: Path) -> None:
     out = tmp_path / "site"
     shutil.copytree(site, out, copy_function=shutil.copy2)
     stamps = {p: p.stat().st_mtime_ns for p in out.rglob("*.svg")}
-    report(DATA, "--thresholds", THRESHOLDS, "--out", out)
+    report(rtgate_cli, DATA, "--thresholds", THRESHOLDS, "--out", out)
     assert {p: p.stat().st_mtime_ns for p in out.rglob("*.svg")} == stamps
 
 
-def test_untrusted_kernel_strings_reach_gnuplot_harmless(tmp_path: Path) -> None:
+def test_untrusted_kernel_strings_reach_gnuplot_harmless(rtgate_cli: RunCli,
+                                                         tmp_path: Path) -> None:
     canary = tmp_path / "pwned"
     base = load_result(DATA / "qemu" / "rt-idle" / "result.json")
     evil = base.kernel.model_copy(update={
@@ -114,7 +114,7 @@ def test_untrusted_kernel_strings_reach_gnuplot_harmless(tmp_path: Path) -> None
         run = base.model_copy(update={"run_id": f"evil-{flavor}",
                                       "kernel": evil.model_copy(update={"flavor": flavor})})
         run.write(tmp_path / flavor / "result.json")
-    report(tmp_path / "stock", tmp_path / "rt", "--out", tmp_path / "site")
+    report(rtgate_cli, tmp_path / "stock", tmp_path / "rt", "--out", tmp_path / "site")
     assert not canary.exists()
     titles = svg_texts(tmp_path / "site" / "plots" / "overlay-qemu-x86-tcg--idle.svg")
     (legend,) = [t for t in titles if t.startswith("stock ")]

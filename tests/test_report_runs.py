@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from clirun import RunCli
 
 from rtgate.report.runs import collect
 
@@ -33,13 +32,9 @@ def test_named_result_files_in_a_directory_are_results_too(tmp_path: Path) -> No
     assert [r.result.scenario for r in collect([tmp_path])] == ["idle"]
 
 
-def rtgate(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rtgate", *map(str, args)],
-                          capture_output=True, text=True, timeout=180)
-
-
 @pytest.mark.integration
-def test_symlinks_next_to_a_result_are_never_followed_or_published(tmp_path: Path) -> None:
+def test_symlinks_next_to_a_result_are_never_followed_or_published(rtgate_cli: RunCli,
+                                                                   tmp_path: Path) -> None:
     # A stand-in for /etc/hostname: a file outside the results tree.
     secret = tmp_path / "outside" / "hostname"
     secret.parent.mkdir()
@@ -57,7 +52,7 @@ def test_symlinks_next_to_a_result_are_never_followed_or_published(tmp_path: Pat
     (linked_dir / "raw").symlink_to(secret.parent)
 
     history, site = tmp_path / "history", tmp_path / "site"
-    proc = rtgate("report", results, "--history", history, "--out", site)
+    proc = rtgate_cli("report", results, "--history", history, "--out", site)
     assert proc.returncode == 0, proc.stderr
     published = [p for p in [*history.rglob("*"), *site.rglob("*")] if p.is_file()]
     assert len(published) > 10  # both runs are published, without those files
@@ -69,13 +64,13 @@ def test_symlinks_next_to_a_result_are_never_followed_or_published(tmp_path: Pat
 
 
 @pytest.mark.parametrize("named", [False, True])
-def test_a_symlinked_result_is_refused(tmp_path: Path, named: bool) -> None:
+def test_a_symlinked_result_is_refused(rtgate_cli: RunCli, tmp_path: Path, named: bool) -> None:
     shutil.copytree(DATA / "qemu" / "rt-idle", tmp_path / "elsewhere")
     (tmp_path / "results" / "run").mkdir(parents=True)
     link = tmp_path / "results" / "run" / "result.json"
     link.symlink_to(tmp_path / "elsewhere" / "result.json")
-    proc = rtgate("report", link if named else tmp_path / "results",
-                  "--out", tmp_path / "site")
+    proc = rtgate_cli("report", link if named else tmp_path / "results",
+                      "--out", tmp_path / "site")
     assert proc.returncode == 2
     assert proc.stderr == f"rtgate: {link}: a symbolic link, not followed\n"
     assert not (tmp_path / "site").exists()

@@ -12,7 +12,6 @@ import os
 import select
 import shutil
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -22,6 +21,7 @@ from typing import Any
 from urllib.parse import unquote, urldefrag, urlparse
 
 import pytest
+from clirun import RunCli
 
 # Debian's chromium comes from `scripts/deps.sh report` (make test installs it): a missing
 # browser fails these tests, it never skips them.
@@ -128,21 +128,20 @@ class Browser:
         shutil.rmtree(self.profile, ignore_errors=True)
 
 
-def report(*args: str | Path) -> Path:
-    proc = subprocess.run([sys.executable, "-m", "rtgate", "report", *map(str, args)],
-                          capture_output=True, text=True, timeout=180)
+def report(rtgate_cli: RunCli, *args: str | Path) -> Path:
+    proc = rtgate_cli("report", *map(str, args))
     assert proc.returncode == 0, proc.stderr
     return Path(proc.stdout.strip().splitlines()[-1])
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def site(rtgate_cli: RunCli, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Published twice into one history, the way CI re-publishes: first the older runs."""
     tmp = tmp_path_factory.mktemp("published")
     history, out = tmp / "history", tmp / "site"
-    report(DATA / "local", DATA / "qemu", "--history", history, "--thresholds", THRESHOLDS,
-           "--out", out)
-    index = report(DATA / "candidate", DATA / "local", "--history", history,
+    report(rtgate_cli, DATA / "local", DATA / "qemu", "--history", history,
+           "--thresholds", THRESHOLDS, "--out", out)
+    index = report(rtgate_cli, DATA / "candidate", DATA / "local", "--history", history,
                    "--thresholds", THRESHOLDS, "--out", out)
     assert index == out / "index.html"
     return out
@@ -294,7 +293,8 @@ def test_the_site_works_from_a_sub_path_over_http(site: Path, served: str,
     assert len(pages) == 10
 
 
-def test_strings_from_results_are_escaped(tmp_path: Path, browser: Browser) -> None:
+def test_strings_from_results_are_escaped(rtgate_cli: RunCli,
+                                          tmp_path: Path, browser: Browser) -> None:
     from rtgate.result import load_result
 
     base = load_result(DATA / "qemu" / "stock-idle" / "result.json")
@@ -303,7 +303,7 @@ def test_strings_from_results_are_escaped(tmp_path: Path, browser: Browser) -> N
     base.model_copy(update={"kernel": kernel, "scenario": 'idle"><b>x</b>',
                             "environment": {**base.environment, "cmdline": evil}}
                     ).write(tmp_path / "in" / "result.json")
-    index = report(tmp_path / "in", "--out", tmp_path / "site")
+    index = report(rtgate_cli, tmp_path / "in", "--out", tmp_path / "site")
     for page in [index, *sorted((tmp_path / "site" / "runs").glob("*/index.html"))]:
         browser.goto(page.as_uri())
         assert browser.js("document.title") != "pwned"
@@ -326,7 +326,8 @@ SCRIPTED = {
 }
 
 
-def test_raw_files_never_run_script_on_the_site(tmp_path: Path, browser: Browser) -> None:
+def test_raw_files_never_run_script_on_the_site(rtgate_cli: RunCli,
+                                                tmp_path: Path, browser: Browser) -> None:
     import hashlib
 
     from rtgate.result import SourceFile, load_result
@@ -341,7 +342,7 @@ def test_raw_files_never_run_script_on_the_site(tmp_path: Path, browser: Browser
     (run / "junit.xml").write_text(XHTML)  # next to the result, as `rtgate check` writes it
     base = load_result(DATA / "qemu" / "stock-idle" / "result.json")
     base.model_copy(update={"sources": sources}).write(run / "result.json")
-    report(run, "--out", tmp_path / "site")
+    report(rtgate_cli, run, "--out", tmp_path / "site")
     (home,) = (tmp_path / "site" / "runs").iterdir()
 
     browser.goto((home / "index.html").as_uri())

@@ -5,13 +5,12 @@ the check through the real CLI, JUnit and Markdown."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import numpy as np
 import pytest
+from clirun import RunCli
 from scipy import stats
 
 from rtgate.gate.thresholds import PwcetBudget, load_thresholds
@@ -158,7 +157,7 @@ def budget_line(scenario: str, pwcet_max: float) -> str:
             f"reason: test}}\n")
 
 
-def test_pwcet_budget_through_the_cli(tmp_path: Path) -> None:
+def test_pwcet_budget_through_the_cli(rtgate_cli: RunCli, tmp_path: Path) -> None:
     """Pass above the upper bound, fail below the lower bound, 'measure more' in between, and
     no estimate from the real run's dependent maxima: exit codes, JUnit and Markdown as for
     other checks."""
@@ -174,10 +173,8 @@ def test_pwcet_budget_through_the_cli(tmp_path: Path) -> None:
     thresholds.write_text("schema: rtgate/thresholds/v1\nbudgets:\n" + "".join(
         budget_line(s, round(m, 3)) for s, m in budgets.items()), encoding="utf-8")
     junit, markdown = tmp_path / "junit.xml", tmp_path / "summary.md"
-    proc = subprocess.run(
-        [sys.executable, "-m", "rtgate", "check", *map(str, results), "--thresholds",
-         str(thresholds), "--junit", str(junit), "--markdown", str(markdown)],
-        cwd=ROOT, capture_output=True, text=True, timeout=600)
+    proc = rtgate_cli("check", *map(str, results), "--thresholds", str(thresholds), "--junit",
+                      str(junit), "--markdown", str(markdown), cwd=ROOT)
     assert proc.returncode == 3, proc.stdout + proc.stderr  # incomplete outranks a failure
     md = markdown.read_text(encoding="utf-8")
     rows = {s: next(line for line in md.splitlines() if f"`{s}`" in line and "pwcet_us" in line)

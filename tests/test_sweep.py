@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from clirun import RunCli
 
 from rtgate.board.base import KernelArtifacts
 from rtgate.kernel.cache import TRUST_ENV
@@ -85,7 +84,7 @@ def test_time_saved_counts_only_the_static_builds_measured(
     (["--board", "qemu-arm64", "--models", "none,lazy"], "unknown preemption model(s) lazy"),
     (["--board", "local"], "runs its own kernel"),
 ])
-def test_sweep_refuses_bad_input(tmp_path: Path, argv: list[str], message: str) -> None:
-    proc = subprocess.run([sys.executable, "-m", "rtgate", "sweep", *argv, "--duration", "1s",
-                           "--out", str(tmp_path)], capture_output=True, text=True, timeout=60)
+def test_sweep_refuses_bad_input(rtgate_cli: RunCli,
+                                 tmp_path: Path, argv: list[str], message: str) -> None:
+    proc = rtgate_cli("sweep", *argv, "--duration", "1s", "--out", str(tmp_path))
     assert proc.returncode == 2 and message in proc.stderr

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import jsonschema
 import pytest
 import yaml
+from clirun import RunCli
 
 from rtgate.errors import InputError
 from rtgate.gate.thresholds import SCHEMA_FILE, Budget, json_schema, load_thresholds
@@ -39,11 +39,10 @@ def write(tmp_path: Path, text: str) -> Path:
     return path
 
 
-def check_cli(thresholds: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "rtgate", "check", str(RESULTS / "paper-rpi5-rt-all-in.result.json"),
-         "--thresholds", str(thresholds), "--junit", str(tmp_path / "junit.xml")],
-        cwd=ROOT, capture_output=True, text=True, timeout=60)
+def check_cli(rtgate_cli: RunCli,
+              thresholds: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    return rtgate_cli("check", str(RESULTS / "paper-rpi5-rt-all-in.result.json"), "--thresholds",
+                      str(thresholds), "--junit", str(tmp_path / "junit.xml"), cwd=ROOT)
 
 
 # (description, document, line the error must name, text the message must contain)
@@ -113,18 +112,19 @@ def test_bad_thresholds_error_names_file_and_line(tmp_path: Path, doc: str, line
 @pytest.mark.parametrize("case", ["typo'd key", "wrong type", "missing reason",
                                   "unknown schema version", "sequence as a key",
                                   "mapping as a key", "5000-digit integer"])
-def test_cli_exits_2_with_one_line_naming_file_and_line(tmp_path: Path, case: str) -> None:
+def test_cli_exits_2_with_one_line_naming_file_and_line(rtgate_cli: RunCli,
+                                                        tmp_path: Path, case: str) -> None:
     _, doc, line, text = next(b for b in BAD if b[0] == case)
     path = write(tmp_path, doc)
-    proc = check_cli(path, tmp_path)
+    proc = check_cli(rtgate_cli, path, tmp_path)
     assert proc.returncode == 2, proc.stderr
     errors = proc.stderr.strip().splitlines()
     assert len(errors) == 1, proc.stderr
     assert errors[0].startswith(f"rtgate: {path}:{line}: ") and text in errors[0]
 
 
-def test_unreadable_thresholds_is_exit_2(tmp_path: Path) -> None:
-    proc = check_cli(tmp_path / "missing.yml", tmp_path)
+def test_unreadable_thresholds_is_exit_2(rtgate_cli: RunCli, tmp_path: Path) -> None:
+    proc = check_cli(rtgate_cli, tmp_path / "missing.yml", tmp_path)
     assert proc.returncode == 2
     assert f"{tmp_path / 'missing.yml'}: cannot read" in proc.stderr
 
@@ -234,22 +234,22 @@ budgets:
 """
 
 
-def _timerlat_result(tmp_path: Path) -> Path:
+def _timerlat_result(rtgate_cli: RunCli, tmp_path: Path) -> Path:
     """A real rtla timerlat hist capture (qemu-arm64, rt, 20 s) through `rtgate parse`."""
     out = tmp_path / "timerlat.json"
-    subprocess.run(
-        [sys.executable, "-m", "rtgate", "parse", str(ROOT / "tests/data/timerlat/rt-net.stdout"),
-         "-o", str(out), "--board", "qemu-arm64", "--virtual", "--scenario", "timerlat-net",
-         "--flavor", "rt", "--timerlat-limit", "20000"], check=True, cwd=ROOT, timeout=60)
+    parsed = rtgate_cli("parse", ROOT / "tests/data/timerlat/rt-net.stdout", "-o", out,
+                        "--board", "qemu-arm64", "--virtual", "--scenario", "timerlat-net",
+                        "--flavor", "rt", "--timerlat-limit", "20000")
+    assert parsed.returncode == 0, parsed.stderr
     return out
 
 
-def test_budgets_select_by_tool(tmp_path: Path) -> None:
+def test_budgets_select_by_tool(rtgate_cli: RunCli, tmp_path: Path) -> None:
     """A timerlat result is judged by the timerlat budget only, a cyclictest result by the
     cyclictest one, whatever their specificity; without a timerlat budget: no budget matches."""
     path = write(tmp_path, TOOLS)
     thresholds = load_thresholds(path)
-    timerlat = _timerlat_result(tmp_path)
+    timerlat = _timerlat_result(rtgate_cli, tmp_path)
     budget = thresholds.for_result(load_result(timerlat))
     assert budget is not None and budget.reason == "timerlat's"
     cyclictest = thresholds.select("qemu-arm64", "rt", "net")
@@ -257,17 +257,15 @@ def test_budgets_select_by_tool(tmp_path: Path) -> None:
     assert thresholds.select("qemu-arm64", "rt", "net", tool="timerlat") == budget
 
     junit = str(tmp_path / "junit.xml")
-    judged = subprocess.run([sys.executable, "-m", "rtgate", "check", str(timerlat),
-                             "--thresholds", str(path), "--junit", junit],
-                            cwd=ROOT, capture_output=True, text=True, timeout=60)
+    judged = rtgate_cli("check", str(timerlat), "--thresholds", str(path), "--junit", junit,
+                        cwd=ROOT)
     assert judged.returncode == 0, judged.stdout + judged.stderr  # 52144 µs <= 60000 µs
 
     only_cyclictest = tmp_path / "cyclictest-only.yml"
     only_cyclictest.write_text(TOOLS.split("  - {board: qemu-arm64, flavor: rt, scenario: \"*\", "
                                            "tool")[0])
-    unjudged = subprocess.run([sys.executable, "-m", "rtgate", "check", str(timerlat),
-                               "--thresholds", str(only_cyclictest), "--junit", junit],
-                              cwd=ROOT, capture_output=True, text=True, timeout=60)
+    unjudged = rtgate_cli("check", str(timerlat), "--thresholds", str(only_cyclictest), "--junit",
+                          junit, cwd=ROOT)
     assert unjudged.returncode == 2, unjudged.stdout + unjudged.stderr
     assert "no budget matches" in unjudged.stderr and "tool=timerlat" in unjudged.stderr
 
@@ -282,13 +280,12 @@ def test_tool_is_exact_and_part_of_the_budget_key(tmp_path: Path) -> None:
         load_thresholds(write(tmp_path, twice))
 
 
-def test_thresholds_diff_sees_each_tools_budgets(tmp_path: Path) -> None:
+def test_thresholds_diff_sees_each_tools_budgets(rtgate_cli: RunCli, tmp_path: Path) -> None:
     """Loosening the timerlat budget is reported (a diff over cyclictest's alone missed it)."""
     old, new = tmp_path / "old.yml", tmp_path / "new.yml"
     old.write_text(TOOLS)
     new.write_text(TOOLS.replace("tool: timerlat, max_us: 60000", "tool: timerlat, max_us: 90000"))
-    proc = subprocess.run([sys.executable, "-m", "rtgate", "thresholds", "diff", str(old),
-                           str(new)], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    proc = rtgate_cli("thresholds", "diff", str(old), str(new), cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == ("loosens   qemu-arm64/rt/* (timerlat): max_us 60000 → 90000 µs "
                            "(+30000 µs, +50%)\n"), proc.stdout

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import json
 import shlex
-import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from clirun import RunCli
 
 from rtgate.bench.assemble import RunInfo, assemble
 from rtgate.bench.plan import Params, make_plan
@@ -120,17 +119,15 @@ def test_wrong_histogram_limit_is_refused_not_misread() -> None:
         hist.parse(NET)  # rtla's default -E 256 -b 1: the capture's bins go to 19979
 
 
-def test_rtgate_parse_cli(tmp_path: Path) -> None:
+def test_rtgate_parse_cli(rtgate_cli: RunCli, tmp_path: Path) -> None:
     out = tmp_path / "result.json"
-    ok = subprocess.run([sys.executable, "-m", "rtgate", "parse", str(WIDE), "-o", str(out),
-                         "--timerlat-limit", "200000", "--board", "qemu-arm64"],
-                        capture_output=True, text=True, timeout=60)
+    ok = rtgate_cli("parse", str(WIDE), "-o", str(out), "--timerlat-limit", "200000", "--board",
+                    "qemu-arm64")
     assert ok.returncode == 0, ok.stderr
     assert load_result(out).contexts["thread"].totals.samples == 39036
     cut = _cut(tmp_path, WIDE, 40)
-    bad = subprocess.run([sys.executable, "-m", "rtgate", "parse", str(cut), "-o",
-                          str(tmp_path / "no.json"), "--timerlat-limit", "200000"],
-                         capture_output=True, text=True, timeout=60)
+    bad = rtgate_cli("parse", str(cut), "-o", str(tmp_path / "no.json"), "--timerlat-limit",
+                     "200000")
     assert bad.returncode == 2
     assert bad.stderr.strip().splitlines() == [
         f"rtgate: {cut}: line 40: the output ends before 'over:' (cut short?)"]
@@ -201,20 +198,18 @@ def test_rtla_failing_is_partial_with_its_message(tmp_path: Path) -> None:
     assert "timerlat exited with status 1: Could not apply config" in result.reasons
 
 
-def test_local_board_ends_exit_3_saying_what_the_kernel_lacks(tmp_path: Path) -> None:
+def test_local_board_ends_exit_3_saying_what_the_kernel_lacks(rtgate_cli: RunCli,
+                                                              tmp_path: Path) -> None:
     """Never a cyclictest run in timerlat's place, never a pass: the real CLI, bench and the
     pipeline, on this machine's kernel."""
     why = autoanalysis.missing() or "rtgate runs rtla timerlat on qemu-arm64 only so far"
-    bench = subprocess.run([sys.executable, "-m", "rtgate", "bench", "--scenario",
-                            "timerlat-net", "--duration", "5", "--out", str(tmp_path / "b")],
-                           capture_output=True, text=True, timeout=120)
+    bench = rtgate_cli("bench", "--scenario", "timerlat-net", "--duration", "5", "--out",
+                       str(tmp_path / "b"))
     assert bench.returncode == 3, bench.stderr
     assert why in " ".join(bench.stderr.split()), bench.stderr
     assert not (tmp_path / "b" / "result.json").exists()
-    pipeline = subprocess.run([sys.executable, "-m", "rtgate", "pipeline", "--board", "local",
-                               "--scenarios", "timerlat-net", "--duration", "5s",
-                               "--allow-unbudgeted", "--out", str(tmp_path / "p")],
-                              capture_output=True, text=True, timeout=300)
+    pipeline = rtgate_cli("pipeline", "--board", "local", "--scenarios", "timerlat-net",
+                          "--duration", "5s", "--allow-unbudgeted", "--out", str(tmp_path / "p"))
     assert pipeline.returncode == 3, pipeline.stdout + pipeline.stderr
     infra = json.loads(next((tmp_path / "p").rglob("infra.json")).read_text())
     assert why in " ".join(json.dumps(infra).split()), infra
