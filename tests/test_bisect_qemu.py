@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from clirun import RunProcess
 
 pytestmark = [pytest.mark.integration, pytest.mark.kernel, pytest.mark.timeout(3600)]
 
@@ -25,13 +24,13 @@ PATCHES = 4
 CULPRIT = 3
 
 
-def test_bisect_names_and_confirms_the_planted_patch(tmp_path: Path) -> None:
+def test_bisect_names_and_confirms_the_planted_patch(rtgate_process: RunProcess,
+                                                     tmp_path: Path) -> None:
     out = tmp_path / "bisect"
-    proc = subprocess.run(
-        [sys.executable, "-m", "rtgate", "bisect", "--board", "qemu-arm64", "--flavor", "stock",
-         "--series", str(DATA / "series-4"), "--scenarios", "idle", "--round-duration", "20s",
-         "--step-time", "10m", "--thresholds", str(DATA / "thresholds.yml"), "--out", str(out)],
-        capture_output=True, text=True, timeout=3000)
+    proc = rtgate_process("bisect", "--board", "qemu-arm64", "--flavor", "stock", "--series",
+                          str(DATA / "series-4"), "--scenarios", "idle", "--round-duration",
+                          "20s", "--step-time", "10m", "--thresholds",
+                          str(DATA / "thresholds.yml"), "--out", str(out), timeout=3000)
     assert proc.returncode == 1, proc.stdout + proc.stderr[-4000:]
     doc = json.loads((out / "bisect.json").read_text())
     assert doc["outcome"] == "confirmed", doc["why"]

@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 import tarfile
 from pathlib import Path
 
 import pytest
+from clirun import RunCli
 from gfm import Rendered
 
 from rtgate.bisect.measure import SKIPPED, BoardMeasure, step_dir
@@ -49,13 +49,12 @@ def lay_out(out: Path, steps: list[tuple[tuple[int, ...], tuple[int, ...], str]]
     return out
 
 
-def replay(tmp_path: Path, source: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "rtgate", "bisect", "--board", "qemu-arm64", "--flavor", "stock",
-         "--series", str(SERIES), "--scenarios", "idle", "--round-duration", "20s",
-         "--step-time", "10m", "--thresholds", str(DATA / "replay" / "thresholds.yml"),
-         "--replay", str(source), "--out", str(tmp_path / "published"), *extra],
-        capture_output=True, text=True, timeout=300)
+def replay(rtgate_cli: RunCli,
+           tmp_path: Path, source: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    return rtgate_cli("bisect", "--board", "qemu-arm64", "--flavor", "stock", "--series",
+                      SERIES, "--scenarios", "idle", "--round-duration", "20s", "--step-time",
+                      "10m", "--thresholds", DATA / "replay" / "thresholds.yml", "--replay",
+                      source, "--out", tmp_path / "published", *extra)
 
 
 def published(tmp_path: Path) -> tuple[dict | None, str]:
@@ -70,10 +69,11 @@ def evidence(doc: dict) -> list[tuple]:
              s["measurement"]["summary"], s["measurement"]["base_ok"]) for s in doc["steps"]]
 
 
-def test_the_recorded_bisect_is_re_decided_as_it_was_measured(tmp_path: Path) -> None:
+def test_the_recorded_bisect_is_re_decided_as_it_was_measured(rtgate_cli: RunCli,
+                                                              tmp_path: Path) -> None:
     source = recorded(tmp_path)
     measured = json.loads((source / "bisect.json").read_text())
-    proc = replay(tmp_path, source, "--planned-rounds", PLANNED)
+    proc = replay(rtgate_cli, tmp_path, source, "--planned-rounds", PLANNED)
     assert proc.returncode == 1, proc.stderr
     doc, text = published(tmp_path)
     assert doc is not None
@@ -89,7 +89,8 @@ def test_the_recorded_bisect_is_re_decided_as_it_was_measured(tmp_path: Path) ->
     assert "| 1 | ends | 1-4 | none | worse |" in text
 
 
-def test_what_the_measuring_job_wrote_besides_the_rounds_is_never_read(tmp_path: Path) -> None:
+def test_what_the_measuring_job_wrote_besides_the_rounds_is_never_read(rtgate_cli: RunCli,
+                                                                       tmp_path: Path) -> None:
     source = recorded(tmp_path)
     measured = json.loads((source / "bisect.json").read_text())
     # Its state, report and every step's A/B verdict say "nothing to bisect", "same".
@@ -99,22 +100,23 @@ def test_what_the_measuring_job_wrote_besides_the_rounds_is_never_read(tmp_path:
     for step in (source / "steps").iterdir():
         (step / "ab.json").write_text(json.dumps({"outcome": "same", "exit": 0}))
         (step / "ab.md").write_text("🟰 same")
-    proc = replay(tmp_path, source, "--planned-rounds", PLANNED)
+    proc = replay(rtgate_cli, tmp_path, source, "--planned-rounds", PLANNED)
     assert proc.returncode == 1, proc.stderr
     doc, _ = published(tmp_path)
     assert doc is not None and evidence(doc) == evidence(measured)
 
 
-def test_the_plan_must_be_given(tmp_path: Path) -> None:
-    proc = replay(tmp_path, lay_out(tmp_path / "artifact", STEPS))
+def test_the_plan_must_be_given(rtgate_cli: RunCli, tmp_path: Path) -> None:
+    proc = replay(rtgate_cli, tmp_path, lay_out(tmp_path / "artifact", STEPS))
     assert proc.returncode == 2
     assert "--replay needs --planned-rounds" in proc.stderr
 
 
-def test_a_step_directory_the_search_does_not_ask_for_is_refused(tmp_path: Path) -> None:
+def test_a_step_directory_the_search_does_not_ask_for_is_refused(rtgate_cli: RunCli,
+                                                                 tmp_path: Path) -> None:
     # Step 2 claims to be 1-3 against none, where the search asks for 1-2.
     source = lay_out(tmp_path / "artifact", [STEPS[0], ((), (1, 2, 3), "same"), *STEPS[2:]])
-    proc = replay(tmp_path, source, "--planned-rounds", PLANNED)
+    proc = replay(rtgate_cli, tmp_path, source, "--planned-rounds", PLANNED)
     assert proc.returncode == 2, proc.stderr
     assert "02_1-3_vs_none is not step 2 of this bisect" in proc.stderr
     doc, text = published(tmp_path)
@@ -122,26 +124,30 @@ def test_a_step_directory_the_search_does_not_ask_for_is_refused(tmp_path: Path)
     assert "refused" in text and "| 1 | ends | 1-4 | none | worse |" in text
 
 
-def test_the_rounds_decide_not_the_directory_names(tmp_path: Path) -> None:
+def test_the_rounds_decide_not_the_directory_names(rtgate_cli: RunCli,
+                                                   tmp_path: Path) -> None:
     # Worse rounds where the bisect found 1-2 same: the search goes to prefix 1 next, and the
     # directory of step 3 (1-3) is not what it asks for.
     source = lay_out(tmp_path / "artifact", [STEPS[0], ((), (1, 2), "worse"), *STEPS[2:]])
-    proc = replay(tmp_path, source, "--planned-rounds", PLANNED)
+    proc = replay(rtgate_cli, tmp_path, source, "--planned-rounds", PLANNED)
     assert proc.returncode == 2, proc.stderr
     assert "the search asks for 03_1_vs_none there" in proc.stderr
 
 
-def test_a_step_beyond_the_searchs_end_is_refused(tmp_path: Path) -> None:
+def test_a_step_beyond_the_searchs_end_is_refused(rtgate_cli: RunCli,
+                                                  tmp_path: Path) -> None:
     source = lay_out(tmp_path / "artifact", [*STEPS, ((), (1, 2, 3, 4), "same")])
-    proc = replay(tmp_path, source, "--planned-rounds", PLANNED)
+    proc = replay(rtgate_cli, tmp_path, source, "--planned-rounds", PLANNED)
     assert proc.returncode == 2, proc.stderr
     assert "07_1-4_vs_none is not a step the search asks for (it ends after step 6)" in \
         proc.stderr
     assert published(tmp_path)[0] is None
 
 
-def test_rounds_that_end_before_the_bisect_did_are_no_verdict(tmp_path: Path) -> None:
-    proc = replay(tmp_path, lay_out(tmp_path / "artifact", STEPS[:4]), "--planned-rounds", PLANNED)
+def test_rounds_that_end_before_the_bisect_did_are_no_verdict(rtgate_cli: RunCli,
+                                                              tmp_path: Path) -> None:
+    proc = replay(rtgate_cli,
+                  tmp_path, lay_out(tmp_path / "artifact", STEPS[:4]), "--planned-rounds", PLANNED)
     assert proc.returncode == 3, proc.stderr
     doc, text = published(tmp_path)
     assert doc is None
@@ -149,7 +155,8 @@ def test_rounds_that_end_before_the_bisect_did_are_no_verdict(tmp_path: Path) ->
     assert "end before step 5" in text and "| 4 | parent | 1-3 | 1-2 | worse |" in text
 
 
-def test_a_step_that_did_not_build_is_skipped_and_its_reason_quoted(tmp_path: Path) -> None:
+def test_a_step_that_did_not_build_is_skipped_and_its_reason_quoted(rtgate_cli: RunCli,
+                                                                    tmp_path: Path) -> None:
     source = tmp_path / "artifact"
     lay_out(source, STEPS[:1])
     # What the measuring bisect records when 1-2 does not build: the log line is the PR's.
@@ -157,7 +164,7 @@ def test_a_step_that_did_not_build_is_skipped_and_its_reason_quoted(tmp_path: Pa
     BoardMeasure._skipped(step_dir(source, 2, (), (1, 2), 4), evil, applies=True)
     # 2 skipped: the search tries 1 (same), then 3 (worse): the culprit is one of patches 2, 3.
     lay_out(source, [((), (1,), "same"), ((), (1, 2, 3), "worse")], first=3)
-    proc = replay(tmp_path, source, "--planned-rounds", PLANNED)
+    proc = replay(rtgate_cli, tmp_path, source, "--planned-rounds", PLANNED)
     doc, text = published(tmp_path)
     assert proc.returncode == 3, proc.stderr
     assert doc is not None and (doc["outcome"], doc["skipped"]) == ("ambiguous", [2])
@@ -170,26 +177,28 @@ def test_a_step_that_did_not_build_is_skipped_and_its_reason_quoted(tmp_path: Pa
 
 
 @pytest.mark.parametrize("record", ['{"why": 3, "applies": true}', "not json"])
-def test_an_unreadable_skip_record_is_refused(tmp_path: Path, record: str) -> None:
+def test_an_unreadable_skip_record_is_refused(rtgate_cli: RunCli,
+                                              tmp_path: Path, record: str) -> None:
     source = lay_out(tmp_path / "artifact", STEPS[:1])
     home = step_dir(source, 2, (), (1, 2), 4)
     home.mkdir(parents=True)
     (home / SKIPPED).write_text(record)
-    proc = replay(tmp_path, source, "--planned-rounds", PLANNED)
+    proc = replay(rtgate_cli, tmp_path, source, "--planned-rounds", PLANNED)
     assert proc.returncode == 2, proc.stderr
     assert "skipped.json: unreadable" in proc.stderr
 
 
-def test_a_symlinked_step_is_refused(tmp_path: Path) -> None:
+def test_a_symlinked_step_is_refused(rtgate_cli: RunCli, tmp_path: Path) -> None:
     source = lay_out(tmp_path / "artifact", STEPS[:1])
     elsewhere = lay_out(tmp_path / "elsewhere", [((), (1, 2), "same")])
     step_dir(source, 2, (), (1, 2), 4).symlink_to(step_dir(elsewhere, 1, (), (1, 2), 4))
-    proc = replay(tmp_path, source, "--planned-rounds", PLANNED)
+    proc = replay(rtgate_cli, tmp_path, source, "--planned-rounds", PLANNED)
     assert proc.returncode == 2, proc.stderr
     assert "not a directory the bisect wrote: refused" in proc.stderr
 
 
-def test_the_plan_is_part_of_the_bisects_identity(tmp_path: Path) -> None:
+def test_the_plan_is_part_of_the_bisects_identity(rtgate_cli: RunCli,
+                                                  tmp_path: Path) -> None:
     """A bisect's state resumes only under the plan it began with: rounds measured under
     another plan would replay to other looks."""
     from rtgate.kernel.patches import read_series
@@ -201,11 +210,9 @@ def test_the_plan_is_part_of_the_bisects_identity(tmp_path: Path) -> None:
     out = tmp_path / "out"
     out.mkdir()
     (out / "state.json").write_text(json.dumps({"identity": identity, "steps": []}))
-    proc = subprocess.run(
-        [sys.executable, "-m", "rtgate", "bisect", "--board", "qemu-arm64", "--flavor", "stock",
-         "--series", str(SERIES), "--scenarios", "idle", "--round-duration", "10s",
-         "--step-time", "5m", "--planned-rounds", "8", "--out", str(out)],
-        capture_output=True, text=True, timeout=120)
+    proc = rtgate_cli("bisect", "--board", "qemu-arm64", "--flavor", "stock", "--series",
+                      str(SERIES), "--scenarios", "idle", "--round-duration", "10s",
+                      "--step-time", "5m", "--planned-rounds", "8", "--out", str(out))
     assert proc.returncode == 2, proc.stderr
     assert "the state file is of another bisect" in proc.stderr
     assert not (out / "variants").exists()

@@ -3,22 +3,21 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from clirun import RunProcess
 
 from rtgate.result import load_result
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 
 
-def test_board_run_on_local_measures_this_machine(tmp_path: Path) -> None:
+def test_board_run_on_local_measures_this_machine(rtgate_process: RunProcess,
+                                                  tmp_path: Path) -> None:
     out = tmp_path / "out"
-    proc = subprocess.run([sys.executable, "-m", "rtgate", "board", "run", "--board", "local",
-                           "--scenario", "idle", "--duration", "1", "--out", str(out)],
-                          capture_output=True, text=True, timeout=100)
+    proc = rtgate_process("board", "run", "--board", "local", "--scenario", "idle", "--duration",
+                          "1", "--out", str(out), timeout=100)
     assert proc.returncode == 0, proc.stderr
     assert "rtgate board run: local: complete" in proc.stderr
     result = load_result(out / "result.json")
@@ -26,15 +25,14 @@ def test_board_run_on_local_measures_this_machine(tmp_path: Path) -> None:
     assert (out / "raw" / "cyclictest.json").is_file()
 
 
-def test_local_board_cannot_boot_another_kernel(tmp_path: Path) -> None:
+def test_local_board_cannot_boot_another_kernel(rtgate_process: RunProcess, tmp_path: Path) -> None:
     kernel = tmp_path / "kernel"
     kernel.mkdir()
     (kernel / "Image").write_bytes(b"not booted")
     (kernel / "metadata.json").write_text(
         '{"kernel_release": "6.12.0-elsewhere", "plan": {"board": {"image_name": "Image"}}}')
-    proc = subprocess.run([sys.executable, "-m", "rtgate", "board", "run", "--board", "local",
-                           "--kernel", str(kernel), "--scenario", "idle", "--duration", "1",
-                           "--out", str(tmp_path / "out")],
-                          capture_output=True, text=True, timeout=100)
+    proc = rtgate_process("board", "run", "--board", "local", "--kernel", str(kernel),
+                          "--scenario", "idle", "--duration", "1", "--out", str(tmp_path / "out"),
+                          timeout=100)
     assert proc.returncode == 2
     assert "cannot boot another kernel" in proc.stderr

@@ -277,8 +277,8 @@ def test_unbudgeted_is_exit_2_unless_allowed(rtgate_cli: RunCli, tmp_path: Path)
     assert "no budget (allowed)" in allowed.markdown
 
 
-def test_an_allowed_unbudgeted_result_that_is_partial_is_still_incomplete(rtgate_cli: RunCli,
-        tmp_path: Path) -> None:
+def test_an_allowed_unbudgeted_result_that_is_partial_is_still_incomplete(
+        rtgate_cli: RunCli, tmp_path: Path) -> None:
     path = variant(tmp_path, "idle.json", scenario="idle", status="partial",
                    reasons=["cyclictest was killed"])
     run = Run(rtgate_cli, tmp_path, path, "--allow-unbudgeted")

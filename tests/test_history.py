@@ -263,8 +263,8 @@ def test_provenance_comes_from_the_publisher_never_from_the_result(rtgate_cli: R
     ("--provenance-run-id", "12 OR 1"),
     ("--provenance-commit", "<b>main</b>"),
 ])
-def test_provenance_that_is_no_run_or_commit_is_a_usage_error(rtgate_cli: RunCli,
-        tmp_path: Path, option: str, value: str) -> None:
+def test_provenance_that_is_no_run_or_commit_is_a_usage_error(
+        rtgate_cli: RunCli, tmp_path: Path, option: str, value: str) -> None:
     (run,) = make_runs(tmp_path / "a", 1)
     proc = rtgate_cli("report", run, "--history", tmp_path / "h", "--out", tmp_path / "site",
                       option, value)

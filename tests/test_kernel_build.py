@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from clirun import RunProcess
 
 from rtgate.kernel.build import BuildResult
 from rtgate.kernel.kconfig import parse_config
@@ -83,11 +83,11 @@ def test_image_boots_to_its_version_banner(kernel_build: Build, flavor: str) -> 
     assert ("PREEMPT_RT" in banner) == (flavor == "rt"), banner
 
 
-def test_rebuild_is_a_cache_hit(kernel_build: Build, tmp_path: Path) -> None:
+def test_rebuild_is_a_cache_hit(rtgate_process: RunProcess,
+                                kernel_build: Build, tmp_path: Path) -> None:
     first = kernel_build("qemu-arm64", "rt")
-    proc = subprocess.run([sys.executable, "-m", "rtgate", "kernel", "build", "--board",
-                           "qemu-arm64", "--flavor", "rt", "--quiet", "--out",
-                           str(tmp_path / "again")], capture_output=True, text=True, timeout=600)
+    proc = rtgate_process("kernel", "build", "--board", "qemu-arm64", "--flavor", "rt", "--quiet",
+                          "--out", str(tmp_path / "again"), timeout=600)
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     assert report["cache_hit"] is True

@@ -16,7 +16,6 @@ import re
 import secrets
 import shutil
 import subprocess
-import sys
 import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
@@ -26,6 +25,7 @@ from typing import Any
 
 import pytest
 import yaml
+from clirun import RunProcess
 from junitparser import JUnitXml
 from test_lava_store import Store, nginx_store
 from test_lava_templates import DATA, board, images
@@ -116,13 +116,13 @@ def _root(tmp_path: Path, port: int, *, queue_timeout_s: float = 300,
     return root
 
 
-def _board_run(kernel: Path, out: Path, root: Path, token: str, duration: str = "5",
+def _board_run(rtgate_process: RunProcess,
+               kernel: Path, out: Path, root: Path, token: str, duration: str = "5",
                **env_vars: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "RTGATE_ROOT": str(root), "RTGATE_LAVA_TOKEN": token, **env_vars}
-    return subprocess.run(
-        [sys.executable, "-m", "rtgate", "board", "run", "--board", "lava-qemu",
-         "--kernel", str(kernel), "--scenario", "idle", "--duration", duration,
-         "--out", str(out)], env=env, capture_output=True, text=True, timeout=1800)
+    return rtgate_process("board", "run", "--board", "lava-qemu", "--kernel", str(kernel),
+                          "--scenario", "idle", "--duration", duration, "--out", str(out),
+                          env=env, timeout=1800)
 
 
 def _log(out: Path) -> str:
@@ -130,11 +130,11 @@ def _log(out: Path) -> str:
     return path.read_text(errors="replace")[-4000:] if path.is_file() else "(no job log)"
 
 
-def test_rt_kernel_measured_in_a_lava_job(tmp_path: Path, lab: Lab,
+def test_rt_kernel_measured_in_a_lava_job(rtgate_process: RunProcess, tmp_path: Path, lab: Lab,
                                          rt_kernel: BuildResult) -> None:
     port, token = lab.port, lab.token
     out = tmp_path / "out"
-    proc = _board_run(rt_kernel.out, out, _root(tmp_path, port), token)
+    proc = _board_run(rtgate_process, rt_kernel.out, out, _root(tmp_path, port), token)
     assert proc.returncode == 0, proc.stderr[-3000:] + _log(out)
 
     result = load_result(out / "result.json")
@@ -158,12 +158,13 @@ def test_rt_kernel_measured_in_a_lava_job(tmp_path: Path, lab: Lab,
 
 
 def test_the_lab_fetches_the_images_from_an_image_store(
-        tmp_path: Path, lab: Lab, rt_kernel: BuildResult) -> None:
+        rtgate_process: RunProcess, tmp_path: Path, lab: Lab, rt_kernel: BuildResult) -> None:
     """A controller the lab cannot reach (a GitHub-hosted runner): rtgate uploads the images to
     a WebDAV store (nginx) on the docker bridge, and the lab's worker downloads them from it."""
     with nginx_store(tmp_path / "store", "172.17.0.1") as store:
         out = tmp_path / "out"
-        proc = _board_run(rt_kernel.out, out, _root(tmp_path, lab.port, store=store), lab.token,
+        proc = _board_run(rtgate_process,
+                          rt_kernel.out, out, _root(tmp_path, lab.port, store=store), lab.token,
                           RTGATE_STORE_TOKEN=store.token)
         assert proc.returncode == 0, proc.stderr[-3000:] + _log(out)
     result = load_result(out / "result.json")
@@ -185,13 +186,13 @@ def test_the_lab_fetches_the_images_from_an_image_store(
 
 
 def test_a_job_that_cannot_boot_is_an_infrastructure_failure(
-        tmp_path: Path, lab: Lab, rt_kernel: BuildResult) -> None:
+        rtgate_process: RunProcess, tmp_path: Path, lab: Lab, rt_kernel: BuildResult) -> None:
     port, token = lab.port, lab.token
     broken = tmp_path / "broken-kernel"
     shutil.copytree(rt_kernel.out, broken)
     (broken / "Image").write_bytes(b"\0" * 4096)  # no kernel: the device never prints anything
     out = tmp_path / "out"
-    proc = _board_run(broken, out, _root(tmp_path, port, boot_timeout_s=30), token)
+    proc = _board_run(rtgate_process, broken, out, _root(tmp_path, port, boot_timeout_s=30), token)
     assert proc.returncode == 3, proc.stderr[-3000:]
     assert f"http://127.0.0.1:{port}/scheduler/job/" in proc.stderr
     assert "LAVA job incomplete" in proc.stderr
@@ -199,11 +200,12 @@ def test_a_job_that_cannot_boot_is_an_infrastructure_failure(
 
 
 def test_no_device_within_the_queue_timeout_cancels_the_job(
-        tmp_path: Path, lab: Lab, rt_kernel: BuildResult) -> None:
+        rtgate_process: RunProcess, tmp_path: Path, lab: Lab, rt_kernel: BuildResult) -> None:
     lab.device_health("MAINTENANCE")
     try:
         out = tmp_path / "out"
-        proc = _board_run(rt_kernel.out, out, _root(tmp_path, lab.port, queue_timeout_s=15),
+        proc = _board_run(rtgate_process,
+                          rt_kernel.out, out, _root(tmp_path, lab.port, queue_timeout_s=15),
                           lab.token)
     finally:
         lab.device_health("GOOD")
@@ -216,7 +218,8 @@ def test_no_device_within_the_queue_timeout_cancels_the_job(
 
 
 def test_pipeline_through_lava_gives_the_qemu_boards_results(
-        tmp_path: Path, lab: Lab, kernel_build: Callable[[str, str], BuildResult]) -> None:
+        rtgate_process: RunProcess, tmp_path: Path, lab: Lab, kernel_build: Callable[[str, str],
+        BuildResult]) -> None:
     """`rtgate pipeline --board lava-qemu`: both flavors built (cache hits), measured in LAVA
     jobs, judged against thresholds.yml's lava-qemu budgets (the default; measured through
     this lab) and compared."""
@@ -227,11 +230,10 @@ def test_pipeline_through_lava_gives_the_qemu_boards_results(
     (root / "thresholds.yml").symlink_to(paths.THRESHOLDS)
     for data in ("kernel", "docker"):
         (root / data).symlink_to(paths.ROOT / data)
-    proc = subprocess.run(
-        [sys.executable, "-m", "rtgate", "pipeline", "--board", "lava-qemu", "--duration", "5s",
-         "--out", str(out)],
-        env={**os.environ, "RTGATE_ROOT": str(root), "RTGATE_LAVA_TOKEN": lab.token},
-        capture_output=True, text=True, timeout=2400)
+    proc = rtgate_process("pipeline", "--board", "lava-qemu", "--duration", "5s", "--out",
+                          str(out),
+                          env={"RTGATE_ROOT": str(root), "RTGATE_LAVA_TOKEN": lab.token},
+                          timeout=2400)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     results = {flavor: load_result(out / flavor / "idle" / "result.json")
                for flavor in ("stock", "rt")}
@@ -253,7 +255,7 @@ def test_pipeline_through_lava_gives_the_qemu_boards_results(
 
 
 def test_a_board_is_one_device_for_every_run_and_both_sides_of_an_ab_test(
-        tmp_path: Path, lab: Lab, rt_kernel: BuildResult) -> None:
+        rtgate_process: RunProcess, tmp_path: Path, lab: Lab, rt_kernel: BuildResult) -> None:
     """A second qemu device in the lab: the board's type and tags now select two devices, so
     `rtgate ab` is refused before it submits anything (its rounds, A's and B's, could land on
     either); with a tag only the new device has, the job runs there and the run records it."""
@@ -265,19 +267,18 @@ def test_a_board_is_one_device_for_every_run_and_both_sides_of_an_ab_test(
         (kernels / "rt").symlink_to(rt_kernel.out)
         env = {**os.environ, "RTGATE_ROOT": str(_root(tmp_path, lab.port, name="two")),
                "RTGATE_LAVA_TOKEN": lab.token}
-        proc = subprocess.run(
-            [sys.executable, "-m", "rtgate", "ab", "--board", "lava-qemu", "--base",
-             str(kernels), "--cand", str(kernels), "--flavors", "rt", "--scenarios", "idle",
-             "--round-duration", "5s", "--max-time", "20m", "--min-effect-us", "5000",
-             "--thresholds", str(paths.THRESHOLDS), "--out", str(tmp_path / "ab")],
-            env=env, capture_output=True, text=True, timeout=1800)
+        proc = rtgate_process("ab", "--board", "lava-qemu", "--base", str(kernels), "--cand",
+                              str(kernels), "--flavors", "rt", "--scenarios", "idle",
+                              "--round-duration", "5s", "--max-time", "20m", "--min-effect-us",
+                              "5000", "--thresholds", str(paths.THRESHOLDS), "--out",
+                              str(tmp_path / "ab"), env=env, timeout=1800)
         assert proc.returncode == 2, proc.stderr[-3000:]
         assert "board 'lava-qemu' is 2 devices of the lab (qemu-01, qemu-02" in proc.stderr
         assert lab.api("jobs/?limit=1")["count"] == before, "a job was submitted"
 
         out = tmp_path / "pinned"
         root = _root(tmp_path, lab.port, tags=("rtgate-pin-02",), name="pinned-root")
-        proc = _board_run(rt_kernel.out, out, root, lab.token)
+        proc = _board_run(rtgate_process, rt_kernel.out, out, root, lab.token)
         assert proc.returncode == 0, proc.stderr[-3000:] + _log(out)
         images = json.loads((out / "lava-images.json").read_text())
         assert images["device"] == "qemu-02"

@@ -275,8 +275,8 @@ def test_the_command_line_from_a_prompt(tmp_path: Path, prompt: str, command: st
     (lambda lines: [*lines[:100], "imx8mp\n", *lines[100:]],
      "line 101: not cyclictest output: 'imx8mp'"),
 ])
-def test_a_file_without_complete_cyclictest_output_is_still_refused(rtgate_cli: RunCli,
-        tmp_path: Path, edit: Any, problem: str) -> None:
+def test_a_file_without_complete_cyclictest_output_is_still_refused(
+        rtgate_cli: RunCli, tmp_path: Path, edit: Any, problem: str) -> None:
     path = session_variant(tmp_path, edit)
     proc = rtgate_cli("parse", str(path), "-o", str(tmp_path / "r.json"))
     assert proc.returncode == 2

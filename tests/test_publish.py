@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from clirun import RunCli
+from clirun import RunCli, RunProcess
 from gfm import Rendered
 from junitparser import Failure, JUnitXml
 
@@ -50,15 +48,16 @@ def pi5(gate: Path, rt_max: float = 124.0) -> None:
 
 
 class Published:
-    def __init__(self, tmp: Path, *artifacts: Path, args: tuple[str, ...] = ()) -> None:
+    def __init__(self, rtgate: RunCli | RunProcess, tmp: Path, *artifacts: Path,
+                 args: tuple[str, ...] = ()) -> None:
         self.md, self.junit, self.outcome_path = tmp / "comment.md", tmp / "junit.xml", \
             tmp / "outcome.json"
-        self.proc = subprocess.run(
-            [sys.executable, "-I", "-m", "rtgate", "publish", *map(str, artifacts),
-             "--thresholds", str(ROOT / "thresholds.yml"), "--boards", str(ROOT / "bench/boards"),
-             "--markdown", str(self.md), "--junit", str(self.junit),
-             "--outcome", str(self.outcome_path), "--run-url", RUN_URL, *args],
-            cwd=tmp, capture_output=True, text=True, timeout=120)
+        # Every input named, run from TMP as the lab's publisher runs from its workspace (a TMP
+        # holding a bench/ of its own is another data root: rtgate_process runs those).
+        self.proc = rtgate("publish", *artifacts, "--thresholds", ROOT / "thresholds.yml",
+                           "--boards", ROOT / "bench/boards", "--markdown", self.md,
+                           "--junit", self.junit, "--outcome", self.outcome_path,
+                           "--run-url", RUN_URL, *args, cwd=tmp)
         assert self.proc.returncode in (0, 1, 2, 3, 4), self.proc.stderr
         self.comment = self.md.read_text()
         self.outcome = json.loads(self.outcome_path.read_text())
@@ -74,7 +73,7 @@ def assert_inert(comment: str) -> None:
 
 
 def test_the_verdict_comes_from_the_results_not_from_the_artifacts_own_words(
-        tmp_path: Path) -> None:
+        rtgate_cli: RunCli, tmp_path: Path) -> None:
     gate = tmp_path / "gate"
     pi5(gate, rt_max=4800.0)
     art = gate / "gate-rpi5"
@@ -84,7 +83,7 @@ def test_the_verdict_comes_from_the_results_not_from_the_artifacts_own_words(
     (art / "junit.xml").write_text(
         '<testsuites><testsuite name="forged" tests="1"><testcase name="all good"/>'
         "</testsuite></testsuites>")
-    run = Published(tmp_path, art)
+    run = Published(rtgate_cli, tmp_path, art)
     assert run.proc.returncode == 1
     assert run.outcome["outcome"] == "regression"
     assert "❌ latency verdict: regression" in run.comment.split("<details>")[0]
@@ -96,10 +95,10 @@ def test_the_verdict_comes_from_the_results_not_from_the_artifacts_own_words(
     assert_inert(run.comment)
 
 
-def test_a_healthy_artifact_passes(tmp_path: Path) -> None:
+def test_a_healthy_artifact_passes(rtgate_cli: RunCli, tmp_path: Path) -> None:
     gate = tmp_path / "gate"
     pi5(gate)
-    run = Published(tmp_path, gate / "gate-rpi5")
+    run = Published(rtgate_cli, tmp_path, gate / "gate-rpi5")
     assert run.proc.returncode == 0, run.comment
     assert run.outcome == {"outcome": "pass", "exit": 0,
                            "title": "✅ latency verdict: every budget met",
@@ -107,46 +106,49 @@ def test_a_healthy_artifact_passes(tmp_path: Path) -> None:
     assert_inert(run.comment)
 
 
-def test_a_hostile_artifact_name_is_ignored_and_shown_inert(tmp_path: Path) -> None:
+def test_a_hostile_artifact_name_is_ignored_and_shown_inert(
+        rtgate_cli: RunCli, tmp_path: Path) -> None:
     gate = tmp_path / "gate"
     pi5(gate, rt_max=4800.0)
     hostile = gate / HOSTILE
     shutil.copytree(gate / "gate-rpi5", hostile)
     (hostile / "rt" / "all-in" / "result.json").write_text(STOCK.read_text().replace(
         '"stock"', '"rt"'))
-    run = Published(tmp_path, gate / "gate-rpi5", hostile)
+    run = Published(rtgate_cli, tmp_path, gate / "gate-rpi5", hostile)
     assert run.outcome["outcome"] == "regression"  # the real rpi5 artifact still decides
     assert "Ignored" in run.comment and "@someone" in run.comment
     assert_inert(run.comment)
 
 
-def test_a_board_no_bench_file_names_is_not_judged(tmp_path: Path) -> None:
+def test_a_board_no_bench_file_names_is_not_judged(rtgate_cli: RunCli, tmp_path: Path) -> None:
     gate = tmp_path / "gate"
     place(gate, "evil", "rt", "all-in", RT)
-    run = Published(tmp_path, gate / "gate-evil", args=("--expect", "rpi5"))
+    run = Published(rtgate_cli, tmp_path, gate / "gate-evil", args=("--expect", "rpi5"))
     # The expected board uploaded nothing: no measurement, never a pass.
     assert run.outcome["outcome"] == "infrastructure" and run.proc.returncode == 3
     assert "re-run once the board is healthy" in run.comment
     assert "`gate-evil`" in run.comment
 
 
-def test_a_scenario_named_like_a_url_is_refused_and_inert(tmp_path: Path) -> None:
+def test_a_scenario_named_like_a_url_is_refused_and_inert(
+        rtgate_cli: RunCli, tmp_path: Path) -> None:
     gate = tmp_path / "gate"
     pi5(gate)
     url = "https://www.example.invalid/@someone <img src=x onerror=alert(1)> | x"
     place(gate, "rpi5", "rt", "all-in", RT, scenario=url)
     # A result in a directory the gate never writes is never read.
     place(gate, "rpi5", "rt", "www.example.invalid", RT)
-    run = Published(tmp_path, gate / "gate-rpi5")
+    run = Published(rtgate_cli, tmp_path, gate / "gate-rpi5")
     assert run.outcome["outcome"] == "input" and run.proc.returncode == 2
     assert "claims" in run.comment
     assert_inert(run.comment)
 
 
-def test_missing_and_short_runs_keep_three_outcomes_apart(tmp_path: Path) -> None:
+def test_missing_and_short_runs_keep_three_outcomes_apart(
+        rtgate_cli: RunCli, tmp_path: Path) -> None:
     gate = tmp_path / "gate"
     place(gate, "rpi5", "rt", "all-in", RT)
-    infra = Published(tmp_path, gate / "gate-rpi5")  # stock/all-in never finished
+    infra = Published(rtgate_cli, tmp_path, gate / "gate-rpi5")  # stock/all-in never finished
     assert infra.outcome["outcome"] == "infrastructure"
     assert "no result.json" in infra.comment
     # Every heading of the comment, the nested check's too, says which of the two exit 3 is.
@@ -158,7 +160,7 @@ def test_missing_and_short_runs_keep_three_outcomes_apart(tmp_path: Path) -> Non
     # A 60 s run: 2.4 M of the 4.5 M samples the budget needs.
     place(short / "gate", "rpi5", "rt", "all-in", RT, totals__samples=2_400_000)
     place(short / "gate", "rpi5", "stock", "all-in", STOCK)
-    incomplete = Published(short, short / "gate" / "gate-rpi5")
+    incomplete = Published(rtgate_cli, short, short / "gate" / "gate-rpi5")
     assert incomplete.outcome["outcome"] == "incomplete" and incomplete.proc.returncode == 3
     assert "not decided from the data" in incomplete.comment
     assert "measure more" in incomplete.outcome["title"]
@@ -167,24 +169,25 @@ def test_missing_and_short_runs_keep_three_outcomes_apart(tmp_path: Path) -> Non
     assert "infrastructure" not in incomplete.comment.lower()
 
 
-def test_a_symlinked_result_is_refused(tmp_path: Path) -> None:
+def test_a_symlinked_result_is_refused(rtgate_cli: RunCli, tmp_path: Path) -> None:
     gate = tmp_path / "gate"
     pi5(gate)
     link = gate / "gate-rpi5" / "stock" / "all-in" / "result.json"
     link.unlink()
     link.symlink_to(STOCK)
-    run = Published(tmp_path, gate / "gate-rpi5")
+    run = Published(rtgate_cli, tmp_path, gate / "gate-rpi5")
     assert run.outcome["outcome"] == "input"
     assert "symbolic link" in run.comment
 
 
-def test_the_recorded_gate_run_is_judged_again(tmp_path: Path) -> None:
-    run = Published(tmp_path, RECORDED, args=("--scenarios", "idle"))
+def test_the_recorded_gate_run_is_judged_again(rtgate_cli: RunCli, tmp_path: Path) -> None:
+    run = Published(rtgate_cli, tmp_path, RECORDED, args=("--scenarios", "idle"))
     assert run.outcome["boards"] == {"local": "pass"}, run.comment
     assert "| `local (virtual)` | `stock` | `idle` | max_us |" in run.comment
 
 
-def test_changed_gate_inputs_open_the_comment_with_their_budget_diff(tmp_path: Path) -> None:
+def test_changed_gate_inputs_open_the_comment_with_their_budget_diff(
+        rtgate_cli: RunCli, tmp_path: Path) -> None:
     gate = tmp_path / "gate"
     pi5(gate, rt_max=4800.0)
     context = tmp_path / "context"
@@ -195,7 +198,7 @@ def test_changed_gate_inputs_open_the_comment_with_their_budget_diff(tmp_path: P
         "boards": ["rpi5"], "scenarios": [], "changed_inputs": changed}))
     theirs = (ROOT / "thresholds.yml").read_text().replace("max_us: 155", "max_us: 5000", 1)
     (context / "thresholds.yml").write_text(theirs)
-    run = Published(tmp_path, gate / "gate-rpi5", args=("--context", str(context)))
+    run = Published(rtgate_cli, tmp_path, gate / "gate-rpi5", args=("--context", str(context)))
     # Judged by main's budgets anyway.
     assert run.outcome["outcome"] == "regression"
     head = run.comment.split("**❌")[0]
@@ -207,7 +210,7 @@ def test_changed_gate_inputs_open_the_comment_with_their_budget_diff(tmp_path: P
 
 
 def test_a_flood_of_changed_inputs_and_artifacts_keeps_the_comment_postable_and_inert(
-        tmp_path: Path) -> None:
+        rtgate_cli: RunCli, tmp_path: Path) -> None:
     # Hundreds of long paths (a pull request names them) would make a comment GitHub refuses,
     # leaving the last push's verdict on the pull request; cut inside a code span, the rest
     # would become live Markdown.
@@ -224,7 +227,8 @@ def test_a_flood_of_changed_inputs_and_artifacts_keeps_the_comment_postable_and_
     (context / "context.json").write_text(json.dumps({
         "event": "workflow_run", "head_sha": "a" * 40, "pull_request": 7,
         "boards": ["rpi5"], "scenarios": [], "changed_inputs": changed}))
-    run = Published(tmp_path, gate / "gate-rpi5", *hostile, args=("--context", str(context)))
+    run = Published(rtgate_cli,
+                    tmp_path, gate / "gate-rpi5", *hostile, args=("--context", str(context)))
     assert run.outcome["outcome"] == "regression"
     assert len(run.comment) <= 60_000
     head = run.comment.split("**❌")[0]
@@ -247,8 +251,8 @@ def test_a_comment_over_githubs_limit_is_cut_at_a_line(tmp_path: Path) -> None:
     assert_inert(text)
 
 
-def test_a_context_that_is_not_the_plan_jobs_is_an_input_error(rtgate_cli: RunCli,
-                                                               tmp_path: Path) -> None:
+def test_a_context_that_is_not_the_plan_jobs_is_an_input_error(
+        rtgate_cli: RunCli, tmp_path: Path) -> None:
     context = tmp_path / "context"
     context.mkdir()
     (context / "context.json").write_text(json.dumps({
@@ -302,12 +306,13 @@ def ab_run(tmp: Path, base: str, cand: str, rounds: int = 6) -> tuple[Path, Path
     return art, context, ("--context", str(context), "--thresholds", str(tmp / "thresholds.yml"))
 
 
-def test_the_ab_outcome_is_re_decided_from_the_rounds_never_from_ab_json(tmp_path: Path) -> None:
+def test_the_ab_outcome_is_re_decided_from_the_rounds_never_from_ab_json(
+        rtgate_process: RunProcess, tmp_path: Path) -> None:
     art, _, args = ab_run(tmp_path, "idle", "idle-loaded")
     # What the measuring job wrote about itself: ignored.
     (art / "ab.json").write_text(json.dumps({"outcome": "same", "exit": 0}))
     (art / "ab.md").write_text(f"## rtgate ab: same {HOSTILE}\n")
-    run = Published(tmp_path, art, args=args)
+    run = Published(rtgate_process, tmp_path, art, args=args)
     assert run.proc.returncode == 1, run.proc.stderr
     assert run.outcome["outcome"] == "regression" and run.outcome["boards"] == {
         "local": "regression"}
@@ -331,9 +336,9 @@ def test_the_ab_outcome_is_re_decided_from_the_rounds_never_from_ab_json(tmp_pat
 
 
 def test_ab_rounds_that_cannot_tell_the_kernels_apart_are_undecided_not_a_lab_failure(
-        tmp_path: Path) -> None:
+        rtgate_process: RunProcess, tmp_path: Path) -> None:
     art, _, args = ab_run(tmp_path, "idle", "idle-again")
-    run = Published(tmp_path, art, args=args)
+    run = Published(rtgate_process, tmp_path, art, args=args)
     assert run.proc.returncode == 4, run.proc.stderr
     assert run.outcome == {**run.outcome, "outcome": "undecided", "exit": 4}
     assert "undecided at the time cap" in run.outcome["title"]
@@ -342,20 +347,22 @@ def test_ab_rounds_that_cannot_tell_the_kernels_apart_are_undecided_not_a_lab_fa
     assert_inert(run.comment)
 
 
-def test_a_missing_ab_round_is_an_infrastructure_failure(tmp_path: Path) -> None:
+def test_a_missing_ab_round_is_an_infrastructure_failure(
+        rtgate_process: RunProcess, tmp_path: Path) -> None:
     art, _, args = ab_run(tmp_path, "idle", "idle-again")
     (art / "B" / "round-4" / "running" / "idle" / "result.json").unlink()
-    run = Published(tmp_path, art, args=args)
+    run = Published(rtgate_process, tmp_path, art, args=args)
     assert run.proc.returncode == 3 and run.outcome["outcome"] == "infrastructure"
     assert "candidate round 4 (running/idle): infrastructure failure" in run.comment
     assert "): 🛠️ infrastructure failure: a round has no measurement" in run.comment
     assert "not decided from the data" not in run.comment
 
 
-def test_an_ab_round_claiming_another_run_is_refused(tmp_path: Path) -> None:
+def test_an_ab_round_claiming_another_run_is_refused(
+        rtgate_process: RunProcess, tmp_path: Path) -> None:
     art, _, args = ab_run(tmp_path, "idle", "idle-loaded")
     shutil.copy(STOCK, art / "A" / "round-2" / "running" / "idle" / "result.json")
-    run = Published(tmp_path, art, args=args)
+    run = Published(rtgate_process, tmp_path, art, args=args)
     assert run.proc.returncode == 2 and run.outcome["outcome"] == "input"
     assert "the result claims rpi5/stock/all-in" in run.comment
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from clirun import RunProcess
 
 from rtgate import paths
 from rtgate.kernel.build import BuildResult
@@ -44,20 +45,19 @@ def _root(tmp_path: Path, **overrides: object) -> Path:
     return root
 
 
-def _board_run(kernel: Path, out: Path, *, scenario: str = "net", duration: str = "3",
+def _board_run(rtgate_process: RunProcess,
+               kernel: Path, out: Path, *, scenario: str = "net", duration: str = "3",
                root: Path | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, **({"RTGATE_ROOT": str(root)} if root else {})}
-    return subprocess.run(
-        [sys.executable, "-m", "rtgate", "board", "run", "--board", "qemu-arm64",
-         "--kernel", str(kernel), "--scenario", scenario, "--duration", duration,
-         "--scale", "0.5", "--out", str(out)],
-        env=env, capture_output=True, text=True, timeout=900)
+    return rtgate_process("board", "run", "--board", "qemu-arm64", "--kernel", str(kernel),
+                          "--scenario", scenario, "--duration", duration, "--scale", "0.5",
+                          "--out", str(out), env=env, timeout=900)
 
 
 def test_rt_kernel_measured_in_the_guest_with_the_host_as_iperf3_peer(
-        tmp_path: Path, rt_kernel: BuildResult) -> None:
+        rtgate_process: RunProcess, tmp_path: Path, rt_kernel: BuildResult) -> None:
     out = tmp_path / "out"
-    proc = _board_run(rt_kernel.out, out)
+    proc = _board_run(rtgate_process, rt_kernel.out, out)
     assert proc.returncode == 0, proc.stderr + (out / "console.log").read_text()[-3000:]
 
     result = load_result(out / "result.json")
@@ -88,9 +88,9 @@ def test_rt_kernel_measured_in_the_guest_with_the_host_as_iperf3_peer(
 
 
 def test_wrong_console_never_prints_the_marker_infra_with_log(
-        tmp_path: Path, rt_kernel: BuildResult) -> None:
+        rtgate_process: RunProcess, tmp_path: Path, rt_kernel: BuildResult) -> None:
     out = tmp_path / "out"
-    proc = _board_run(rt_kernel.out, out, root=_root(tmp_path, console="ttyS0",
+    proc = _board_run(rtgate_process, rt_kernel.out, out, root=_root(tmp_path, console="ttyS0",
                                                      boot_timeout_s=20))
     assert proc.returncode == 3, proc.stderr
     # No console: init cannot open one and dies (the emulator exits), or the boot times out.
@@ -99,10 +99,11 @@ def test_wrong_console_never_prints_the_marker_infra_with_log(
     assert not (out / "result.json").exists()
 
 
-def test_kernel_panic_is_infra_with_log(tmp_path: Path, rt_kernel: BuildResult) -> None:
+def test_kernel_panic_is_infra_with_log(rtgate_process: RunProcess,
+                                        tmp_path: Path, rt_kernel: BuildResult) -> None:
     out = tmp_path / "out"
     root = _root(tmp_path, append=["panic=-1", "loglevel=1", "rdinit=/no-such-init"])
-    proc = _board_run(rt_kernel.out, out, root=root)
+    proc = _board_run(rtgate_process, rt_kernel.out, out, root=root)
     assert proc.returncode == 3, proc.stderr
     assert "kernel panic" in proc.stderr
     assert "Kernel panic" in (out / "console.log").read_text(errors="replace")
@@ -114,7 +115,8 @@ def test_kernel_panic_is_infra_with_log(tmp_path: Path, rt_kernel: BuildResult) 
     # Stock and RT builds share the release: the version banner tells them apart.
     ("uts_version", "#1 SMP Sun Nov 22 00:00:00 UTC 2026", "expected the built '#1 SMP Sun"),
 ])
-def test_booted_kernel_must_be_the_built_one(tmp_path: Path, rt_kernel: BuildResult, field: str,
+def test_booted_kernel_must_be_the_built_one(rtgate_process: RunProcess,
+                                             tmp_path: Path, rt_kernel: BuildResult, field: str,
                                              value: str, message: str) -> None:
     kernel = tmp_path / "kernel"
     shutil.copytree(rt_kernel.out, kernel)
@@ -122,16 +124,17 @@ def test_booted_kernel_must_be_the_built_one(tmp_path: Path, rt_kernel: BuildRes
     meta[field] = value
     (kernel / "metadata.json").write_text(json.dumps(meta))
     out = tmp_path / "out"
-    proc = _board_run(kernel, out, scenario="idle", duration="1")
+    proc = _board_run(rtgate_process, kernel, out, scenario="idle", duration="1")
     assert proc.returncode == 3, proc.stderr
     assert message.format(release=rt_kernel.kernel_release) in proc.stderr
     assert (out / "console.log").is_file() and not (out / "result.json").exists()
 
 
-def test_run_timeout_is_infra_with_log(tmp_path: Path, rt_kernel: BuildResult) -> None:
+def test_run_timeout_is_infra_with_log(rtgate_process: RunProcess,
+                                       tmp_path: Path, rt_kernel: BuildResult) -> None:
     """The guest cannot finish a 3 s measurement and send its files within 3.01 s."""
     out = tmp_path / "out"
-    proc = _board_run(rt_kernel.out, out, scenario="idle", duration="3",
+    proc = _board_run(rtgate_process, rt_kernel.out, out, scenario="idle", duration="3",
                       root=_root(tmp_path, run_margin_s=0.01))
     assert proc.returncode == 3, proc.stderr
     assert "timed out waiting for the end of idle" in proc.stderr
@@ -177,12 +180,13 @@ def _text(path: Path) -> str:
     return path.read_text(errors="replace") if path.exists() else ""
 
 
-def test_guest_server_that_never_listens_is_infra(tmp_path: Path, rt_kernel: BuildResult) -> None:
+def test_guest_server_that_never_listens_is_infra(rtgate_process: RunProcess,
+                                                  tmp_path: Path, rt_kernel: BuildResult) -> None:
     scenario = tmp_path / "deaf.yml"
     scenario.write_text(yaml.safe_dump({
         "name": "deaf", "description": "a server load that never listens", "warmup_s": 0,
         "loads": [{"name": "deaf-server", "argv": ["sleep", "60"], "listens_on": "{port}"}]}))
     out = tmp_path / "out"
-    proc = _board_run(rt_kernel.out, out, scenario=str(scenario), duration="1")
+    proc = _board_run(rtgate_process, rt_kernel.out, out, scenario=str(scenario), duration="1")
     assert proc.returncode == 3, proc.stderr
     assert "in the guest: load 'deaf-server' does not listen on port 5201" in proc.stderr

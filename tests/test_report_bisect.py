@@ -167,7 +167,7 @@ def test_a_measured_and_a_replayed_bisect_among_the_rounds_results(rtgate_cli: R
     """The real bisect as measured, and as `rtgate bisect --replay` re-decided it from its
     rounds: a page each, beside the rounds' own results."""
     source = recorded(tmp_path)
-    assert replay(tmp_path, source, "--planned-rounds", PLANNED).returncode == 1
+    assert replay(rtgate_cli, tmp_path, source, "--planned-rounds", PLANNED).returncode == 1
     replayed, _ = published(tmp_path)
     assert replayed is not None
     site = tmp_path / "site"
@@ -190,8 +190,8 @@ def test_a_measured_and_a_replayed_bisect_among_the_rounds_results(rtgate_cli: R
 
 
 @pytest.mark.integration
-def test_in_a_browser_the_bisect_page_runs_no_script_and_every_link_resolves(rtgate_cli: RunCli,
-        tmp_path: Path) -> None:
+def test_in_a_browser_the_bisect_page_runs_no_script_and_every_link_resolves(
+        rtgate_cli: RunCli, tmp_path: Path) -> None:
     """Headless Chromium (test_site's): hostile strings in the subject, the author, a step's
     evidence and its ab.md stay text; the crawl from the index reaches the page and its files."""
     marker = "window.rtgatePwned = true"
@@ -222,8 +222,8 @@ def test_in_a_browser_the_bisect_page_runs_no_script_and_every_link_resolves(rtg
         browser.close()
 
 
-def test_a_step_file_outside_the_bisect_or_behind_a_link_is_not_published(rtgate_cli: RunCli,
-        tmp_path: Path) -> None:
+def test_a_step_file_outside_the_bisect_or_behind_a_link_is_not_published(
+        rtgate_cli: RunCli, tmp_path: Path) -> None:
     out, site = tmp_path / "bisect", tmp_path / "site"
     secret = tmp_path / "secret" / "ab.json"
     secret.parent.mkdir()
@@ -267,8 +267,9 @@ def _swap(doc: dict[str, Any], path: tuple[Any, ...], value: Any) -> None:
                                             "should be a valid string"),
     (("elapsed_s",), float("nan"), "holds the number NaN, not a finite number"),
 ])
-def test_a_malformed_bisect_is_a_one_line_error_naming_it(rtgate_cli: RunCli,
-        tmp_path: Path, path: tuple[Any, ...], value: Any, message: str) -> None:
+def test_a_malformed_bisect_is_a_one_line_error_naming_it(
+        rtgate_cli: RunCli, tmp_path: Path, path: tuple[Any, ...], value: Any,
+        message: str) -> None:
     out, site = tmp_path / "bisect", tmp_path / "site"
     doc = write_bisect(out, Model({5: 500.0}))
     if path:

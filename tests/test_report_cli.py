@@ -64,8 +64,8 @@ def test_report_prints_the_index_and_survives_a_broken_stored_run(rtgate_cli: Ru
 
 
 @pytest.mark.integration
-def test_an_out_dir_reused_for_other_results_keeps_only_what_it_publishes(rtgate_cli: RunCli,
-        tmp_path: Path) -> None:
+def test_an_out_dir_reused_for_other_results_keeps_only_what_it_publishes(
+        rtgate_cli: RunCli, tmp_path: Path) -> None:
     site = tmp_path / "site"
     assert rtgate_cli("report", DATA / "qemu", "--out", site).returncode == 0
     # What an older rtgate published there: a copied JUnit and raw files under their own names.

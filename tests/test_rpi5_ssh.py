@@ -34,6 +34,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from clirun import RunProcess
 
 from rtgate import paths
 from rtgate.bench.loads import free_port, listening
@@ -297,21 +298,19 @@ def _root(tmp_path: Path, pi: FakePi, **overrides: object) -> Path:
     return root
 
 
-def _board_run(root: Path, kernel: Path, out: Path,
+def _board_run(rtgate_process: RunProcess, root: Path, kernel: Path, out: Path,
                scenario: str = "net") -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "rtgate", "board", "run", "--board", "rpi5", "--kernel",
-         str(kernel), "--scenario", scenario, "--duration", "2", "--scale", "0.5",
-         "--out", str(out)],
-        env={**os.environ, "RTGATE_ROOT": str(root)}, capture_output=True, text=True,
-        timeout=150)
+    return rtgate_process("board", "run", "--board", "rpi5", "--kernel", str(kernel),
+                          "--scenario", scenario, "--duration", "2", "--scale", "0.5", "--out",
+                          str(out), env={"RTGATE_ROOT": str(root)}, timeout=150)
 
 
-def test_tryboot_deploys_side_slot_measures_and_restores(tmp_path: Path, pi: FakePi) -> None:
+def test_tryboot_deploys_side_slot_measures_and_restores(rtgate_process: RunProcess,
+                                                         tmp_path: Path, pi: FakePi) -> None:
     config_before = _sha(pi.firmware / "config.txt")
     kernel = _kernel(tmp_path, RELEASE)
     out = tmp_path / "out"
-    proc = _board_run(_root(tmp_path, pi), kernel, out)
+    proc = _board_run(rtgate_process, _root(tmp_path, pi), kernel, out)
     assert proc.returncode == 0, proc.stderr
 
     slot = pi.firmware / "rtgate"
@@ -346,12 +345,14 @@ def test_tryboot_deploys_side_slot_measures_and_restores(tmp_path: Path, pi: Fak
     assert re.search(r"sec\s+[\d.]+ [KMG]Bytes\s+[\d.]+ [KMG]bits/sec", client), client[-2000:]
 
 
-def test_board_that_never_comes_back_is_infra_and_config_untouched(tmp_path: Path,
+def test_board_that_never_comes_back_is_infra_and_config_untouched(rtgate_process: RunProcess,
+                                                                   tmp_path: Path,
                                                                     pi: FakePi) -> None:
     pi.mode("vanish")
     config_before = _sha(pi.firmware / "config.txt")
     out = tmp_path / "out"
-    proc = _board_run(_root(tmp_path, pi, boot_timeout_s=2), _kernel(tmp_path, RELEASE), out)
+    proc = _board_run(rtgate_process,
+                      _root(tmp_path, pi, boot_timeout_s=2), _kernel(tmp_path, RELEASE), out)
     assert proc.returncode == 3, proc.stderr
     assert "did not come back" in proc.stderr and "power cycle" in proc.stderr
     assert pi.reboots() == ["reboot 0 tryboot"]
@@ -364,9 +365,11 @@ def test_board_that_never_comes_back_is_infra_and_config_untouched(tmp_path: Pat
     assert (out / "ssh.log").is_file()
 
 
-def test_wrong_release_is_infra_and_the_board_is_restored(tmp_path: Path, pi: FakePi) -> None:
+def test_wrong_release_is_infra_and_the_board_is_restored(rtgate_process: RunProcess,
+                                                          tmp_path: Path, pi: FakePi) -> None:
     out = tmp_path / "out"
-    proc = _board_run(_root(tmp_path, pi), _kernel(tmp_path, "6.12.0-rtgate-not-this"), out)
+    proc = _board_run(rtgate_process,
+                      _root(tmp_path, pi), _kernel(tmp_path, "6.12.0-rtgate-not-this"), out)
     assert proc.returncode == 3, proc.stderr
     assert "booted release" in proc.stderr and "6.12.0-rtgate-not-this" in proc.stderr
     # restore: tryboot.txt gone, a normal reboot, the known-good release verified.
@@ -375,10 +378,12 @@ def test_wrong_release_is_infra_and_the_board_is_restored(tmp_path: Path, pi: Fa
     assert not (out / "result.json").exists()
 
 
-def test_refuses_to_overwrite_modules_it_did_not_write(tmp_path: Path, pi: FakePi) -> None:
+def test_refuses_to_overwrite_modules_it_did_not_write(rtgate_process: RunProcess,
+                                                       tmp_path: Path, pi: FakePi) -> None:
     (pi.modules / RELEASE / "kernel").mkdir(parents=True)
     (pi.modules / RELEASE / "kernel" / "installed.ko").write_bytes(b"keep me")
-    proc = _board_run(_root(tmp_path, pi), _kernel(tmp_path, RELEASE), tmp_path / "out")
+    proc = _board_run(rtgate_process,
+                      _root(tmp_path, pi), _kernel(tmp_path, RELEASE), tmp_path / "out")
     assert proc.returncode == 2, proc.stderr
     assert "not written by rtgate" in proc.stderr
     assert (pi.modules / RELEASE / "kernel" / "installed.ko").read_bytes() == b"keep me"
@@ -391,10 +396,11 @@ def _raw_max(raw: Path) -> float:
     return max(t["max"] for t in data["thread"].values())
 
 
-def test_a_forged_board_result_changes_no_number(tmp_path: Path, pi: FakePi) -> None:
+def test_a_forged_board_result_changes_no_number(rtgate_process: RunProcess,
+                                                 tmp_path: Path, pi: FakePi) -> None:
     out = tmp_path / "out"
     root = _root(tmp_path, pi, bench_command=pi.forging_bench("forge"))
-    proc = _board_run(root, _kernel(tmp_path, RELEASE), out)
+    proc = _board_run(rtgate_process, root, _kernel(tmp_path, RELEASE), out)
     assert proc.returncode == 0, proc.stderr
     result = load_result(out / "result.json")
     raw_max = _raw_max(out / "raw")
@@ -410,11 +416,12 @@ def test_a_forged_board_result_changes_no_number(tmp_path: Path, pi: FakePi) -> 
     assert json.loads((out / "bench-claims.json").read_text())["totals"]["max_us"] == 5
 
 
-def test_raw_files_that_contradict_each_other_are_not_read_apart(tmp_path: Path,
+def test_raw_files_that_contradict_each_other_are_not_read_apart(rtgate_process: RunProcess,
+                                                                 tmp_path: Path,
                                                                   pi: FakePi) -> None:
     out = tmp_path / "out"
     root = _root(tmp_path, pi, bench_command=pi.forging_bench("forge-json"))
-    proc = _board_run(root, _kernel(tmp_path, RELEASE), out)
+    proc = _board_run(rtgate_process, root, _kernel(tmp_path, RELEASE), out)
     # Read alone, the forged JSON would pass for a 5 us run; read with the histogram file it
     # cannot be: no result from the raw files, never a pass.
     assert proc.returncode == 3, proc.stderr
@@ -423,10 +430,11 @@ def test_raw_files_that_contradict_each_other_are_not_read_apart(tmp_path: Path,
     assert "cyclictest.json" in proc.stderr or "cyclictest.hist" in proc.stderr, proc.stderr
 
 
-def test_a_board_that_deletes_its_raw_files_is_never_a_pass(tmp_path: Path, pi: FakePi) -> None:
+def test_a_board_that_deletes_its_raw_files_is_never_a_pass(rtgate_process: RunProcess,
+                                                            tmp_path: Path, pi: FakePi) -> None:
     out = tmp_path / "out"
     root = _root(tmp_path, pi, bench_command=pi.forging_bench("delete-raw"))
-    proc = _board_run(root, _kernel(tmp_path, RELEASE), out)
+    proc = _board_run(rtgate_process, root, _kernel(tmp_path, RELEASE), out)
     assert proc.returncode == 3, proc.stderr
     assert re.search(r"raw/cyclictest\.json: missing or empty", proc.stderr), proc.stderr
     result = load_result(out / "result.json")
@@ -434,7 +442,8 @@ def test_a_board_that_deletes_its_raw_files_is_never_a_pass(tmp_path: Path, pi: 
     assert pi.reboots() == ["reboot 0 tryboot", "reboot "]
 
 
-def test_a_tool_changed_on_the_board_is_refused_before_measuring(tmp_path: Path,
+def test_a_tool_changed_on_the_board_is_refused_before_measuring(rtgate_process: RunProcess,
+                                                                 tmp_path: Path,
                                                                  pi: FakePi) -> None:
     tool = pi.root / "bin" / "cyclictest"
     shutil.copyfile(shutil.which("cyclictest") or "/usr/bin/cyclictest", tool)
@@ -445,7 +454,7 @@ def test_a_tool_changed_on_the_board_is_refused_before_measuring(tmp_path: Path,
     # The kernel under test changes the tool while it runs: the check before measuring sees it.
     pi.mode("tamper")
     out = tmp_path / "out"
-    proc = _board_run(root, kernel, out)
+    proc = _board_run(rtgate_process, root, kernel, out)
     assert proc.returncode == 3, proc.stderr
     assert f"tool 'cyclictest' ({tool}) has sha256 " in proc.stderr, proc.stderr
     assert f"rpi5.yml pins {pinned}" in proc.stderr
@@ -454,7 +463,7 @@ def test_a_tool_changed_on_the_board_is_refused_before_measuring(tmp_path: Path,
     assert "rtgate bench" not in (out / "ssh.log").read_text()
     assert pi.reboots() == ["reboot 0 tryboot", "reboot "]  # restored all the same
     # The next run is refused under the known-good kernel, before another kernel boots.
-    proc = _board_run(root, kernel, tmp_path / "again")
+    proc = _board_run(rtgate_process, root, kernel, tmp_path / "again")
     assert proc.returncode == 3 and "before deploying" in proc.stderr, proc.stderr
     assert pi.reboots() == ["reboot 0 tryboot", "reboot "]
 
@@ -483,7 +492,7 @@ def test_the_rtgate_digest_covers_its_whole_environment(tmp_path: Path) -> None:
     assert "  # rtgate: /bin/sh is not in a virtual environment" in _digests("/bin/sh")
 
 
-def _tuned_pipeline(tmp_path: Path, root: Path, kernel: Path,
+def _tuned_pipeline(rtgate_process: RunProcess, tmp_path: Path, root: Path, kernel: Path,
                     profile: str = "isolated") -> subprocess.CompletedProcess[str]:
     kernels = tmp_path / "kernels"
     kernels.mkdir(exist_ok=True)
@@ -492,13 +501,10 @@ def _tuned_pipeline(tmp_path: Path, root: Path, kernel: Path,
     budget = tmp_path / "thresholds.yml"
     budget.write_text("schema: rtgate/thresholds/v1\nbudgets:\n  - {board: rpi5, flavor: rt, "
                       "scenario: net, max_us: 1000000, avg_us: 1000000, reason: any run}\n")
-    return subprocess.run(
-        [sys.executable, "-m", "rtgate", "pipeline", "--board", "rpi5", "--kernels", str(kernels),
-         "--flavors", "rt", "--scenarios", "net", "--duration", "2s", "--scale", "0.5",
-         "--tuning", profile, "--thresholds", str(budget),
-         "--out", str(tmp_path / "out")],
-        env={**os.environ, "RTGATE_ROOT": str(root)}, capture_output=True, text=True,
-        timeout=170)
+    return rtgate_process("pipeline", "--board", "rpi5", "--kernels", str(kernels), "--flavors",
+                          "rt", "--scenarios", "net", "--duration", "2s", "--scale", "0.5",
+                          "--tuning", profile, "--thresholds", str(budget), "--out",
+                          str(tmp_path / "out"), env={"RTGATE_ROOT": str(root)}, timeout=170)
 
 
 def _runtime_values(pi: FakePi) -> dict[str, str]:
@@ -510,11 +516,13 @@ HOUSEKEEPING = f"0-{CPUS - 2}" if CPUS > 2 else "0"
 
 
 @pytest.mark.skipif(CPUS < 2, reason="the isolated profile keeps one CPU for housekeeping")
-def test_tuned_tryboot_applies_verifies_records_and_undoes(tmp_path: Path, pi: FakePi) -> None:
+def test_tuned_tryboot_applies_verifies_records_and_undoes(rtgate_process: RunProcess,
+                                                           tmp_path: Path, pi: FakePi) -> None:
     known_good = {name: (pi.firmware / name).read_bytes() for name in ("config.txt",
                                                                         "cmdline.txt")}
     assert _runtime_values(pi) == RUNTIME_DEFAULTS
-    proc = _tuned_pipeline(tmp_path, _root(tmp_path, pi), _kernel(tmp_path, RELEASE))
+    proc = _tuned_pipeline(rtgate_process,
+                           tmp_path, _root(tmp_path, pi), _kernel(tmp_path, RELEASE))
     assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-3000:]
 
     # The words went into the slot's command line only; the known-good files are untouched.
@@ -550,14 +558,16 @@ def test_tuned_tryboot_applies_verifies_records_and_undoes(tmp_path: Path, pi: F
     assert f"-a{ISOLATED}" in result.tool.cmdline.split()
 
 
-def test_a_word_missing_from_proc_cmdline_is_incomplete_naming_it(tmp_path: Path,
+def test_a_word_missing_from_proc_cmdline_is_incomplete_naming_it(rtgate_process: RunProcess,
+                                                                  tmp_path: Path,
                                                                   pi: FakePi) -> None:
     # The firmware booted the slot, but the running kernel's /proc/cmdline lacks nohz_full
     # (what a bootloader that rewrites the command line, or a misspelt word, leaves).
     (pi.root / "drop").write_text("nohz_full")
     known_good = {name: (pi.firmware / name).read_bytes() for name in ("config.txt",
                                                                         "cmdline.txt")}
-    proc = _tuned_pipeline(tmp_path, _root(tmp_path, pi), _kernel(tmp_path, RELEASE))
+    proc = _tuned_pipeline(rtgate_process,
+                           tmp_path, _root(tmp_path, pi), _kernel(tmp_path, RELEASE))
     assert proc.returncode == 3, proc.stderr[-3000:]
     result = load_result(tmp_path / "out" / "rt" / "net" / "result.json")
     assert result.status == "degraded"
@@ -572,7 +582,8 @@ def test_a_word_missing_from_proc_cmdline_is_incomplete_naming_it(tmp_path: Path
     assert _runtime_values(pi) == RUNTIME_DEFAULTS and not pi.tuning_state.exists()
 
 
-def test_a_crashed_tuned_run_is_undone_at_the_next_start(tmp_path: Path, pi: FakePi) -> None:
+def test_a_crashed_tuned_run_is_undone_at_the_next_start(rtgate_process: RunProcess,
+                                                         tmp_path: Path, pi: FakePi) -> None:
     # The crashed run: the profile applied on the board by the real scripts, never undone.
     applied = Applied(load_profile("isolated"), "rpi5", CPUS)
     subprocess.run(["ssh", "-p", str(pi.port), "-i", str(pi.root / "client_key"),
@@ -584,7 +595,8 @@ def test_a_crashed_tuned_run_is_undone_at_the_next_start(tmp_path: Path, pi: Fak
     assert (pi.fake / "timer_migration").read_text() == "0\n"
     assert (pi.fake / "sched_rt_runtime_us").read_text() == "-1\n"
     # The next run, untuned, puts everything back before it deploys.
-    proc = _board_run(_root(tmp_path, pi), _kernel(tmp_path, RELEASE), tmp_path / "out")
+    proc = _board_run(rtgate_process,
+                      _root(tmp_path, pi), _kernel(tmp_path, RELEASE), tmp_path / "out")
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "putting back the run-time settings a previous run left" in proc.stderr
     assert _runtime_values(pi) == RUNTIME_DEFAULTS and not pi.tuning_state.exists()

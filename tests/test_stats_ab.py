@@ -119,10 +119,11 @@ def test_the_round_quantile_interval_is_scipys_exact_binomial_interval(q: float)
 
 
 def test_the_family_wise_false_alarm_rate_holds_across_keys_and_metrics() -> None:
-    """Many A/A checks, each of four keys × two metrics: 'worse' anywhere in a check is a false
-    alarm. Holm keeps the rate at alpha; without it the same checks alarm far more often (so
-    this test would catch a missing correction)."""
-    alpha, trials, keys = 0.05, 200, 4
+    """A/A checks, each of four keys × two metrics: 'worse' anywhere in a check is a false alarm.
+    Holm keeps these ten free of one; without it more than alpha of the same checks alarm (so
+    this test catches a missing correction). bench/perf/monte_carlo.py runs 200 checks and
+    bounds both rates with their confidence intervals."""
+    alpha, trials, keys = 0.05, 10, 4
     rng = np.random.default_rng(12)
     alarms = uncorrected = 0
 
@@ -135,9 +136,8 @@ def test_the_family_wise_false_alarm_rate_holds_across_keys_and_metrics() -> Non
         decisions = ab.decide(family, alpha)
         alarms += any(d.outcome is Comparison.WORSE for d in decisions)
         uncorrected += any(t.p <= alpha for d in decisions for t in d.tests)
-    rate = stats.binomtest(alarms, trials).proportion_ci(0.95)
-    assert rate.low <= alpha, (alarms, trials)
-    assert stats.binomtest(uncorrected, trials).proportion_ci(0.95).low > alpha, uncorrected
+    assert alarms / trials <= alpha, alarms
+    assert uncorrected / trials > alpha, uncorrected
 
 
 

@@ -5,12 +5,11 @@ cached)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from clirun import RunProcess
 
 from rtgate.kernel.build import BuildResult
 from rtgate.result import load_result
@@ -19,13 +18,13 @@ pytestmark = [pytest.mark.integration, pytest.mark.kernel, pytest.mark.timeout(1
 
 
 def test_dynamic_sweep_boots_each_model_and_verifies_it(
-        kernel_build: Callable[[str, str], BuildResult], tmp_path: Path) -> None:
+        rtgate_process: RunProcess, kernel_build: Callable[[str, str], BuildResult],
+        tmp_path: Path) -> None:
     kernel_build("qemu-arm64", "stock")  # the sweep's own build is then a cache hit
     out = tmp_path / "sweep"
-    proc = subprocess.run(
-        [sys.executable, "-m", "rtgate", "sweep", "--board", "qemu-arm64", "--models",
-         "none,full", "--scenarios", "idle", "--duration", "3s", "--out", str(out)],
-        capture_output=True, text=True, timeout=600)
+    proc = rtgate_process("sweep", "--board", "qemu-arm64", "--models", "none, full",
+                          "--scenarios", "idle", "--duration", "3s", "--out", str(out),
+                          timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
 
     for model in ("none", "full"):

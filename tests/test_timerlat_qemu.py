@@ -5,12 +5,11 @@ cyclictest budget of the same board, flavor and scenario."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from clirun import RunProcess
 
 from rtgate.kernel.build import BuildResult
 from rtgate.result import load_result
@@ -22,16 +21,16 @@ DATA = Path(__file__).parent / "data" / "timerlat"
 
 
 def test_pipeline_measures_with_timerlat_and_the_timerlat_budget_judges(
-        kernel_build: Callable[[str, str], BuildResult], tmp_path: Path) -> None:
+        rtgate_process: RunProcess, kernel_build: Callable[[str, str], BuildResult],
+        tmp_path: Path) -> None:
     kernels = tmp_path / "kernels"
     kernels.mkdir()
     (kernels / "rt").symlink_to(kernel_build("qemu-arm64", "rt").out)
     out = tmp_path / "out"
-    proc = subprocess.run(
-        [sys.executable, "-m", "rtgate", "pipeline", "--board", "qemu-arm64", "--flavors", "rt",
-         "--scenarios", "timerlat-net", "--duration", "10s", "--kernels", str(kernels),
-         "--thresholds", str(DATA / "thresholds.yml"), "--out", str(out)],
-        capture_output=True, text=True, timeout=600)
+    proc = rtgate_process("pipeline", "--board", "qemu-arm64", "--flavors", "rt", "--scenarios",
+                          "timerlat-net", "--duration", "10s", "--kernels", str(kernels),
+                          "--thresholds", str(DATA / "thresholds.yml"), "--out", str(out),
+                          timeout=600)
     run = out / "rt" / "timerlat-net"
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
 
