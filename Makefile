@@ -1,4 +1,4 @@
-# rtgate: `make demo`, `make test`, `make bench`. Each installs what it needs first.
+# rtgate: `make demo`, `make check`, `make test`, `make bench`. Each installs what it needs first.
 SHELL := /bin/bash
 # The project's virtual environment, made by scripts/deps.sh (Debian's python3 refuses pip).
 PYTHON ?= $(CURDIR)/.venv/bin/python
@@ -9,7 +9,8 @@ HISTORY ?= out/history
 SITE ?= out/site
 DEPS := scripts/deps.sh
 
-.PHONY: deps demo demo-local test bench lint schema clean kernel-builder
+.PHONY: deps demo demo-local check test test-integration test-e2e bench lint schema clean \
+  kernel-builder
 
 deps:
 	@$(DEPS) core
@@ -44,11 +45,31 @@ demo-local: deps
 	  --junit $(OUT)-local/junit.xml --markdown $(OUT)-local/summary.md; rc=$$?; \
 	  echo "result: $(OUT)-local/result.json"; echo "junit:  $(OUT)-local/junit.xml"; exit $$rc
 
-# pytest exits 5 when it collected nothing: that must fail, never pass silently.
+# The suite in tiers (tests/README.md): tests/unit runs no external program (its conftest fails a
+# test that starts one), tests/integration runs real tools for seconds, tests/e2e builds kernels
+# and boots guests, containers and a LAVA lab. pytest exits 5 when it collected nothing: that
+# must fail, never pass silently.
+define pytest
+	$(PYTHON) -m pytest $(1); rc=$$?; \
+	  if [ $$rc -eq 5 ]; then echo "make $@: no tests were collected" >&2; exit 1; fi; exit $$rc
+endef
+
+# The fast loop: the unit tier, with nothing installed beyond `deps`.
+check: deps
+	$(call pytest,tests/unit)
+
+# Everything, as CI runs it.
 test: deps
 	@$(DEPS) ci report kernel qemu docker
-	$(PYTHON) -m pytest tests; rc=$$?; \
-	  if [ $$rc -eq 5 ]; then echo "make test: no tests were collected" >&2; exit 1; fi; exit $$rc
+	$(call pytest,tests)
+
+test-integration: deps
+	@$(DEPS) ci report
+	$(call pytest,tests/integration)
+
+test-e2e: deps
+	@$(DEPS) ci report kernel qemu docker
+	$(call pytest,tests/e2e)
 
 # The A/B gate's calibration on the virtual board (docs/statistics.md, "Calibration"): A/A and A/B
 # with the planted-latency kernel as B, then the A/B test alone (budgets no planted stall can fail),

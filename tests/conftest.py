@@ -6,6 +6,7 @@ Tiers: tests/unit (no external program; tests/unit/conftest.py enforces it), tes
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -31,6 +32,14 @@ def rtgate_process() -> RunProcess:
     """rtgate_process(*args, cwd=, env=, timeout=): `python -m rtgate ARGS` as a process, only for
     what needs one: signals, start-up (imports, sys.modules), another data root."""
     return as_process
+
+
+@pytest.fixture
+def no_ci_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No CI variables from the environment running the tests (GITHUB_*): provenance and
+    context are what a test sets."""
+    for name in [n for n in os.environ if n.startswith("GITHUB_")]:
+        monkeypatch.delenv(name)
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,363 @@
+"""The results site in a real headless Chromium (Debian's package), driven over the DevTools
+protocol: a screenshot, the index rows and verdict badges from the DOM, and a crawl of every
+local link, image and stylesheet on every page, from file:// and from a sub-path over HTTP."""
+
+from __future__ import annotations
+
+import base64
+import functools
+import http.server
+import json
+import os
+import select
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urldefrag, urlparse
+
+import pytest
+from clirun import RunCli
+
+# Debian's chromium comes from `scripts/deps.sh report` (make test installs it): a missing
+# browser fails these tests, it never skips them.
+pytestmark = pytest.mark.integration
+
+DATA = Path(__file__).parents[1] / "data" / "report"
+THRESHOLDS = DATA / "thresholds.yml"
+VIRTUAL = "virtual board — not a real-time claim"
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                  "--no-first-run", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync"]
+
+
+class Browser:
+    """Chromium over --remote-debugging-pipe: commands on fd 3, answers on fd 4, NUL-framed."""
+
+    def __init__(self, width: int = 1400, height: int = 1000) -> None:
+        self.profile = tempfile.mkdtemp(prefix="rtgate-chromium-")
+        cmd_r, self._cmd_w = os.pipe()
+        self._ans_r, ans_w = os.pipe()
+
+        def fds() -> None:
+            a, b = os.dup(cmd_r), os.dup(ans_w)  # never 3/4 already: dup2 then clears CLOEXEC
+            os.dup2(a, 3)
+            os.dup2(b, 4)
+
+        self.proc = subprocess.Popen(
+            ["chromium", *CHROMIUM_FLAGS, f"--user-data-dir={self.profile}",
+             "--remote-debugging-pipe", "about:blank"],
+            close_fds=False, preexec_fn=fds,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        os.close(cmd_r)
+        os.close(ans_w)
+        self._buf = b""
+        self._id = 0
+        self.events: list[dict[str, Any]] = []
+        target = self.call("Target.createTarget", {"url": "about:blank"}, session=False)
+        self.session = self.call("Target.attachToTarget",
+                                 {"targetId": target["targetId"], "flatten": True},
+                                 session=False)["sessionId"]
+        self.call("Page.enable")
+        self.call("Emulation.setDeviceMetricsOverride",
+                  {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})
+
+    def _read(self, deadline: float) -> dict[str, Any]:
+        while b"\0" not in self._buf:
+            if not select.select([self._ans_r], [], [], max(0.0, deadline - time.monotonic()))[0]:
+                raise TimeoutError("chromium did not answer")
+            chunk = os.read(self._ans_r, 1 << 20)
+            if not chunk:
+                raise EOFError("chromium closed the pipe")
+            self._buf += chunk
+        message, self._buf = self._buf.split(b"\0", 1)
+        return json.loads(message)
+
+    def call(self, method: str, params: dict[str, Any] | None = None, *,
+             session: bool = True, timeout: float = 30) -> dict[str, Any]:
+        self._id += 1
+        message: dict[str, Any] = {"id": self._id, "method": method, "params": params or {}}
+        if session:
+            message["sessionId"] = self.session
+        os.write(self._cmd_w, json.dumps(message).encode() + b"\0")
+        deadline = time.monotonic() + timeout
+        while True:
+            answer = self._read(deadline)
+            if answer.get("id") == self._id:
+                if "error" in answer:
+                    raise RuntimeError(f"{method}: {answer['error']}")
+                return answer["result"]
+            self.events.append(answer)
+
+    def goto(self, url: str, timeout: float = 30) -> None:
+        self.events.clear()
+        result = self.call("Page.navigate", {"url": url})
+        assert not result.get("errorText"), f"{url}: {result.get('errorText')}"
+        deadline = time.monotonic() + timeout
+        while not any(e.get("method") == "Page.loadEventFired" for e in self.events):
+            self.events.append(self._read(deadline))
+
+    def js(self, expression: str) -> Any:
+        result = self.call("Runtime.evaluate", {"expression": expression,
+                                                "returnByValue": True})
+        assert "exceptionDetails" not in result, result
+        return result["result"].get("value")
+
+    def screenshot(self, path: Path) -> Path:
+        data = self.call("Page.captureScreenshot", {"format": "png",
+                                                    "captureBeyondViewport": True})["data"]
+        path.write_bytes(base64.b64decode(data))
+        return path
+
+    def close(self) -> None:
+        try:
+            self.call("Browser.close", session=False, timeout=10)
+        except (EOFError, TimeoutError, OSError):
+            pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        os.close(self._cmd_w)
+        os.close(self._ans_r)
+        shutil.rmtree(self.profile, ignore_errors=True)
+
+
+def report(rtgate_cli: RunCli, *args: str | Path) -> Path:
+    proc = rtgate_cli("report", *map(str, args))
+    assert proc.returncode == 0, proc.stderr
+    return Path(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def site(rtgate_cli: RunCli, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Published twice into one history, the way CI re-publishes: first the older runs."""
+    tmp = tmp_path_factory.mktemp("published")
+    history, out = tmp / "history", tmp / "site"
+    report(rtgate_cli, DATA / "local", DATA / "qemu", "--history", history,
+           "--thresholds", THRESHOLDS, "--out", out)
+    index = report(rtgate_cli, DATA / "candidate", DATA / "local", "--history", history,
+                   "--thresholds", THRESHOLDS, "--out", out)
+    assert index == out / "index.html"
+    return out
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    b = Browser()
+    yield b
+    b.close()
+
+
+ROWS_JS = """[...document.querySelectorAll('#latest tbody tr')].map(tr => {
+  const v = tr.querySelector('.verdict'), badge = tr.querySelector('.badge-virtual');
+  return {key: [tr.dataset.board, tr.dataset.flavor, tr.dataset.scenario],
+          cells: [...tr.cells].map(td => td.innerText.trim()),
+          verdict: v.textContent.trim(), verdictColour: getComputedStyle(v).backgroundColor,
+          badge: badge && badge.offsetWidth > 0 ? badge.textContent.trim() : null,
+          run: tr.querySelector('a').getAttribute('href')};
+})"""
+
+
+def test_index_rows_and_verdict_badges(site: Path, browser: Browser, tmp_path: Path) -> None:
+    browser.goto((site / "index.html").as_uri())
+    rows = {tuple(r["key"]): r for r in browser.js(ROWS_JS)}
+    assert {k: r["verdict"] for k, r in rows.items()} == {
+        ("local", "stock", "cpu"): "fail",
+        ("local", "stock", "idle"): "incomplete",
+        ("qemu-x86-tcg", "rt", "cpu"): "pass",
+        ("qemu-x86-tcg", "rt", "idle"): "pass",
+        ("qemu-x86-tcg", "stock", "cpu"): "no budget",
+        ("qemu-x86-tcg", "stock", "idle"): "pass",
+    }
+    # The badges are styled (the stylesheet is in use): one colour per verdict.
+    colours = {r["verdict"]: r["verdictColour"] for r in rows.values()}
+    assert colours["pass"] == "rgb(30, 123, 58)" and colours["fail"] == "rgb(180, 35, 24)"
+    assert len(set(colours.values())) == 4
+    assert all(r["badge"] == VIRTUAL for r in rows.values())  # every fixture board is virtual
+
+    # The newest run of a key wins: the candidate run, not the older capture merged first.
+    cpu = rows[("local", "stock", "cpu")]
+    assert cpu["run"] == "runs/local-cpu-20261122T001033Z/index.html"
+    board, flavor, scenario, kernel, run, samples, mn, avg, mx, p9999, budget, verdict = \
+        cpu["cells"]
+    assert (kernel, run, samples, mx, p9999) == ("6.18.44-fc-v657", "2026-11-22 00:10", "59367",
+                                                 "3209", "1174")
+    assert budget.replace("\n", " ") == "max ≤ 1000 · avg ≤ 1000 µs"
+    assert rows[("qemu-x86-tcg", "rt", "idle")]["cells"][9] == "≥400"  # a lower bound
+
+    shot = browser.screenshot(tmp_path / "index.png")
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 50_000
+    if os.environ.get("RTGATE_SCREENSHOTS"):
+        shutil.copy(shot, Path(os.environ["RTGATE_SCREENSHOTS"]) / "index.png")
+
+
+# Links to the CI run that published a run (rel=external) leave the site on purpose.
+PAGE_JS = """({
+  links: [...document.querySelectorAll('a[href]:not([rel~=external])')].map(
+      a => [a.getAttribute('href'), a.href]),
+  images: [...document.images].map(i => [i.getAttribute('src'), i.src,
+                                         i.complete && i.naturalWidth > 0]),
+  css: [...document.querySelectorAll('link[rel=stylesheet]')].map(
+      l => [l.getAttribute('href'), l.href, l.sheet !== null]),
+  ids: [...document.querySelectorAll('[id]')].map(e => e.id),
+})"""
+
+
+def crawl(browser: Browser, start: str, local_path: Any) -> dict[str, dict[str, Any]]:
+    """Visit every page reachable from start; returns what each page links to."""
+    pages: dict[str, dict[str, Any]] = {}
+    todo = [start]
+    while todo:
+        url = todo.pop()
+        if url in pages:
+            continue
+        browser.goto(url)
+        page = pages[url] = browser.js(PAGE_JS)
+        for raw, absolute, *_ in page["links"] + page["images"] + page["css"]:
+            # Relative links only: the site must work from file:// and from any sub-path.
+            assert not urlparse(raw).scheme and not raw.startswith("/"), (url, raw)
+            target, _ = urldefrag(absolute)
+            assert local_path(target).is_file(), f"{url}: broken link {raw}"
+            if target.endswith(".html"):
+                todo.append(target)
+        for raw, _, loaded in page["images"]:
+            assert loaded, f"{url}: image {raw} did not load"
+        for raw, _, loaded in page["css"]:
+            assert loaded, f"{url}: stylesheet {raw} did not load"
+    for url, page in pages.items():
+        for raw, absolute in page["links"]:
+            target, fragment = urldefrag(absolute)
+            if fragment:
+                assert fragment in pages[target]["ids"], f"{url}: no #{fragment} in {raw}"
+    return pages
+
+
+def test_every_link_image_and_stylesheet_on_every_page(site: Path, browser: Browser,
+                                                       tmp_path: Path) -> None:
+    pages = crawl(browser, (site / "index.html").as_uri(),
+                  lambda url: Path(unquote(urlparse(url).path)))
+    names = {Path(urlparse(u).path).relative_to(site).as_posix() for u in pages}
+    runs = sorted(p.parent.name for p in (site / "runs").glob("*/result.json"))
+    assert names == {"index.html", "history.html", *(f"runs/{r}/index.html" for r in runs)}
+    assert len(runs) == 8
+
+    run = (site / "runs" / "local-cpu-20261122T001033Z" / "index.html").as_uri()
+    downloads = {raw for raw, _ in pages[run]["links"]}
+    # Raw files as text under safe names; the JUnit of the job that ran is never republished.
+    assert {"result.json", "raw/cyclictest.json.txt", "raw/cyclictest.hist.txt"} <= downloads
+    assert not [d for d in downloads if "junit" in d]
+    assert len(pages[(site / "history.html").as_uri()]["images"]) == 6  # a trend per key
+    browser.goto(run)
+    browser.screenshot(tmp_path / "run.png")
+    if os.environ.get("RTGATE_SCREENSHOTS"):
+        shutil.copy(tmp_path / "run.png", Path(os.environ["RTGATE_SCREENSHOTS"]) / "run.png")
+
+
+def test_run_page_shows_environment_and_verdicts(site: Path, browser: Browser) -> None:
+    browser.goto((site / "runs" / "local-cpu-20261122T001033Z" / "index.html").as_uri())
+    env = dict(browser.js("[...document.querySelectorAll('table.env tr')].map("
+                          "tr => [tr.cells[0].innerText.trim(), tr.cells[1].innerText.trim()])"))
+    assert env["Kernel release"] == "6.18.44-fc-v657"
+    assert env["Kernel command line"].startswith("mitigations=auto")
+    assert env["Isolated CPUs"] == "not recorded"
+    h1 = browser.js("document.querySelector('h1').innerText")
+    assert "local / stock / cpu" in h1 and "FAIL" in h1.upper() and VIRTUAL in h1
+    problems = browser.js("[...document.querySelectorAll('.problems li')].map(l => l.innerText)")
+    assert any(p.startswith("max_us measured 3209 µs, budget <= 1000 µs") for p in problems)
+
+
+@pytest.fixture()
+def served(site: Path) -> Iterator[str]:
+    """The site's parent served on loopback, so the site lives under a sub-path like Pages."""
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler,
+                                directory=str(site.parent))
+    handler.log_message = lambda *a, **k: None  # type: ignore[method-assign]
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/{site.name}/"
+    server.shutdown()
+    server.server_close()
+
+
+def test_the_site_works_from_a_sub_path_over_http(site: Path, served: str,
+                                                  browser: Browser) -> None:
+    pages = crawl(browser, served + "index.html",
+                  lambda url: site / unquote(urlparse(url).path).removeprefix(f"/{site.name}/"))
+    assert len(pages) == 10
+
+
+def test_strings_from_results_are_escaped(rtgate_cli: RunCli,
+                                          tmp_path: Path, browser: Browser) -> None:
+    from rtgate.result import load_result
+
+    base = load_result(DATA / "qemu" / "stock-idle" / "result.json")
+    evil = "<script>document.title='pwned'</script><img src=x onerror=\"document.title='pwned'\">"
+    kernel = base.kernel.model_copy(update={"release": evil})
+    base.model_copy(update={"kernel": kernel, "scenario": 'idle"><b>x</b>',
+                            "environment": {**base.environment, "cmdline": evil}}
+                    ).write(tmp_path / "in" / "result.json")
+    index = report(rtgate_cli, tmp_path / "in", "--out", tmp_path / "site")
+    for page in [index, *sorted((tmp_path / "site" / "runs").glob("*/index.html"))]:
+        browser.goto(page.as_uri())
+        assert browser.js("document.title") != "pwned"
+        assert browser.js("document.querySelectorAll('script, img[src=x], b').length") == 0
+    browser.goto(index.as_uri())
+    assert browser.js("document.querySelector('td.kernel').textContent") == evil
+
+
+# Each sets a marker if the browser runs it; as text, none does.
+MARKER = "window.rtgatePwned = true"
+XHTML = f'<html xmlns="http://www.w3.org/1999/xhtml"><body><script>{MARKER}</script></body></html>'
+SCRIPTED = {
+    "evil.html": f"<!doctype html><script>{MARKER}</script>",
+    "evil.htm": f"<script>{MARKER}</script>",
+    "evil.svg": f'<svg xmlns="http://www.w3.org/2000/svg"><script>{MARKER}</script></svg>',
+    "evil.xml": XHTML,
+    "evil.xhtml": XHTML,
+    "evil.json": f"<script>{MARKER}</script>",
+    "cyclictest.txt": f"<script>{MARKER}</script>",
+}
+
+
+def test_raw_files_never_run_script_on_the_site(rtgate_cli: RunCli,
+                                                tmp_path: Path, browser: Browser) -> None:
+    import hashlib
+
+    from rtgate.result import SourceFile, load_result
+
+    run = tmp_path / "in"
+    (run / "raw").mkdir(parents=True)
+    sources = []
+    for name, text in SCRIPTED.items():
+        (run / "raw" / name).write_text(text)
+        sources.append(SourceFile(path=f"raw/{name}", format="json",
+                                  sha256=hashlib.sha256(text.encode()).hexdigest()))
+    (run / "junit.xml").write_text(XHTML)  # next to the result, as `rtgate check` writes it
+    base = load_result(DATA / "qemu" / "stock-idle" / "result.json")
+    base.model_copy(update={"sources": sources}).write(run / "result.json")
+    report(rtgate_cli, run, "--out", tmp_path / "site")
+    (home,) = (tmp_path / "site" / "runs").iterdir()
+
+    browser.goto((home / "index.html").as_uri())
+    links = browser.js("[...document.querySelectorAll('ul.downloads a')].map(a => a.href)")
+    for link in links:
+        browser.goto(link)
+        assert browser.js("typeof window.rtgatePwned") == "undefined", link
+        assert browser.js("document.contentType") in ("text/plain", "application/json"), link
+        if not link.endswith("result.json"):
+            assert MARKER in browser.js("document.body.innerText"), link  # shown, not run
+    assert len(links) == 3  # result.json, evil.json and cyclictest.txt, as text
+    browser.goto((home / "index.html").as_uri())
+    withheld = browser.js("document.querySelector('.withheld').innerText")
+    assert all(name in withheld for name in SCRIPTED if name.endswith(("ml", "svg")))
+
+    published = sorted(p.relative_to(home).as_posix() for p in home.rglob("*") if p.is_file())
+    assert [p for p in published if not p.startswith("histogram")] == [
+        "index.html", "raw/cyclictest.txt", "raw/evil.json.txt", "result.json"]

@@ -1,0 +1,63 @@
+"""`rtgate pipeline` end to end through the real CLI: local host, and the QEMU virtual Pi with the
+real stock and PREEMPT_RT kernels built once per session."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from clirun import RunCli
+from junitparser import Error, JUnitXml
+
+from rtgate.board.spec import load_board, scenarios_of
+from rtgate.errors import Exit
+from rtgate.gate.junit import render as render_junit
+from rtgate.gate.markdown import render as render_markdown
+from rtgate.gate.verdict import Infra, worst
+from rtgate.pipeline import _versus
+
+
+def cases_of(junit: Path) -> dict[str, list[object]]:
+    return {case.name: list(case.result) for suite in JUnitXml.fromfile(str(junit))
+            for case in suite}
+
+
+def test_local_board_refuses_several_flavors(rtgate_cli: RunCli, tmp_path: Path) -> None:
+    proc = rtgate_cli("pipeline", "--board", "local", "--flavors", "stock,rt",
+                      "--scenarios", "idle", "--duration", "2s", "--out", tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines()[-1].startswith("rtgate: ")
+    assert "cannot boot stock, rt" in proc.stderr
+
+
+def test_infra_failure_is_an_error_testcase_and_exit_3(tmp_path: Path) -> None:
+    infra = Infra("qemu-arm64", "rt", "all-in", tmp_path / "console.log",
+                  "console.log: no RTGATE-READY line within 120 s")
+    assert worst([infra.exit, Exit.BUDGET]) is Exit.INCOMPLETE
+    junit = tmp_path / "junit.xml"
+    junit.write_text(render_junit([infra]))
+    (error,) = cases_of(junit)["qemu-arm64/rt/all-in: infrastructure"]
+    assert isinstance(error, Error) and "no RTGATE-READY" in error.message
+    md = render_markdown([infra])
+    assert "| `qemu-arm64` | `rt` | `all-in` |" in md and "infrastructure failure" in md
+    assert "(exit 3)" in md
+
+
+@pytest.mark.parametrize("board, requested, expected", [
+    ("rpi5", None, ["all-in"]),
+    ("qemu-arm64", None, ["net"]),
+    ("qemu-arm64", ["idle", "board"], ["idle", "net"]),
+    ("local", ["cpu", "board"], ["cpu"]),
+    ("rpi5", ["io", "vm"], ["io", "vm"]),
+])
+def test_board_stands_for_the_boards_own_scenarios(board: str, requested: list[str] | None,
+                                                   expected: list[str]) -> None:
+    assert scenarios_of(load_board(board), requested) == expected
+
+
+@pytest.mark.parametrize(("stock", "rt", "words"), [
+    (36802, 124, "296.8x shorter than"), (100, 250, "2.5x longer than"),
+    (None, 124, "— (not measured) against")])
+def test_rt_against_stock_in_words_that_stay_true(stock: float | None, rt: float,
+                                                  words: str) -> None:
+    assert _versus(stock, rt) == words
