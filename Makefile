@@ -63,8 +63,9 @@ test: deps
 	@$(DEPS) ci report kernel qemu docker
 	$(call pytest,tests)
 
+# rtla is built from the kernel source (kernel, qemu); the fake Pi is a real sshd (qemu).
 test-integration: deps
-	@$(DEPS) ci report
+	@$(DEPS) ci report kernel qemu
 	$(call pytest,tests/integration)
 
 test-e2e: deps
