@@ -72,8 +72,8 @@ def family_wise(trials: int) -> bool:
         decisions = ab.decide(family, alpha)
         alarms += any(d.outcome is Comparison.WORSE for d in decisions)
         uncorrected += any(t.p <= alpha for d in decisions for t in d.tests)
-    print(f"  Holm over {keys} keys:   {rate(alarms, trials)}  (holds: interval reaches {alpha})")
-    print(f"  uncorrected:          {rate(uncorrected, trials)}  (above {alpha}: the contrast)")
+    print(f"  Holm over {keys} keys: {rate(alarms, trials)}  (holds: interval reaches {alpha})")
+    print(f"  uncorrected:      {rate(uncorrected, trials)}  (above {alpha}: the contrast)")
     return low(alarms, trials) <= alpha < low(uncorrected, trials)
 
 
