@@ -1,5 +1,6 @@
 """`rtgate ab`: the sequential A/B procedure's false-alarm rate with its stopping rule (seeded
-simulation), and the gate's loop run end to end on the `local` board through the real CLI."""
+simulation), and a `local` run refused before it measures. The gate's loop on the `local` board
+is tests/integration/test_ab_local.py."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """The QEMU board's initramfs: dependency resolution from apt's real output, the shared-library
-check on real ELF files, and (integration) the real archive built from Debian arm64 packages."""
+check on real ELF files. The real archive, built from Debian arm64 packages, is
+tests/e2e/test_initramfs_build.py."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""`rtgate pipeline` end to end through the real CLI: local host, and the QEMU virtual Pi with the
-real stock and PREEMPT_RT kernels built once per session."""
+"""`rtgate pipeline`: what it refuses, the board's own scenarios, its JUnit and summary words.
+Its runs are tests/integration/test_pipeline_local.py (this host) and
+tests/e2e/test_pipeline_qemu.py (the QEMU virtual Pi with real stock and PREEMPT_RT kernels)."""
 
 from __future__ import annotations
 

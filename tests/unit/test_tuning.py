@@ -1,4 +1,5 @@
-"""Tuning profiles: loading, verification by effect, and applying/undoing on this host."""
+"""Tuning profiles: loading and verification by effect. Applying and undoing them on this host is
+tests/integration/test_tuning_local.py."""
 
 from __future__ import annotations
 
