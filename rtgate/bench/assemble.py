@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from rtgate.bench.plan import Plan
-from rtgate.bench.runner import Outcome
+from rtgate.bench.runner import RunLog
 from rtgate.cyclictest.parse import parse
 from rtgate.errors import InputError
 from rtgate.result import Board, Kernel, Load, Result, Status, Tool, Totals
@@ -103,7 +103,7 @@ def _parse_timerlat(plan: Plan, info: RunInfo) -> tuple[Result | None, str | Non
         return None, exc.oneline()
 
 
-def _reasons(plan: Plan, outcome: Outcome, rawdir: Path) -> tuple[list[str], list[str]]:
+def _reasons(plan: Plan, outcome: RunLog, rawdir: Path) -> tuple[list[str], list[str]]:
     """(why partial, why degraded)."""
     partial: list[str] = []
     if outcome.interrupted:
@@ -127,7 +127,7 @@ def _reasons(plan: Plan, outcome: Outcome, rawdir: Path) -> tuple[list[str], lis
     return partial, degraded
 
 
-def assemble(plan: Plan, outcome: Outcome, env: dict[str, Any], rawdir: Path,
+def assemble(plan: Plan, outcome: RunLog, env: dict[str, Any], rawdir: Path,
              info: RunInfo, *, strict: bool = False) -> Result:
     parsed, problem = (_parse_timerlat(plan, info) if plan.timerlat
                        else _parse_raw(plan, rawdir, info, strict))

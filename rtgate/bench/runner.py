@@ -10,9 +10,13 @@ as they are printed and never stored.
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
+import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,8 +26,10 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn
 
 from rtgate.bench import environment, loads
-from rtgate.bench.plan import Plan
+from rtgate.bench.plan import Params, Plan, make_plan, timeout_for
+from rtgate.bench.scenario import Scenario
 from rtgate.bench.thermal import ThermalSampler
+from rtgate.cyclictest.version import Capabilities
 from rtgate.errors import InfraError
 
 TICK_S = 0.1
@@ -57,7 +63,7 @@ class Interrupts:
 
 
 @dataclass
-class Outcome:
+class RunLog:
     """What happened during a run, for the result's status, loads and environment."""
 
     loads: list[loads.RunningLoad] = field(default_factory=list)
@@ -83,7 +89,7 @@ def _progress() -> Progress:
 class _Run:
     def __init__(self, plan: Plan, rawdir: Path, scratch: Path) -> None:
         self.plan, self.rawdir, self.scratch = plan, rawdir, scratch
-        self.outcome = Outcome()
+        self.outcome = RunLog()
         self.interrupts = Interrupts()
         self.progress = _progress()
         self.task = self.progress.add_task(f"{plan.scenario}: starting loads",
@@ -157,7 +163,7 @@ class _Run:
                 self.outcome.reducer_rc = red.wait()
         self._tick(f"{self.plan.scenario}: stopping loads")
 
-    def execute(self) -> Outcome:
+    def execute(self) -> RunLog:
         self.outcome.loadavg_before = environment.loadavg()
         with self.interrupts, ThermalSampler() as thermal, self.progress:
             try:
@@ -176,6 +182,21 @@ class _Run:
         return self.outcome
 
 
-def execute(plan: Plan, rawdir: Path, scratch: Path) -> Outcome:
+def execute(plan: Plan, rawdir: Path, scratch: Path) -> RunLog:
     """Run ``plan`` on this machine; raw outputs land in ``rawdir``, loads work in ``scratch``."""
     return _Run(plan, rawdir, scratch).execute()
+
+
+@contextmanager
+def planned(scenario: Scenario, source: Path, caps: Capabilities, *, duration_s: int,
+            rawdir: Path, scale: float | None) -> Iterator[tuple[Plan, Path]]:
+    """The plan of one run of ``scenario`` here, with outputs in ``rawdir``, and the scratch
+    directory its loads work in (removed after the block)."""
+    # A stressor leaving an odd file behind must not cost the result: cleanup errors are ignored.
+    with tempfile.TemporaryDirectory(prefix=f"rtgate-{scenario.name}-",
+                                     ignore_cleanup_errors=True) as scratch:
+        params = Params(cpus=os.cpu_count() or 1, port=loads.free_port(), tmpdir=scratch,
+                        scale=scale or scenario.scale,
+                        timeout_s=timeout_for(scenario, duration_s))
+        yield (make_plan(scenario, source, caps, duration_s=duration_s, params=params,
+                         outdir=str(rawdir)), Path(scratch))

@@ -55,7 +55,7 @@ from rich.console import Console
 from rtgate import paths
 from rtgate.bench.assemble import RunInfo, assemble
 from rtgate.bench.plan import Params, Plan, make_plan, timeout_for
-from rtgate.bench.runner import Outcome
+from rtgate.bench.runner import RunLog
 from rtgate.bench.scenario import load_scenario
 from rtgate.board import guestscript, initramfs, qemu
 from rtgate.board.base import Board, KernelArtifacts, Measurement, RawRun
@@ -406,7 +406,7 @@ class LavaBoard(Board):
         with self._published(files) as images:
             definition = self.definition(plan, images)
             (out / "lava-job.yaml").write_text(definition)
-            outcome = Outcome()
+            outcome = RunLog()
             lines = self._follow(definition, plan, outcome, out)
         qemu._unpack(payload([line for _, line in lines], self.job_log), out)
         (out / "lava-images.json").write_text(json.dumps(
@@ -437,7 +437,7 @@ class LavaBoard(Board):
         finally:
             server.close()
 
-    def _follow(self, definition: str, plan: Plan, outcome: Outcome,
+    def _follow(self, definition: str, plan: Plan, outcome: RunLog,
                 out: Path) -> list[tuple[str, str]]:
         """Submit, wait for the device and the end; the device's lines. Ctrl-C cancels."""
         assert self.lava is not None
@@ -503,7 +503,7 @@ class LavaBoard(Board):
     def collect(self, raw: RawRun) -> Measurement:
         assert self.kernel is not None and self.caps is not None
         plan: Plan = raw.files["plan"]
-        outcome: Outcome = raw.files["outcome"]
+        outcome: RunLog = raw.files["outcome"]
         rawdir = (raw.out / "raw").resolve()
         state = raw.out / "state"
         facts = GuestFacts.from_tar(_meta_tar(raw.out / "meta"))

@@ -9,7 +9,6 @@ crashed leaves that directory behind, and the next tuned run on this machine und
 
 from __future__ import annotations
 
-import argparse
 import os
 import subprocess
 import sys
@@ -17,7 +16,7 @@ from pathlib import Path
 
 import yaml
 
-from rtgate.bench import cli as bench_cli
+from rtgate.bench.run import BenchSettings, measure
 from rtgate.bench.scenario import load_scenario
 from rtgate.board.base import Board, KernelArtifacts, Measurement, RawRun
 from rtgate.board.spec import BoardSpec
@@ -71,9 +70,8 @@ class LocalBoard(Board):
                              f"{self.tuned.readback_script(tasks=True)}"],
                 stdout=open(out / "tuning-run.txt", "wb"), stdin=subprocess.DEVNULL)
         try:
-            bench_cli.run(argparse.Namespace(board=self.spec.name, scenario=scenario,
-                                             duration=duration_s, out=out, flavor=flavor,
-                                             scale=scale))
+            measure(BenchSettings(scenario=scenario, duration_s=duration_s, out=out,
+                                  board=self.spec.name, flavor=flavor, scale=scale))
         finally:
             if sampler is not None:
                 sampler.wait()

@@ -24,7 +24,7 @@ from rich.console import Console
 from rtgate.bench.assemble import RunInfo, assemble
 from rtgate.bench.loads import free_port
 from rtgate.bench.plan import Params, Plan, make_plan, timeout_for
-from rtgate.bench.runner import Outcome
+from rtgate.bench.runner import RunLog
 from rtgate.bench.scenario import load_scenario
 from rtgate.board import guestscript, initramfs, tarsafe
 from rtgate.board.base import Board, KernelArtifacts, Measurement, RawRun
@@ -177,7 +177,7 @@ class QemuBoard(Board):
         rawdir.mkdir(parents=True)
         with tempfile.TemporaryDirectory(prefix="rtgate-peer-") as scratch:
             plan, peer = self._plans(scenario, duration_s, scale, Path(scratch), rawdir)
-            outcome = Outcome()
+            outcome = RunLog()
             data = self._drive(plan, peer, outcome)
         _unpack(data, out)
         return RawRun(out=out, scenario=plan.scenario, flavor=flavor,
@@ -201,7 +201,7 @@ class QemuBoard(Board):
             plan, peer = self._plans(scenario, cap_s + TRACE_MARGIN_S, scale, scratch,
                                      staging / "raw")
             tracer = autoanalysis.command(math.ceil(threshold_us), cap_s)
-            _unpack(self._drive(plan, peer, Outcome(), tracer=tracer), staging)
+            _unpack(self._drive(plan, peer, RunLog(), tracer=tracer), staging)
             names = []
             for path in sorted((staging / "raw").iterdir()):
                 shutil.move(path, rawdir / f"trace-{path.name}")
@@ -214,7 +214,7 @@ class QemuBoard(Board):
                 version=self.facts.get("rtla-version") or None, raw=names,
                 tracers=_text(tracers) if tracers.is_file() else None)
 
-    def _drive(self, plan: Plan, peer: PeerLoads, outcome: Outcome,
+    def _drive(self, plan: Plan, peer: PeerLoads, outcome: RunLog,
                tracer: list[str] | None = None) -> bytes:
         """Send the run script (cyclictest's, or ``tracer``'s) and follow its markers; the
         peer's loads always stop."""
@@ -252,7 +252,7 @@ class QemuBoard(Board):
     def collect(self, raw: RawRun) -> Measurement:
         assert self.facts is not None
         plan: Plan = raw.files["plan"]
-        outcome: Outcome = raw.files["outcome"]
+        outcome: RunLog = raw.files["outcome"]
         peer: PeerLoads = raw.files["peer"]
         rawdir = (raw.out / "raw").resolve()
         state = raw.out / "state"

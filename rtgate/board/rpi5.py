@@ -48,12 +48,12 @@ from pathlib import Path
 import yaml
 from rich.console import Console
 
-from rtgate.bench import cli as bench_cli
 from rtgate.bench.assemble import RunInfo, assemble
 from rtgate.bench.environment import preempt_rt
 from rtgate.bench.loads import LISTEN_TIMEOUT_S
 from rtgate.bench.plan import Params, Plan, timeout_for
-from rtgate.bench.runner import Outcome
+from rtgate.bench.run import TRACE_READING
+from rtgate.bench.runner import RunLog
 from rtgate.bench.scenario import Scenario, load_scenario
 from rtgate.board import tarsafe
 from rtgate.board.base import Board, KernelArtifacts, Measurement, RawRun
@@ -460,7 +460,7 @@ class Rpi5Board(Board):
             sampler_sh = f"{remote}/tuning-sample.sh"
             self.ssh.put_tree({"tuning-sample.sh": sampler(
                 self.tuned, pidfile, spec.warmup_s + duration_s).encode()}, remote)
-        outcome = Outcome(start=datetime.now(UTC))
+        outcome = RunLog(start=datetime.now(UTC))
         rc, peer = self._drive(command, "rtgate bench", spec, on_peer, duration_s, scale, rawdir,
                                out / "bench.log", sampler_sh=sampler_sh,
                                samples=out / "tuning-run.txt")
@@ -510,7 +510,7 @@ class Rpi5Board(Board):
                 # The peer's outputs named like the board's trace files; a failed run's too.
                 for path in sorted(Path(tmp).iterdir()):
                     shutil.move(path, rawdir / f"trace-{path.name}")
-        self._fetch(f"{remote}/out", out, claims=bench_cli.TRACE_CLAIMS, keep_as=TRACE_CLAIMS,
+        self._fetch(f"{remote}/out", out, claims=TRACE_READING, keep_as=TRACE_CLAIMS,
                     prefix="trace-")
         names = [f"raw/{path.name}" for path in sorted(rawdir.glob("trace-*"))]
         if (rawdir / "trace-cyclictest.stdout").is_file():
@@ -571,7 +571,7 @@ class Rpi5Board(Board):
                "tool_sha256": raw.files["tools"]}
         tools = env.get("tools")
         env["tools"] = tools if isinstance(tools, dict) else {}
-        outcome: Outcome = raw.files["outcome"]
+        outcome: RunLog = raw.files["outcome"]
         outcome.loadavg_before, outcome.loadavg_after = (env.get("loadavg_before"),
                                                          env.get("loadavg_after"))
         outcome.max_temp_c, outcome.max_temp_zone = env.get("max_temp_c"), env.get("max_temp_zone")

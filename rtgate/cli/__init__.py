@@ -28,12 +28,12 @@ EXIT_CODES = """exit codes:
 # jinja2 and the bench runner.
 COMMANDS = {
     "parse": "rtgate.cli.parse",
-    "bench": "rtgate.bench.cli",
+    "bench": "rtgate.cli.bench",
     "check": "rtgate.cli.check",
     "thresholds": "rtgate.cli.check",
     "publish": "rtgate.cli.publish",
-    "kernel": "rtgate.kernel.cli",
-    "board": "rtgate.board.cli",
+    "kernel": "rtgate.cli.kernel",
+    "board": "rtgate.cli.board",
     "pipeline": "rtgate.cli.pipeline",
     "ab": "rtgate.cli.ab",
     "bisect": "rtgate.cli.bisect",

@@ -26,8 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from rtgate.bench import cli as bench_cli
-from rtgate.bench.runner import execute
+from rtgate.bench.runner import execute, planned
 from rtgate.bench.scenario import load_scenario
 from rtgate.cyclictest.version import detect
 from rtgate.errors import InfraError, InputError
@@ -193,7 +192,7 @@ def run(scenario: str, threshold_us: float, cap_s: int, out: Path, *,
         staging = Path(tmp) / "raw"
         staging.mkdir()
         try:
-            with bench_cli.planned(spec, source, caps, duration_s=cap_s, rawdir=staging,
+            with planned(spec, source, caps, duration_s=cap_s, rawdir=staging,
                                    scale=scale) as (plan, scratch):
                 # cyclictest traces even a `tool: timerlat` scenario: breaktrace is its trigger.
                 armed = replace(plan, timerlat=None, cyclictest=replace(

@@ -11,7 +11,7 @@ from pathlib import Path
 from rtgate.bench.assemble import RunInfo, assemble
 from rtgate.bench.loads import RunningLoad
 from rtgate.bench.plan import Params, PlannedLoad, make_plan
-from rtgate.bench.runner import Outcome
+from rtgate.bench.runner import RunLog
 from rtgate.bench.scenario import load_scenario
 from rtgate.cyclictest.version import parse_help
 
@@ -38,13 +38,13 @@ def _finished_load(name: str, argv: list[str], early: int | None) -> RunningLoad
     return load
 
 
-def _outcome(plan, **kw) -> Outcome:
+def _outcome(plan, **kw) -> RunLog:
     loads = [_finished_load(ld.name, ld.argv, None) for ld in plan.loads]
     base = dict(loads=loads, start=datetime(2026, 11, 22, tzinfo=UTC),
                 end=datetime(2026, 11, 22, 0, 0, 20, tzinfo=UTC), measured_s=20.0,
                 cyclictest_rc=0, loadavg_before=[1.0, 1.0, 1.0], loadavg_after=[2.0, 1.0, 1.0])
     base.update(kw)
-    return Outcome(**base)
+    return RunLog(**base)
 
 
 def test_complete_run(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from clirun import RunCli
 
 from rtgate.bench.assemble import RunInfo, assemble
 from rtgate.bench.plan import Params, make_plan
-from rtgate.bench.runner import Outcome
+from rtgate.bench.runner import RunLog
 from rtgate.bench.scenario import Scenario, load_scenario
 from rtgate.board import guestscript
 from rtgate.board.lava import LavaBoard
@@ -180,7 +180,7 @@ def _raw_run(tmp_path: Path, capture: Path, rc: int):
            "aarch64", "preempt_rt": True, "tools": {"stress-ng": None, "iperf3": "3.12"}}
     info = RunInfo(run_id="r", board="qemu-arm64", virtual=True, flavor="rt",
                    cyclictest_version="2.5", rtla_version="6.12.117")
-    return assemble(host, Outcome(cyclictest_rc=rc), env, rawdir, info)
+    return assemble(host, RunLog(cyclictest_rc=rc), env, rawdir, info)
 
 
 def test_assembled_result_names_rtla_and_its_command_line(tmp_path: Path) -> None:
