@@ -11,9 +11,11 @@ from rtgate.board.spec import BoardSpec
 # Imported on use: each driver pulls in its own dependencies, `board list` needs none of them.
 DRIVERS = {
     "local": "rtgate.board.local:LocalBoard",
-    "qemu": "rtgate.board.qemu:QemuBoard",
+    "qemu": "rtgate.board.qemu.driver:QemuBoard",
+    # The driver word in board files stays `ssh`; what it drives is a Raspberry Pi 5 (tryboot,
+    # its firmware's side slot), over an SSH session (rtgate.board.ssh).
     "ssh": "rtgate.board.rpi5:Rpi5Board",
-    "lava": "rtgate.board.lava:LavaBoard",
+    "lava": "rtgate.board.lava.driver:LavaBoard",
 }
 
 

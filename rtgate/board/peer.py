@@ -16,7 +16,7 @@ from pathlib import Path
 from rtgate.bench import loads
 from rtgate.bench.plan import Params, PlannedLoad, render
 from rtgate.bench.scenario import LoadSpec, Scenario
-from rtgate.board.guestenv import LoadRecord
+from rtgate.board.loadreport import LoadRecord
 from rtgate.board.spec import LOOPBACK, PeerOptions
 
 

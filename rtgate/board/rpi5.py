@@ -57,7 +57,7 @@ from rtgate.bench.runner import RunLog
 from rtgate.bench.scenario import Scenario, load_scenario
 from rtgate.board import tarsafe
 from rtgate.board.base import Board, KernelArtifacts, Measurement, RawRun
-from rtgate.board.guestenv import LoadReport
+from rtgate.board.loadreport import LoadReport
 from rtgate.board.peer import PeerLoads, controller_cpus, split
 from rtgate.board.spec import BoardSpec, SshOptions, board_path
 from rtgate.board.ssh import SSH_FAILED, SshSession

@@ -129,7 +129,7 @@ class SshOptions(_Options):
 
 
 class ImageStoreOptions(_Options):
-    """A store the lab reads images from: rtgate PUTs them there (rtgate.board.lava.ImageStore)."""
+    """A store the lab reads images from: rtgate PUTs them there (lava.store.ImageStore)."""
 
     put: str = Field(pattern=r"^https?://", description="Base URL rtgate uploads to (HTTP PUT).")
     get: str = Field(pattern=r"^https?://",
@@ -141,7 +141,7 @@ class ImageStoreOptions(_Options):
 
 
 class LavaOptions(_Options):
-    """A board in a LAVA lab: deploy, boot and run become one LAVA job (rtgate.board.lava)."""
+    """A board in a LAVA lab: deploy, boot and run become one LAVA job (board.lava.driver)."""
 
     server: str = Field(description="The LAVA server's base URL (http[s]://host[:port]).")
     token_env: str = Field(

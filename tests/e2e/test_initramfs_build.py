@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from rtgate.board import initramfs
+from rtgate.board.qemu import initramfs
 from rtgate.board.spec import QemuOptions, load_board
 from rtgate.errors import InfraError
 

@@ -26,7 +26,8 @@ import pytest
 from pydantic import ValidationError
 
 from rtgate.bench.loads import free_port
-from rtgate.board.lava import ImageStore, LavaError
+from rtgate.board.lava.client import LavaError
+from rtgate.board.lava.store import ImageStore
 from rtgate.board.spec import ImageStoreOptions, LavaOptions
 from rtgate.errors import Exit, InputError
 

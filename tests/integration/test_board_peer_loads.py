@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rtgate.bench.plan import Params
 from rtgate.bench.scenario import Scenario
-from rtgate.board.guestenv import LoadReport
+from rtgate.board.loadreport import LoadReport
 from rtgate.board.peer import PeerLoads
 from rtgate.result import load_result
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from rtgate.board import initramfs
+from rtgate.board.qemu import initramfs
 from rtgate.board.spec import QemuOptions, load_board
 from rtgate.kernel.cache import cache_root
 from rtgate.kernel.source import materialize, resolve

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rtgate.board import initramfs
+from rtgate.board.qemu import initramfs
 
 DATA = Path(__file__).parents[1] / "data" / "board"
 

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from rtgate.board.base import KernelArtifacts
-from rtgate.board.lava import LavaBoard
+from rtgate.board.lava.driver import LavaBoard
 from rtgate.board.spec import load_board
 from rtgate.cyclictest.version import parse_help
 from rtgate.errors import InputError

@@ -16,8 +16,8 @@ from rtgate.bench.assemble import RunInfo, assemble
 from rtgate.bench.plan import Params, make_plan
 from rtgate.bench.runner import RunLog
 from rtgate.bench.scenario import Scenario, load_scenario
-from rtgate.board import guestscript
-from rtgate.board.lava import LavaBoard
+from rtgate.board.lava.driver import LavaBoard
+from rtgate.board.qemu import guestscript
 from rtgate.board.spec import load_board
 from rtgate.board.tuning import Applied, load_profile, parse_readback
 from rtgate.cyclictest.version import parse_help

@@ -28,25 +28,18 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import http.server
 import io
 import json
-import os
 import shutil
 import subprocess
 import tarfile
 import tempfile
-import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
-from dataclasses import replace
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlencode
 
 import jinja2
 import yaml
@@ -57,10 +50,13 @@ from rtgate.bench.assemble import RunInfo, assemble
 from rtgate.bench.plan import Params, Plan, make_plan, timeout_for
 from rtgate.bench.runner import RunLog
 from rtgate.bench.scenario import load_scenario
-from rtgate.board import guestscript, initramfs, qemu
 from rtgate.board.base import Board, KernelArtifacts, Measurement, RawRun
-from rtgate.board.guestenv import GuestFacts, LoadReport, board_records
-from rtgate.board.spec import BoardSpec, ImageStoreOptions, LavaOptions, board_path
+from rtgate.board.lava.client import Lava, LavaError, lava_error, target_lines, token
+from rtgate.board.lava.store import ImageServer, ImageStore
+from rtgate.board.loadreport import LoadReport
+from rtgate.board.qemu import guestscript, initramfs
+from rtgate.board.qemu.guestenv import GuestFacts, board_records, on_controller, read_log, unpack
+from rtgate.board.spec import BoardSpec, LavaOptions, board_path
 from rtgate.cyclictest.version import Capabilities, parse_help
 from rtgate.errors import InfraError, InputError
 from rtgate.kernel.source import sha256_file
@@ -68,155 +64,6 @@ from rtgate.kernel.source import sha256_file
 TEMPLATES = paths.ROOT / "bench" / "lava"
 QUEUED = ("Submitted", "Scheduling", "Scheduled")
 MARKERS = ("RTGATE-LOADS-UP", "RTGATE-MEASURE-START", "RTGATE-MEASURE-END", "RTGATE-BEGIN")
-HTTP_TIMEOUT_S = 30
-
-
-class LavaError(InfraError):
-    pass
-
-
-class Lava:
-    """The few REST API v0.2 calls rtgate needs, with the token from the environment."""
-
-    def __init__(self, opts: LavaOptions, token: str) -> None:
-        self.base = opts.server.rstrip("/")
-        self.token = token
-
-    def job_url(self, job_id: int) -> str:
-        return f"{self.base}/scheduler/job/{job_id}"
-
-    def call(self, method: str, path: str, body: dict[str, Any] | None = None) -> bytes:
-        req = urllib.request.Request(
-            f"{self.base}/api/v0.2/{path}", method=method,
-            data=None if body is None else json.dumps(body).encode(),
-            headers={"Authorization": f"Token {self.token}", "Content-Type": "application/json"})
-        try:
-            with urllib.request.urlopen(req, timeout=HTTP_TIMEOUT_S) as resp:
-                data: bytes = resp.read()
-                return data
-        except urllib.error.HTTPError as exc:
-            detail = " ".join(exc.read().decode("utf-8", "replace").split())[:400]
-            raise LavaError(f"LAVA {method} {path}: HTTP {exc.code}: {detail}") from exc
-        except (urllib.error.URLError, OSError) as exc:
-            raise LavaError(f"LAVA server {self.base} unreachable: {exc}") from exc
-
-    def submit(self, definition: str) -> int:
-        answer = json.loads(self.call("POST", "jobs/", {"definition": definition}))
-        return int(answer["job_ids"][0])
-
-    def job(self, job_id: int) -> dict[str, Any]:
-        job: dict[str, Any] = json.loads(self.call("GET", f"jobs/{job_id}/"))
-        return job
-
-    def log(self, job_id: int, start: int = 0) -> list[dict[str, Any]]:
-        """The job's log entries (dt, lvl, msg) from line ``start`` (none yet: none)."""
-        try:
-            text = self.call("GET", f"jobs/{job_id}/logs/?start={start}").decode("utf-8",
-                                                                                 "replace")
-        except LavaError as exc:
-            if "HTTP 404" in str(exc):
-                return []
-            raise
-        entries = yaml.load(text, Loader=yaml.CSafeLoader) if text.strip() else []
-        return entries if isinstance(entries, list) else []
-
-    def cancel(self, job_id: int) -> None:
-        self.call("GET", f"jobs/{job_id}/cancel/")
-
-    def listing(self, what: str, **filters: str) -> list[dict[str, Any]]:
-        """Every entry of an API listing (devices, tags), through all of its pages."""
-        found: list[dict[str, Any]] = []
-        while True:
-            query = urlencode({**filters, "limit": 100, "offset": len(found)})
-            page = json.loads(self.call("GET", f"{what}/?{query}"))
-            found += page["results"]
-            if not page.get("next") or not page["results"]:
-                return found
-
-    def devices(self, device_type: str) -> dict[str, set[str]]:
-        """The type's devices that take jobs (not retired): hostname → its tags' names."""
-        tags = {t["id"]: t["name"] for t in self.listing("tags")}
-        return {d["hostname"]: {tags.get(t, str(t)) for t in d["tags"]}
-                for d in self.listing("devices", device_type=device_type)
-                if d.get("health") != "Retired"}
-
-
-class ImageServer:
-    """Serves the job's images (and nothing else) over HTTP for the lab's worker."""
-
-    def __init__(self, files: dict[str, Path], host: str, port: int) -> None:
-        table = dict(files)
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_HEAD(self) -> Path | None:  # noqa: N802 - the stdlib's names
-                path = table.get(self.path.lstrip("/"))
-                if path is None:
-                    self.send_error(404)
-                    return None
-                self.send_response(200)
-                self.send_header("Content-Length", str(path.stat().st_size))
-                self.end_headers()
-                return path
-
-            def do_GET(self) -> None:  # noqa: N802
-                if path := self.do_HEAD():
-                    with open(path, "rb") as fh, suppress(ConnectionError):
-                        # The worker may probe a file and hang up: not an error here.
-                        shutil.copyfileobj(fh, self.wfile)
-
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-                pass
-
-        self.httpd = http.server.ThreadingHTTPServer(("0.0.0.0", port), Handler)
-        self.base = f"http://{host}:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
-class ImageStore:
-    """Uploads images to a store the lab reads: HTTP PUT, as WebDAV servers take it.
-
-    Each image is named by its content (``<sha256>/<file name>``): one URL is one image for
-    good, and uploading it again is harmless. It is then read back from the lab's (GET) URL,
-    without the token, as the lab will read it: a store that serves other bytes is refused
-    before any job runs.
-    """
-
-    def __init__(self, opts: ImageStoreOptions) -> None:
-        self.opts = opts
-        self.headers = {} if opts.token_env is None else {
-            "Authorization": f"Bearer {_token(opts.token_env, 'image store token')}"}
-
-    def publish(self, path: Path, digest: str) -> str:
-        """Upload ``path`` (its sha256: ``digest``) and check it; the URL the lab reads."""
-        name = f"{digest}/{quote(path.name)}"
-        put, get = (f"{base.rstrip('/')}/{name}" for base in (self.opts.put, self.opts.get))
-        with open(path, "rb") as fh:
-            self._send(urllib.request.Request(put, data=fh, method="PUT", headers={
-                **self.headers, "Content-Length": str(path.stat().st_size),
-                "Content-Type": "application/octet-stream"})).close()
-        got = hashlib.sha256()
-        with self._send(urllib.request.Request(get)) as resp:
-            while chunk := resp.read(1 << 20):
-                got.update(chunk)
-        if got.hexdigest() != digest:
-            raise LavaError(f"image store {get} serves other bytes than rtgate uploaded (sha256 "
-                            f"{got.hexdigest()}, not {digest}): refused")
-        return get
-
-    @staticmethod
-    def _send(req: urllib.request.Request) -> Any:
-        try:
-            return urllib.request.urlopen(req, timeout=HTTP_TIMEOUT_S)
-        except urllib.error.HTTPError as exc:
-            raise LavaError(f"image store {req.get_method()} {req.full_url}: HTTP {exc.code} "
-                            f"{exc.reason}") from exc
-        except (urllib.error.URLError, OSError) as exc:
-            raise LavaError(f"image store {req.get_method()} {req.full_url}: unreachable: "
-                            f"{getattr(exc, 'reason', exc)}") from exc
 
 
 def guest_capabilities(initrd: Path) -> Capabilities:
@@ -253,29 +100,6 @@ def payload(lines: list[str], log: Path) -> bytes:
     return data
 
 
-def target_lines(entries: list[dict[str, Any]]) -> list[tuple[str, str]]:
-    """(timestamp, line) of what the device printed, protocol lines from where they start."""
-    out = []
-    for entry in entries:
-        if entry.get("lvl") != "target" or not isinstance(entry.get("msg"), str):
-            continue
-        line = entry["msg"].replace("\r", "")
-        at = line.find("RTGATE-")
-        out.append((str(entry.get("dt", "")), line[at:] if at >= 0 else line))
-    return out
-
-
-def lava_error(entries: list[dict[str, Any]]) -> str:
-    """LAVA's own account of a failed job: its error results and error lines."""
-    said = []
-    for entry in entries:
-        msg = entry.get("msg")
-        if entry.get("lvl") == "results" and isinstance(msg, dict) and msg.get("error_msg"):
-            said.append(f"{msg.get('error_type', 'Error')}: {msg['error_msg']}")
-        elif entry.get("lvl") == "error" and isinstance(msg, str):
-            said.append(msg)
-    return "; ".join(dict.fromkeys(said)) or "no error recorded"
-
 
 class LavaBoard(Board):
     def __init__(self, spec: BoardSpec, workdir: Path) -> None:
@@ -305,8 +129,7 @@ class LavaBoard(Board):
                              f"(rtgate kernel build --board {self.spec.kernel_target})")
         if self.profile is not None:
             raise InputError(f"board {self.spec.name!r} (LAVA) does not apply tuning profiles")
-        token = _token(self.opts.token_env, "LAVA token")
-        self.lava = Lava(self.opts, token)
+        self.lava = Lava(self.opts, token(self.opts.token_env, "LAVA token"))
         if self.opts.image_store is not None:
             self.store = ImageStore(self.opts.image_store)
         self.device = self.pinned()
@@ -408,7 +231,7 @@ class LavaBoard(Board):
             (out / "lava-job.yaml").write_text(definition)
             outcome = RunLog()
             lines = self._follow(definition, plan, outcome, out)
-        qemu._unpack(payload([line for _, line in lines], self.job_log), out)
+        unpack(payload([line for _, line in lines], self.job_log), out)
         (out / "lava-images.json").write_text(json.dumps(
             {"job": self.lava.job_url(self.finished or 0), "device": self.device,
              "sha256": {role: digest for role, (_, digest) in images.items()},
@@ -515,25 +338,15 @@ class LavaBoard(Board):
         infra = state / "infra"
         if infra.is_file():
             raise InfraError(f"in the job: {infra.read_text().strip()}", path=infra)
-        outcome.cyclictest_rc = qemu._int(state / "cyclictest-rc")
-        outcome.reducer_rc = qemu._int(state / "reducer-rc")
-        outcome.measured_s = float(qemu._int(state / "measured-s") or 0)
-        outcome.hung = (state / "hung").is_file()
-        outcome.loadavg_before = qemu._loadavg(state / "loadavg-before")
-        outcome.loadavg_after = qemu._loadavg(state / "loadavg-after")
-        # The parser reads the raw files where they are now, on the controller.
-        host_cmd = replace(plan.cyclictest,
-                           json_path=qemu._moved(plan.cyclictest.json_path, rawdir),
-                           histfile=qemu._moved(plan.cyclictest.histfile, rawdir),
-                           blocks=qemu._moved(plan.cyclictest.blocks, rawdir))
-        host_plan = replace(plan, cyclictest=host_cmd)
+        read_log(outcome, plan, state)
         info = RunInfo(run_id=raw.run_id, board=self.spec.name, virtual=self.virtual,
                        flavor=raw.flavor or self.kernel.flavor
                        or ("rt" if facts.preempt_rt else "stock"),
                        cyclictest_version=facts.cyclictest_version)
         env = facts.environment(self.spec, facts.cpus)
         loads = LoadReport(board_records(plan, state))
-        result = loads.apply(assemble(host_plan, outcome, env, rawdir, info, strict=True))
+        result = loads.apply(assemble(on_controller(plan, rawdir), outcome, env, rawdir, info,
+                                      strict=True))
         path = result.write(raw.out / "result.json")
         return Measurement(result=result, result_path=path, raw_dir=rawdir)
 
@@ -541,12 +354,6 @@ class LavaBoard(Board):
         """A LAVA job leaves nothing behind on the device; cancel one still running."""
         self._cancel()
 
-
-def _token(name: str, what: str) -> str:
-    token = os.environ.get(name, "").strip()
-    if not token:
-        raise InputError(f"no {what}: set the environment variable {name}")
-    return token
 
 
 def _when(dt: str) -> datetime | None:
@@ -575,4 +382,3 @@ def _meta_tar(meta: Path) -> bytes:
         if meta.is_dir():
             tar.add(meta, arcname="meta")
     return buf.getvalue()
-

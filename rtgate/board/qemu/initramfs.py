@@ -27,7 +27,7 @@ from rtgate.kernel.source import sha256_file
 DEB_ARCH = "arm64"
 # Debian's ld.so searches its multiarch directories by default: no ld.so.cache is needed.
 _TRIPLET = "aarch64-linux-gnu"
-INIT_SCRIPT = Path(__file__).parent / "guest" / "init.sh"
+INIT_SCRIPT = Path(__file__).with_name("init.sh")
 # Bump when the way the archive is assembled changes, so old cache entries are not reused.
 _FORMAT = 1
 # Programs the guest runs; each must find every shared library it needs inside the archive.

@@ -1,4 +1,5 @@
-"""What a guest says about itself and about its loads, read from the files its scripts sent back.
+"""What a guest says about itself, its run and its loads, read from the files its scripts sent
+back (the QEMU board's guest, and a LAVA device running the same initramfs).
 
 The local runner learns these facts by calling Python on the machine itself; a guest writes them
 as small files (``meta/`` from the probe, ``state/`` from a run), and this module turns them into
@@ -9,18 +10,20 @@ from __future__ import annotations
 
 import io
 import re
+import shutil
 import tarfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from rtgate.bench.assemble import exit_text
 from rtgate.bench.environment import preempt_rt
 from rtgate.bench.plan import Plan
+from rtgate.bench.runner import RunLog
+from rtgate.board import tarsafe
+from rtgate.board.loadreport import LoadRecord
 from rtgate.board.spec import BoardSpec
 from rtgate.cyclictest.version import parse_help
 from rtgate.errors import InfraError
-from rtgate.result import Load, Result
 
 
 def _version(text: str) -> str | None:
@@ -86,39 +89,6 @@ class GuestFacts:
         }
 
 
-@dataclass(frozen=True)
-class LoadRecord:
-    name: str
-    command: list[str]
-    early_exit: int | None
-    early_after_s: float | None
-    where: str
-
-
-@dataclass(frozen=True)
-class LoadReport:
-    records: list[LoadRecord]
-
-    def apply(self, result: Result) -> Result:
-        """The result with these loads added to its record, degraded if one died."""
-        degraded = [f"load {r.name!r} ({r.where}) exited early {exit_text(r.early_exit)}"
-                    + (f" after {r.early_after_s:.1f} s" if r.early_after_s is not None else "")
-                    + f" (see raw/{r.name}.stderr)"
-                    for r in self.records if r.early_exit is not None]
-        status = result.status
-        if degraded and status == "complete":
-            status = "degraded"
-        updated = result.model_copy(update={
-            "loads": [*result.loads, *(Load(name=r.name, command=r.command,
-                                            exit_status=r.early_exit,
-                                            early_exit=r.early_exit is not None)
-                                       for r in self.records)],
-            "status": status,
-            "reasons": list(dict.fromkeys([*result.reasons, *degraded])),
-        })
-        return Result.model_validate(updated.model_dump(by_alias=True))
-
-
 def board_records(plan: Plan, state: Path) -> list[LoadRecord]:
     """The board's loads from the run script's notes (``state/NAME.early`` holds "status uptime"
     of a load that ended by itself)."""
@@ -134,3 +104,55 @@ def board_records(plan: Plan, state: Path) -> list[LoadRecord]:
                 after = float(fields[1]) - float(start.read_text().split()[0])
         records.append(LoadRecord(load.name, load.argv, status, after, "board"))
     return records
+
+
+def unpack(data: bytes, out: Path) -> None:
+    """raw/ (the run's files), meta/ (the guest's description), state/ (the script's notes)."""
+    for name in ("meta", "state"):
+        shutil.rmtree(out / name, ignore_errors=True)
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+            tarsafe.extract(tar, out)
+    except (tarfile.TarError, OSError) as exc:
+        raise InfraError(f"results from the guest are not a readable archive: {exc}",
+                         path=out) from exc
+
+
+def noted(path: Path) -> int | None:
+    """The number a script noted in ``path``; None when it noted none."""
+    try:
+        return int(path.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _loadavg(path: Path) -> list[float] | None:
+    try:
+        return [float(x) for x in path.read_text().split()[:3]]
+    except (OSError, ValueError):
+        return None
+
+
+def read_log(log: RunLog, plan: Plan, state: Path) -> None:
+    """What the run script noted in ``state/`` about the run, into ``log``."""
+    log.cyclictest_rc = noted(state / f"{plan.tool}-rc")
+    log.reducer_rc = noted(state / "reducer-rc")
+    log.measured_s = float(noted(state / "measured-s") or 0)
+    log.hung = (state / "hung").is_file()
+    log.loadavg_before = _loadavg(state / "loadavg-before")
+    log.loadavg_after = _loadavg(state / "loadavg-after")
+
+
+def _moved(guest_path: str | None, rawdir: Path) -> str | None:
+    return None if guest_path is None else str(rawdir / Path(guest_path).name)
+
+
+def on_controller(plan: Plan, rawdir: Path) -> Plan:
+    """``plan`` with its raw files where they are now, in ``rawdir`` on the controller, for the
+    parser to read."""
+    command = replace(plan.cyclictest, json_path=_moved(plan.cyclictest.json_path, rawdir),
+                      histfile=_moved(plan.cyclictest.histfile, rawdir),
+                      blocks=_moved(plan.cyclictest.blocks, rawdir))
+    measure = plan.timerlat and replace(plan.timerlat,
+                                        stdout=str(rawdir / Path(plan.timerlat.stdout).name))
+    return replace(plan, cyclictest=command, timerlat=measure)

@@ -9,13 +9,10 @@ the raw files over the console. Everything the guest printed is in ``console.log
 
 from __future__ import annotations
 
-import io
 import math
 import shutil
-import tarfile
 import tempfile
 import time
-from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -26,11 +23,19 @@ from rtgate.bench.loads import free_port
 from rtgate.bench.plan import Params, Plan, make_plan, timeout_for
 from rtgate.bench.runner import RunLog
 from rtgate.bench.scenario import load_scenario
-from rtgate.board import guestscript, initramfs, tarsafe
 from rtgate.board.base import Board, KernelArtifacts, Measurement, RawRun
-from rtgate.board.console import SerialConsole
-from rtgate.board.guestenv import GuestFacts, LoadReport, board_records
+from rtgate.board.loadreport import LoadReport
 from rtgate.board.peer import PeerLoads, controller_cpus, split
+from rtgate.board.qemu import guestscript, initramfs
+from rtgate.board.qemu.console import SerialConsole
+from rtgate.board.qemu.guestenv import (
+    GuestFacts,
+    board_records,
+    noted,
+    on_controller,
+    read_log,
+    unpack,
+)
 from rtgate.board.spec import BoardSpec, QemuOptions
 from rtgate.board.tuning import Applied, parse_readback, programs, recorded
 from rtgate.cyclictest.version import parse_help
@@ -179,7 +184,7 @@ class QemuBoard(Board):
             plan, peer = self._plans(scenario, duration_s, scale, Path(scratch), rawdir)
             outcome = RunLog()
             data = self._drive(plan, peer, outcome)
-        _unpack(data, out)
+        unpack(data, out)
         return RawRun(out=out, scenario=plan.scenario, flavor=flavor,
                       run_id=f"{self.spec.name}-{plan.scenario}-"
                              f"{(outcome.start or datetime.now(UTC)):%Y%m%dT%H%M%SZ}",
@@ -201,7 +206,7 @@ class QemuBoard(Board):
             plan, peer = self._plans(scenario, cap_s + TRACE_MARGIN_S, scale, scratch,
                                      staging / "raw")
             tracer = autoanalysis.command(math.ceil(threshold_us), cap_s)
-            _unpack(self._drive(plan, peer, RunLog(), tracer=tracer), staging)
+            unpack(self._drive(plan, peer, RunLog(), tracer=tracer), staging)
             names = []
             for path in sorted((staging / "raw").iterdir()):
                 shutil.move(path, rawdir / f"trace-{path.name}")
@@ -210,7 +215,7 @@ class QemuBoard(Board):
             tracers = state / "tracers"
             return autoanalysis.trace(
                 rawdir / "trace-tracer.stdout", rawdir / "trace-tracer.stderr",
-                _int(state / "tracer-rc"), threshold_us=threshold_us, cap_s=cap_s,
+                noted(state / "tracer-rc"), threshold_us=threshold_us, cap_s=cap_s,
                 version=self.facts.get("rtla-version") or None, raw=names,
                 tracers=_text(tracers) if tracers.is_file() else None)
 
@@ -265,27 +270,14 @@ class QemuBoard(Board):
             raise InfraError(f"scenario {plan.scenario!r} measures with timerlat: {why}",
                              path=self.console_log)
         loads = LoadReport([*board_records(plan, state), *peer.records(outcome.end)])
-        outcome.cyclictest_rc = _int(state / f"{plan.tool}-rc")
-        outcome.reducer_rc = _int(state / "reducer-rc")
-        outcome.measured_s = float(_int(state / "measured-s") or 0)
-        outcome.hung = (state / "hung").is_file()
-        outcome.loadavg_before = _loadavg(state / "loadavg-before")
-        outcome.loadavg_after = _loadavg(state / "loadavg-after")
-        # The parser reads the raw files where they are now, on the controller.
-        host_cmd = replace(plan.cyclictest,
-                           json_path=_moved(plan.cyclictest.json_path, rawdir),
-                           histfile=_moved(plan.cyclictest.histfile, rawdir),
-                           blocks=_moved(plan.cyclictest.blocks, rawdir))
-        measure = plan.timerlat and replace(plan.timerlat,
-                                            stdout=str(rawdir / Path(plan.timerlat.stdout).name))
-        host_plan = replace(plan, cyclictest=host_cmd, timerlat=measure)
+        read_log(outcome, plan, state)
         info = RunInfo(run_id=raw.run_id, board=self.spec.name, virtual=True,
                        flavor=raw.flavor or (self.kernel.flavor if self.kernel else None)
                        or ("rt" if self.facts.preempt_rt else "stock"),
                        cyclictest_version=self.facts.cyclictest_version,
                        rtla_version=self.facts.get("rtla-version") or None)
         env = self.facts.environment(self.spec, self.smp)
-        result = loads.apply(assemble(host_plan, outcome, env, rawdir, info))
+        result = loads.apply(assemble(on_controller(plan, rawdir), outcome, env, rawdir, info))
         if self.tuned:
             during = parse_readback(_text(state / "tuning-run"))
             checks = [*self.tuning_checks,
@@ -315,38 +307,9 @@ class QemuBoard(Board):
         self.idle = False
 
 
-def _moved(guest_path: str | None, rawdir: Path) -> str | None:
-    return None if guest_path is None else str(rawdir / Path(guest_path).name)
-
-
 def _text(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return ""
 
-
-def _int(path: Path) -> int | None:
-    try:
-        return int(path.read_text().split()[0])
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def _loadavg(path: Path) -> list[float] | None:
-    try:
-        return [float(x) for x in path.read_text().split()[:3]]
-    except (OSError, ValueError):
-        return None
-
-
-def _unpack(data: bytes, out: Path) -> None:
-    """raw/ (the run's files), meta/ (the guest's description), state/ (the script's notes)."""
-    for name in ("meta", "state"):
-        shutil.rmtree(out / name, ignore_errors=True)
-    try:
-        with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
-            tarsafe.extract(tar, out)
-    except (tarfile.TarError, OSError) as exc:
-        raise InfraError(f"results from the guest are not a readable archive: {exc}",
-                         path=out) from exc

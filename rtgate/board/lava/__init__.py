@@ -1,0 +1,1 @@
+"""A board in a LAVA lab: its REST client, the image store, the driver."""
