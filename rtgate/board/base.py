@@ -91,13 +91,13 @@ class RawRun:
 
 
 @dataclass(frozen=True)
-class Measurement:
+class MeasuredRun:
     result: Result
     result_path: Path
     raw_dir: Path
 
 
-class Board(ABC):
+class BoardDriver(ABC):
     """deploy → boot → run → collect → restore. Drivers keep state between the steps."""
 
     def __init__(self, spec: BoardSpec) -> None:
@@ -124,7 +124,7 @@ class Board(ABC):
         """Measure under the scenario's load; raw outputs land in ``out/raw/``."""
 
     @abstractmethod
-    def collect(self, raw: RawRun) -> Measurement:
+    def collect(self, raw: RawRun) -> MeasuredRun:
         """Turn a run's raw outputs into ``out/result.json``."""
 
     @abstractmethod
@@ -141,7 +141,7 @@ class Board(ABC):
     def close(self) -> None:  # noqa: B027 - most drivers hold nothing to release
         """Release local resources (processes, connections)."""
 
-    def __enter__(self) -> Board:
+    def __enter__(self) -> BoardDriver:
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,

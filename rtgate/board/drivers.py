@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
-from rtgate.board.base import Board
+from rtgate.board.base import BoardDriver
 from rtgate.board.spec import BoardSpec
 
 # Imported on use: each driver pulls in its own dependencies, `board list` needs none of them.
@@ -19,8 +19,8 @@ DRIVERS = {
 }
 
 
-def open_board(spec: BoardSpec, workdir: Path) -> Board:
+def open_board(spec: BoardSpec, workdir: Path) -> BoardDriver:
     """The board's driver; ``workdir`` keeps its logs (console log, SSH session log)."""
     module, name = DRIVERS[spec.driver].split(":")
-    driver: type[Board] = getattr(importlib.import_module(module), name)
+    driver: type[BoardDriver] = getattr(importlib.import_module(module), name)
     return driver(spec, workdir)

@@ -18,7 +18,7 @@ import yaml
 
 from rtgate.bench.run import BenchSettings, measure
 from rtgate.bench.scenario import load_scenario
-from rtgate.board.base import Board, KernelArtifacts, Measurement, RawRun
+from rtgate.board.base import BoardDriver, KernelArtifacts, MeasuredRun, RawRun
 from rtgate.board.spec import BoardSpec
 from rtgate.board.tuning import Applied, parse_readback, programs, recorded
 from rtgate.errors import InfraError, InputError
@@ -29,7 +29,7 @@ STATE = Path(os.environ.get("RTGATE_TUNING_STATE", "/var/lib/rtgate/tuning-state
 """Where the old values wait to be put back; one machine, one tuned run at a time."""
 
 
-class LocalBoard(Board):
+class LocalBoard(BoardDriver):
     def __init__(self, spec: BoardSpec, workdir: Path) -> None:
         super().__init__(spec)
         self.workdir = workdir
@@ -89,7 +89,7 @@ class LocalBoard(Board):
                         encoding="utf-8")
         return str(path)
 
-    def collect(self, raw: RawRun) -> Measurement:
+    def collect(self, raw: RawRun) -> MeasuredRun:
         path = raw.out / "result.json"
         if not path.is_file():
             raise InfraError("the local run wrote no result.json", path=raw.out)
@@ -97,7 +97,7 @@ class LocalBoard(Board):
         if self.tuned:
             result = self._verified(result, raw)
             result.write(path)
-        return Measurement(result=result, result_path=path, raw_dir=raw.out / "raw")
+        return MeasuredRun(result=result, result_path=path, raw_dir=raw.out / "raw")
 
     def _verified(self, result: Result, raw: RawRun) -> Result:
         assert self.tuned is not None

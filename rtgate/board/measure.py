@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from rtgate.board.base import Board, KernelArtifacts, Measurement
+from rtgate.board.base import BoardDriver, KernelArtifacts, MeasuredRun
 from rtgate.board.drivers import open_board
 from rtgate.board.spec import BoardSpec
 from rtgate.board.tuning import Profile
@@ -15,7 +15,8 @@ from rtgate.board.tuning import Profile
 def measure(spec: BoardSpec, kernel: KernelArtifacts | None, scenario: str, duration_s: int,
             out: Path, *, flavor: str | None = None, scale: float | None = None,
             profile: Profile | None = None,
-            follow_up: Callable[[Board, Measurement], Measurement] | None = None) -> Measurement:
+            follow_up: Callable[[BoardDriver, MeasuredRun], MeasuredRun] | None = None,
+            ) -> MeasuredRun:
     """deploy → boot → run → collect → restore on one board (restore also on failure), set up
     with ``profile`` (applied, verified and recorded in the result); ``follow_up`` runs on the
     still booted board after collect (rtgate.trace.breach)."""

@@ -56,7 +56,7 @@ from rtgate.bench.run import TRACE_READING
 from rtgate.bench.runner import RunLog
 from rtgate.bench.scenario import Scenario, load_scenario
 from rtgate.board import tarsafe
-from rtgate.board.base import Board, KernelArtifacts, Measurement, RawRun
+from rtgate.board.base import BoardDriver, KernelArtifacts, MeasuredRun, RawRun
 from rtgate.board.loadreport import LoadReport
 from rtgate.board.peer import PeerLoads, controller_cpus, split
 from rtgate.board.spec import BoardSpec, SshOptions, board_path
@@ -104,7 +104,7 @@ class RunningKernel:
     realtime: str | None
 
 
-class Rpi5Board(Board):
+class Rpi5Board(BoardDriver):
     def __init__(self, spec: BoardSpec, workdir: Path) -> None:
         super().__init__(spec)
         assert isinstance(spec.options, SshOptions)
@@ -553,7 +553,7 @@ class Rpi5Board(Board):
             raise InfraError(f"`rtgate bench` on {self.spec.name} wrote an unreadable result: "
                              f"{exc.oneline()}", path=path) from exc
 
-    def collect(self, raw: RawRun) -> Measurement:
+    def collect(self, raw: RawRun) -> MeasuredRun:
         """The result the controller computes from the raw files it pulled (read strictly, all
         together); the board's own result lends descriptions only (see ``_described``)."""
         claims = self._claims(raw)
@@ -592,7 +592,7 @@ class Rpi5Board(Board):
                       *self.tuned.verify(self._readback(), "end")]
             result = recorded(result, self.tuned.record(checks))
         path = result.write(raw.out / "result.json")
-        return Measurement(result=result, result_path=path, raw_dir=rawdir)
+        return MeasuredRun(result=result, result_path=path, raw_dir=rawdir)
 
 
 def _said(path: Path) -> str | None:

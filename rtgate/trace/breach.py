@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from rtgate.board.base import Board, Measurement
+from rtgate.board.base import BoardDriver, MeasuredRun
 from rtgate.errors import InfraError
 from rtgate.gate.thresholds import Thresholds
 from rtgate.result import Trace
@@ -29,15 +29,15 @@ class BreachTracing:
     cap_s: int
     thresholds: Thresholds
 
-    def threshold_for(self, m: Measurement) -> float | None:
+    def threshold_for(self, m: MeasuredRun) -> float | None:
         if self.threshold != BUDGET:
             return float(self.threshold)
         budget = self.thresholds.for_result(m.result)
         return budget.max_us if budget else None
 
     def follow_up(self, scenario: str, scale: float | None
-                  ) -> Callable[[Board, Measurement], Measurement]:
-        def after(board: Board, m: Measurement) -> Measurement:
+                  ) -> Callable[[BoardDriver, MeasuredRun], MeasuredRun]:
+        def after(board: BoardDriver, m: MeasuredRun) -> MeasuredRun:
             threshold = self.threshold_for(m)
             worst = m.result.totals.max_us
             if threshold is None or worst is None or worst <= threshold:

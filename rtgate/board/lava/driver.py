@@ -50,7 +50,7 @@ from rtgate.bench.assemble import RunInfo, assemble
 from rtgate.bench.plan import Params, Plan, make_plan, timeout_for
 from rtgate.bench.runner import RunLog
 from rtgate.bench.scenario import load_scenario
-from rtgate.board.base import Board, KernelArtifacts, Measurement, RawRun
+from rtgate.board.base import BoardDriver, KernelArtifacts, MeasuredRun, RawRun
 from rtgate.board.lava.client import Lava, LavaError, lava_error, target_lines, token
 from rtgate.board.lava.store import ImageServer, ImageStore
 from rtgate.board.loadreport import LoadReport
@@ -101,7 +101,7 @@ def payload(lines: list[str], log: Path) -> bytes:
 
 
 
-class LavaBoard(Board):
+class LavaBoard(BoardDriver):
     def __init__(self, spec: BoardSpec, workdir: Path) -> None:
         super().__init__(spec)
         assert isinstance(spec.options, LavaOptions)
@@ -323,7 +323,7 @@ class LavaBoard(Board):
             except LavaError as exc:
                 self._status.print(f"rtgate: could not cancel LAVA job {job_id}: {exc}")
 
-    def collect(self, raw: RawRun) -> Measurement:
+    def collect(self, raw: RawRun) -> MeasuredRun:
         assert self.kernel is not None and self.caps is not None
         plan: Plan = raw.files["plan"]
         outcome: RunLog = raw.files["outcome"]
@@ -348,7 +348,7 @@ class LavaBoard(Board):
         result = loads.apply(assemble(on_controller(plan, rawdir), outcome, env, rawdir, info,
                                       strict=True))
         path = result.write(raw.out / "result.json")
-        return Measurement(result=result, result_path=path, raw_dir=rawdir)
+        return MeasuredRun(result=result, result_path=path, raw_dir=rawdir)
 
     def restore(self) -> None:
         """A LAVA job leaves nothing behind on the device; cancel one still running."""

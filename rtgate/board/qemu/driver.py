@@ -23,7 +23,7 @@ from rtgate.bench.loads import free_port
 from rtgate.bench.plan import Params, Plan, make_plan, timeout_for
 from rtgate.bench.runner import RunLog
 from rtgate.bench.scenario import load_scenario
-from rtgate.board.base import Board, KernelArtifacts, Measurement, RawRun
+from rtgate.board.base import BoardDriver, KernelArtifacts, MeasuredRun, RawRun
 from rtgate.board.loadreport import LoadReport
 from rtgate.board.peer import PeerLoads, controller_cpus, split
 from rtgate.board.qemu import guestscript, initramfs
@@ -49,7 +49,7 @@ POWEROFF_GRACE_S = 10
 TRACE_MARGIN_S = 120
 
 
-class QemuBoard(Board):
+class QemuBoard(BoardDriver):
     def __init__(self, spec: BoardSpec, workdir: Path) -> None:
         super().__init__(spec)
         assert isinstance(spec.options, QemuOptions)
@@ -254,7 +254,7 @@ class QemuBoard(Board):
         finally:
             peer.stop()
 
-    def collect(self, raw: RawRun) -> Measurement:
+    def collect(self, raw: RawRun) -> MeasuredRun:
         assert self.facts is not None
         plan: Plan = raw.files["plan"]
         outcome: RunLog = raw.files["outcome"]
@@ -287,7 +287,7 @@ class QemuBoard(Board):
         path = result.write(raw.out / "result.json")
         if (raw.out / "console.log").resolve() != self.console_log.resolve():
             shutil.copyfile(self.console_log, raw.out / "console.log")
-        return Measurement(result=result, result_path=path, raw_dir=rawdir)
+        return MeasuredRun(result=result, result_path=path, raw_dir=rawdir)
 
     def restore(self) -> None:
         """Power the guest off: the next boot starts from the pristine image and initramfs."""
