@@ -11,10 +11,11 @@ import json
 from rtgate import result
 from rtgate.ab import doc as ab_doc
 from rtgate.bisect import doc as bisect_doc
+from rtgate.board import rawrun
 from rtgate.gate import thresholds
 from rtgate.jsonfile import write_atomic
 
-DOCUMENTS = (result, thresholds, bisect_doc, ab_doc)
+DOCUMENTS = (result, thresholds, bisect_doc, ab_doc, rawrun)
 
 
 def main() -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 from rtgate.bench.scenario import PLACEHOLDER, SCALED, Scenario
 from rtgate.cyclictest.command import CyclictestCommand, build
 from rtgate.cyclictest.version import Capabilities
-from rtgate.timerlat import command as timerlat
+from rtgate.timerlat import command as rtla
 
 TIMEOUT_MARGIN_S = 30
 """Loads get this much beyond warm-up + duration, so they never end before rtgate stops them."""
@@ -55,13 +55,13 @@ class Plan:
     warmup_s: float
     duration_s: int
     scale: float
-    timerlat: timerlat.TimerlatCommand | None = None
+    timerlat: rtla.TimerlatCommand | None = None
     """Set when rtla timerlat hist measures instead of cyclictest (``tool: timerlat``)."""
 
     @property
     def tool(self) -> str:
         """What measures: its raw files are raw/TOOL.stdout and .stderr."""
-        return timerlat.TOOL if self.timerlat else "cyclictest"
+        return rtla.TOOL if self.timerlat else "cyclictest"
 
 
 def timeout_for(scenario: Scenario, duration_s: int) -> int:
@@ -75,7 +75,7 @@ def make_plan(scenario: Scenario, source: Path, caps: Capabilities, *, duration_
     loads = [PlannedLoad(spec.name, [render(a, params) for a in spec.argv],
                          None if spec.listens_on is None else int(render(spec.listens_on, params)))
              for spec in scenario.loads]
-    measure = (timerlat.build(scenario.timerlat, duration_s=duration_s, outdir=outdir)
-               if scenario.tool == timerlat.TOOL else None)
+    measure = (rtla.build(scenario.timerlat, duration_s=duration_s, outdir=outdir)
+               if scenario.tool == rtla.TOOL else None)
     return Plan(scenario.name, source, command, loads, scenario.warmup_s, duration_s,
                 params.scale, measure)

@@ -18,11 +18,12 @@ from __future__ import annotations
 import json
 import sys
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from rtgate.board.rawrun import RawRun
 from rtgate.board.spec import BoardSpec
 from rtgate.board.tuning import Profile
 from rtgate.errors import InputError, RtgateError
@@ -76,18 +77,6 @@ class KernelArtifacts:
         if self.uts_version and version != self.uts_version:
             return f"booted {version!r}, expected the built {self.uts_version!r}"
         return None
-
-
-@dataclass
-class RawRun:
-    """What a run left behind on the controller, before it is turned into a Result."""
-
-    out: Path
-    scenario: str
-    flavor: str | None
-    run_id: str
-    files: dict[str, Any] = field(default_factory=dict)
-    """Driver-specific facts collect() needs (plan, outcome, guest environment ...)."""
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,8 @@ import yaml
 
 from rtgate.bench.run import BenchSettings, measure
 from rtgate.bench.scenario import load_scenario
-from rtgate.board.base import BoardDriver, KernelArtifacts, MeasuredRun, RawRun
+from rtgate.board.base import BoardDriver, KernelArtifacts, MeasuredRun
+from rtgate.board.rawrun import RawRun
 from rtgate.board.spec import BoardSpec
 from rtgate.board.tuning import Applied, parse_readback, programs, recorded
 from rtgate.errors import InfraError, InputError

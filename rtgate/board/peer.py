@@ -17,6 +17,7 @@ from rtgate.bench import loads
 from rtgate.bench.plan import Params, PlannedLoad, render
 from rtgate.bench.scenario import LoadSpec, Scenario
 from rtgate.board.loadreport import LoadRecord
+from rtgate.board.rawrun import PeerLoad
 from rtgate.board.spec import LOOPBACK, PeerOptions
 
 
@@ -70,15 +71,20 @@ class PeerLoads:
         for load in reversed(self.running):
             loads.stop(load)
 
-    def records(self, measured_until: datetime | None) -> list[LoadRecord]:
-        """The peer's loads for the result. One that died after the measurement ended is no
-        early exit: the board stops its servers then, and a client dies with its server."""
-        records = []
-        for ld in self.running:
-            died = self.died_at.get(ld.spec.name)
-            early = ld.early_exit is not None and (
-                measured_until is None or died is None or died < measured_until)
-            records.append(LoadRecord(ld.spec.name, ld.spec.argv,
-                                      ld.early_exit if early else None,
-                                      ld.early_after_s if early else None, "peer"))
-        return records
+    def ended(self) -> list[PeerLoad]:
+        """Each load as it ended (after stop())."""
+        return [PeerLoad(name=ld.spec.name, command=ld.spec.argv, early_exit=ld.early_exit,
+                         early_after_s=ld.early_after_s, died_at=self.died_at.get(ld.spec.name))
+                for ld in self.running]
+
+
+def peer_records(loads: list[PeerLoad], measured_until: datetime | None) -> list[LoadRecord]:
+    """The peer's loads for the result. One that died after the measurement ended is no early
+    exit: the board stops its servers then, and a client dies with its server."""
+    records = []
+    for ld in loads:
+        early = ld.early_exit is not None and (
+            measured_until is None or ld.died_at is None or ld.died_at < measured_until)
+        records.append(LoadRecord(ld.name, ld.command, ld.early_exit if early else None,
+                                  ld.early_after_s if early else None, "peer"))
+    return records

@@ -56,9 +56,10 @@ from rtgate.bench.run import TRACE_READING
 from rtgate.bench.runner import RunLog
 from rtgate.bench.scenario import Scenario, load_scenario
 from rtgate.board import tarsafe
-from rtgate.board.base import BoardDriver, KernelArtifacts, MeasuredRun, RawRun
+from rtgate.board.base import BoardDriver, KernelArtifacts, MeasuredRun
 from rtgate.board.loadreport import LoadReport
-from rtgate.board.peer import PeerLoads, controller_cpus, split
+from rtgate.board.peer import PeerLoads, controller_cpus, peer_records, split
+from rtgate.board.rawrun import RawRun, RunningKernel
 from rtgate.board.spec import BoardSpec, SshOptions, board_path
 from rtgate.board.ssh import SSH_FAILED, SshSession
 from rtgate.board.tuning import Applied, parse_readback, programs, recorded
@@ -92,16 +93,6 @@ class Digest:
     sha256: str | None
     where: str
     """The file or environment digested, or why there is no digest."""
-
-
-@dataclass(frozen=True)
-class RunningKernel:
-    """What the controller reads from the booted board before a run, for the result."""
-
-    release: str
-    version: str
-    machine: str
-    realtime: str | None
 
 
 class Rpi5Board(BoardDriver):
@@ -340,7 +331,8 @@ class Rpi5Board(BoardDriver):
                                 "cat /sys/kernel/realtime 2>/dev/null || true").splitlines()
         if len(lines) < 3:
             raise InfraError(f"{self.spec.name}: uname answered {lines!r}", path=self.ssh.log)
-        return caps, RunningKernel(*lines[:3], lines[3].strip() if len(lines) > 3 else None)
+        return caps, RunningKernel(release=lines[0], version=lines[1], machine=lines[2],
+                                   realtime=lines[3].strip() if len(lines) > 3 else None)
 
     def _wait_listening(self, port: int, bench: subprocess.Popen[bytes]) -> None:
         """Until something listens on the board's ``port``, or ``bench`` ended first."""
@@ -460,11 +452,11 @@ class Rpi5Board(BoardDriver):
             sampler_sh = f"{remote}/tuning-sample.sh"
             self.ssh.put_tree({"tuning-sample.sh": sampler(
                 self.tuned, pidfile, spec.warmup_s + duration_s).encode()}, remote)
-        outcome = RunLog(start=datetime.now(UTC))
+        start = datetime.now(UTC)
         rc, peer = self._drive(command, "rtgate bench", spec, on_peer, duration_s, scale, rawdir,
                                out / "bench.log", sampler_sh=sampler_sh,
                                samples=out / "tuning-run.txt")
-        outcome.end = datetime.now(UTC)
+        end = datetime.now(UTC)
         if peer.planned and not peer.running:
             # A measurement without the peer's loads is not the scenario's.
             raise InfraError(f"`rtgate bench` on {self.spec.name} ended (exit {rc}) before its "
@@ -472,10 +464,10 @@ class Rpi5Board(BoardDriver):
                              path=out / "bench.log")
         self._fetch(f"{remote}/out", out)
         return RawRun(out=out, scenario=spec.name, flavor=flavor,
-                      run_id=f"{self.spec.name}-{spec.name}-{outcome.start:%Y%m%dT%H%M%SZ}",
-                      files={"peer": peer, "bench_rc": rc, "plan": plan, "caps": caps,
-                             "running": running, "tools": tools, "outcome": outcome,
-                             "board_loads": on_board.loads})
+                      run_id=f"{self.spec.name}-{spec.name}-{start:%Y%m%dT%H%M%SZ}",
+                      plan=plan, start=start, end=end, peer_loads=peer.ended(), board_exit=rc,
+                      cyclictest_version=caps.version, kernel=running, tool_sha256=tools,
+                      board_loads=on_board.loads)
 
     def trace(self, scenario: str, threshold_us: float, cap_s: int, out: Path, *,
               scale: float | None = None) -> Trace:
@@ -546,7 +538,7 @@ class Rpi5Board(BoardDriver):
         path = raw.out / CLAIMS
         if not path.is_file():
             raise InfraError(f"`rtgate bench` on {self.spec.name} wrote no result (exit "
-                             f"{raw.files.get('bench_rc')}); see bench.log", path=raw.out)
+                             f"{raw.board_exit}); see bench.log", path=raw.out)
         try:
             return load_result(path)
         except InputError as exc:
@@ -557,21 +549,19 @@ class Rpi5Board(BoardDriver):
         """The result the controller computes from the raw files it pulled (read strictly, all
         together); the board's own result lends descriptions only (see ``_described``)."""
         claims = self._claims(raw)
-        plan: Plan = raw.files["plan"]
-        caps: Capabilities = raw.files["caps"]
-        running: RunningKernel = raw.files["running"]
-        peer: PeerLoads = raw.files["peer"]
+        plan, running = raw.plan, raw.kernel
+        assert plan is not None and running is not None
         rt = preempt_rt(running.version, running.realtime)
         info = RunInfo(run_id=raw.run_id, board=self.spec.name, virtual=self.virtual,
                        flavor=raw.flavor or (self.kernel.flavor if self.kernel else None)
-                       or ("rt" if rt else "stock"), cyclictest_version=caps.version)
+                       or ("rt" if rt else "stock"), cyclictest_version=raw.cyclictest_version)
         env = {**claims.environment, "kernel_release": running.release,
                "kernel_version": running.version, "machine": running.machine,
                "sys_kernel_realtime": running.realtime, "preempt_rt": rt,
-               "tool_sha256": raw.files["tools"]}
+               "tool_sha256": raw.tool_sha256}
         tools = env.get("tools")
         env["tools"] = tools if isinstance(tools, dict) else {}
-        outcome: RunLog = raw.files["outcome"]
+        outcome = RunLog(start=raw.start, end=raw.end)
         outcome.loadavg_before, outcome.loadavg_after = (env.get("loadavg_before"),
                                                          env.get("loadavg_after"))
         outcome.max_temp_c, outcome.max_temp_zone = env.get("max_temp_c"), env.get("max_temp_zone")
@@ -581,13 +571,13 @@ class Rpi5Board(BoardDriver):
             end = datetime.fromisoformat(result.end) if result.end else None
         except ValueError:
             end = None  # every early exit of the peer's loads then counts: degraded, not a pass
-        result = LoadReport(peer.records(end)).apply(result)
+        result = LoadReport(peer_records(raw.peer_loads, end)).apply(result)
         if self.tuned:
             during = parse_readback((raw.out / "tuning-run.txt").read_text(errors="replace"))
             root = (during.get("root") or [""])[-1]
             # No bench pid read: no task of the run can be told apart, so none counts as pinned.
             checks = [*self.tuning_checks,
-                      *self.tuned.verify_tasks(during, programs(raw.files["board_loads"]),
+                      *self.tuned.verify_tasks(during, programs(raw.board_loads),
                                                root=int(root) if root.isdigit() else -1),
                       *self.tuned.verify(self._readback(), "end")]
             result = recorded(result, self.tuned.record(checks))

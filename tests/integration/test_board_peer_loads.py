@@ -9,7 +9,7 @@ from pathlib import Path
 from rtgate.bench.plan import Params
 from rtgate.bench.scenario import Scenario
 from rtgate.board.loadreport import LoadReport
-from rtgate.board.peer import PeerLoads
+from rtgate.board.peer import PeerLoads, peer_records
 from rtgate.result import load_result
 
 DATA = Path(__file__).parents[1] / "data" / "results"
@@ -29,7 +29,7 @@ def test_peer_load_dying_during_the_measurement_is_early(tmp_path: Path) -> None
     peer.watch()
     peer.stop()
     later = datetime.now(UTC) + timedelta(seconds=5)
-    [record] = peer.records(measured_until=later)
+    [record] = peer_records(peer.ended(), measured_until=later)
     assert record.early_exit == 7 and record.where == "peer"
     result = LoadReport([record]).apply(load_result(DATA / "local-cpu.result.json"))
     assert result.status == "degraded"
@@ -43,7 +43,7 @@ def test_peer_load_dying_after_the_measurement_is_not_early(tmp_path: Path) -> N
     peer.start()
     time.sleep(0.5)
     peer.stop()
-    [record] = peer.records(measured_until=measured_until)
+    [record] = peer_records(peer.ended(), measured_until=measured_until)
     assert record.early_exit is None
     result = LoadReport([record]).apply(load_result(DATA / "local-cpu.result.json"))
     assert result.status == "complete" and result.loads[-1].early_exit is False

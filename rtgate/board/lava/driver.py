@@ -50,12 +50,13 @@ from rtgate.bench.assemble import RunInfo, assemble
 from rtgate.bench.plan import Params, Plan, make_plan, timeout_for
 from rtgate.bench.runner import RunLog
 from rtgate.bench.scenario import load_scenario
-from rtgate.board.base import BoardDriver, KernelArtifacts, MeasuredRun, RawRun
+from rtgate.board.base import BoardDriver, KernelArtifacts, MeasuredRun
 from rtgate.board.lava.client import Lava, LavaError, lava_error, target_lines, token
 from rtgate.board.lava.store import ImageServer, ImageStore
 from rtgate.board.loadreport import LoadReport
 from rtgate.board.qemu import guestscript, initramfs
 from rtgate.board.qemu.guestenv import GuestFacts, board_records, on_controller, read_log, unpack
+from rtgate.board.rawrun import RawRun
 from rtgate.board.spec import BoardSpec, LavaOptions, board_path
 from rtgate.cyclictest.version import Capabilities, parse_help
 from rtgate.errors import InfraError, InputError
@@ -238,7 +239,7 @@ class LavaBoard(BoardDriver):
              "url": {role: url for role, (url, _) in images.items()}}, indent=2) + "\n")
         return RawRun(out=out, scenario=plan.scenario, flavor=flavor,
                       run_id=f"{self.spec.name}-{plan.scenario}-job{self.finished}",
-                      files={"plan": plan, "outcome": outcome})
+                      plan=plan, start=outcome.start, end=outcome.end)
 
     @contextmanager
     def _published(self, files: dict[str, Path]) -> Iterator[dict[str, tuple[str, str]]]:
@@ -325,8 +326,9 @@ class LavaBoard(BoardDriver):
 
     def collect(self, raw: RawRun) -> MeasuredRun:
         assert self.kernel is not None and self.caps is not None
-        plan: Plan = raw.files["plan"]
-        outcome: RunLog = raw.files["outcome"]
+        plan = raw.plan
+        assert plan is not None
+        outcome = RunLog(start=raw.start, end=raw.end)
         rawdir = (raw.out / "raw").resolve()
         state = raw.out / "state"
         facts = GuestFacts.from_tar(_meta_tar(raw.out / "meta"))

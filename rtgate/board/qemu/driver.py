@@ -23,9 +23,9 @@ from rtgate.bench.loads import free_port
 from rtgate.bench.plan import Params, Plan, make_plan, timeout_for
 from rtgate.bench.runner import RunLog
 from rtgate.bench.scenario import load_scenario
-from rtgate.board.base import BoardDriver, KernelArtifacts, MeasuredRun, RawRun
+from rtgate.board.base import BoardDriver, KernelArtifacts, MeasuredRun
 from rtgate.board.loadreport import LoadReport
-from rtgate.board.peer import PeerLoads, controller_cpus, split
+from rtgate.board.peer import PeerLoads, controller_cpus, peer_records, split
 from rtgate.board.qemu import guestscript, initramfs
 from rtgate.board.qemu.console import SerialConsole
 from rtgate.board.qemu.guestenv import (
@@ -36,6 +36,7 @@ from rtgate.board.qemu.guestenv import (
     read_log,
     unpack,
 )
+from rtgate.board.rawrun import RawRun
 from rtgate.board.spec import BoardSpec, QemuOptions
 from rtgate.board.tuning import Applied, parse_readback, programs, recorded
 from rtgate.cyclictest.version import parse_help
@@ -188,7 +189,7 @@ class QemuBoard(BoardDriver):
         return RawRun(out=out, scenario=plan.scenario, flavor=flavor,
                       run_id=f"{self.spec.name}-{plan.scenario}-"
                              f"{(outcome.start or datetime.now(UTC)):%Y%m%dT%H%M%SZ}",
-                      files={"plan": plan, "outcome": outcome, "peer": peer})
+                      plan=plan, start=outcome.start, end=outcome.end, peer_loads=peer.ended())
 
     def trace(self, scenario: str, threshold_us: float, cap_s: int, out: Path, *,
               scale: float | None = None) -> Trace:
@@ -256,9 +257,9 @@ class QemuBoard(BoardDriver):
 
     def collect(self, raw: RawRun) -> MeasuredRun:
         assert self.facts is not None
-        plan: Plan = raw.files["plan"]
-        outcome: RunLog = raw.files["outcome"]
-        peer: PeerLoads = raw.files["peer"]
+        plan = raw.plan
+        assert plan is not None
+        outcome = RunLog(start=raw.start, end=raw.end)
         rawdir = (raw.out / "raw").resolve()
         state = raw.out / "state"
         infra = state / "infra"
@@ -269,7 +270,7 @@ class QemuBoard(BoardDriver):
                 why := autoanalysis.lacking(_text(tracers), "the guest kernel")):
             raise InfraError(f"scenario {plan.scenario!r} measures with timerlat: {why}",
                              path=self.console_log)
-        loads = LoadReport([*board_records(plan, state), *peer.records(outcome.end)])
+        loads = LoadReport([*board_records(plan, state), *peer_records(raw.peer_loads, raw.end)])
         read_log(outcome, plan, state)
         info = RunInfo(run_id=raw.run_id, board=self.spec.name, virtual=True,
                        flavor=raw.flavor or (self.kernel.flavor if self.kernel else None)
