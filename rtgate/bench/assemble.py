@@ -103,35 +103,35 @@ def _parse_timerlat(plan: Plan, info: RunInfo) -> tuple[Result | None, str | Non
         return None, exc.oneline()
 
 
-def _reasons(plan: Plan, outcome: RunLog, rawdir: Path) -> tuple[list[str], list[str]]:
+def _reasons(plan: Plan, run_log: RunLog, rawdir: Path) -> tuple[list[str], list[str]]:
     """(why partial, why degraded)."""
     partial: list[str] = []
-    if outcome.interrupted:
-        partial.append(f"interrupted by {outcome.interrupted} after {outcome.measured_s:.1f} s "
+    if run_log.interrupted:
+        partial.append(f"interrupted by {run_log.interrupted} after {run_log.measured_s:.1f} s "
                        f"of {plan.duration_s} s of measurement")
-    if outcome.hung:
+    if run_log.hung:
         partial.append(f"{plan.tool} still running {plan.duration_s} s + margin after start: "
                        "stopped with SIGINT")
-    rc = outcome.cyclictest_rc
-    if rc not in (None, 0) and not (outcome.interrupted and rc == -signal.SIGINT):
+    rc = run_log.cyclictest_rc
+    if rc not in (None, 0) and not (run_log.interrupted and rc == -signal.SIGINT):
         detail = _last_line(rawdir / f"{plan.tool}.stderr")
         partial.append(f"{plan.tool} exited {exit_text(rc)}" + (f": {detail}" if detail
                                                                       else ""))
-    if outcome.reducer_rc not in (None, 0):
+    if run_log.reducer_rc not in (None, 0):
         detail = _last_line(rawdir / "reducer.stderr")
-        partial.append(f"the block-maxima reducer exited {exit_text(outcome.reducer_rc)}"
+        partial.append(f"the block-maxima reducer exited {exit_text(run_log.reducer_rc)}"
                        + (f": {detail}" if detail else ""))
     degraded = [f"load {ld.spec.name!r} exited early {exit_text(ld.early_exit)} after "
                 f"{ld.early_after_s:.1f} s (see raw/{ld.spec.name}.stderr)"
-                for ld in outcome.loads if ld.early_exit is not None]
+                for ld in run_log.loads if ld.early_exit is not None]
     return partial, degraded
 
 
-def assemble(plan: Plan, outcome: RunLog, env: dict[str, Any], rawdir: Path,
+def assemble(plan: Plan, run_log: RunLog, env: dict[str, Any], rawdir: Path,
              info: RunInfo, *, strict: bool = False) -> Result:
     parsed, problem = (_parse_timerlat(plan, info) if plan.timerlat
                        else _parse_raw(plan, rawdir, info, strict))
-    partial, degraded = _reasons(plan, outcome, rawdir)
+    partial, degraded = _reasons(plan, run_log, rawdir)
     if parsed is None:
         partial.append(f"no result from {plan.tool}'s output: {problem}")
         parsed = Result(run_id=info.run_id, board=Board(name=info.board), kernel=Kernel(),
@@ -160,21 +160,21 @@ def assemble(plan: Plan, outcome: RunLog, env: dict[str, Any], rawdir: Path,
     environment |= {
         "scale": plan.scale, "warmup_s": plan.warmup_s, "duration_s": plan.duration_s,
         "cyclictest_notes": [] if plan.timerlat else plan.cyclictest.notes,
-        "loadavg_before": outcome.loadavg_before, "loadavg_after": outcome.loadavg_after,
+        "loadavg_before": run_log.loadavg_before, "loadavg_after": run_log.loadavg_after,
     }
-    if outcome.max_temp_c is not None:
-        environment |= {"max_temp_c": outcome.max_temp_c, "max_temp_zone": outcome.max_temp_zone}
+    if run_log.max_temp_c is not None:
+        environment |= {"max_temp_c": run_log.max_temp_c, "max_temp_zone": run_log.max_temp_zone}
     updated = parsed.model_copy(update={
         "board": Board(name=info.board, virtual=info.virtual),
         "kernel": kernel,
         "scenario": plan.scenario,
         "tool": tool,
-        "start": parsed.start or (outcome.start.isoformat() if outcome.start else None),
-        "end": parsed.end or (outcome.end.isoformat() if outcome.end else None),
+        "start": parsed.start or (run_log.start.isoformat() if run_log.start else None),
+        "end": parsed.end or (run_log.end.isoformat() if run_log.end else None),
         "status": status,
         "reasons": list(dict.fromkeys([*parsed.reasons, *partial, *degraded])),
         "loads": [Load(name=ld.spec.name, command=ld.spec.argv, exit_status=ld.early_exit,
-                       early_exit=ld.early_exit is not None) for ld in outcome.loads],
+                       early_exit=ld.early_exit is not None) for ld in run_log.loads],
         "environment": environment,
     })
     # model_copy skips validation: re-validate so a bug here cannot write an invalid result.

@@ -89,7 +89,7 @@ def _progress() -> Progress:
 class _Run:
     def __init__(self, plan: Plan, rawdir: Path, scratch: Path) -> None:
         self.plan, self.rawdir, self.scratch = plan, rawdir, scratch
-        self.outcome = RunLog()
+        self.run_log = RunLog()
         self.interrupts = Interrupts()
         self.progress = _progress()
         self.task = self.progress.add_task(f"{plan.scenario}: starting loads",
@@ -97,7 +97,7 @@ class _Run:
         self.t0 = time.monotonic()
 
     def _tick(self, phase: str) -> None:
-        for load in self.outcome.loads:
+        for load in self.run_log.loads:
             if load.check():
                 self.progress.console.print(
                     f"rtgate bench: load {load.spec.name!r} exited early with status "
@@ -111,7 +111,7 @@ class _Run:
         for spec in self.plan.loads:
             if self.interrupts.received:
                 return
-            self.outcome.loads.append(loads.start(spec, self.rawdir, self.scratch))
+            self.run_log.loads.append(loads.start(spec, self.rawdir, self.scratch))
             self._tick(f"{self.plan.scenario}: starting loads")
 
     def _warm_up(self) -> None:
@@ -140,31 +140,31 @@ class _Run:
             finally:
                 red.stdin.close()  # cyclictest holds the pipe now: its exit is the reducer's EOF
             started = time.monotonic()
-            self.outcome.start = datetime.now(UTC)
+            self.run_log.start = datetime.now(UTC)
             sent_at: float | None = None
             hang_at = started + self.plan.duration_s + HANG_MARGIN_S
             while proc.poll() is None:
                 now = time.monotonic()
                 if sent_at is None and (self.interrupts.received or now > hang_at):
-                    self.outcome.hung = not self.interrupts.received
+                    self.run_log.hung = not self.interrupts.received
                     proc.send_signal(signal.SIGINT)  # cyclictest writes its JSON on SIGINT
                     sent_at = now
                 elif sent_at is not None and now > sent_at + SIGINT_GRACE_S:
                     proc.kill()
                 self._tick(f"{self.plan.scenario}: measuring")
                 time.sleep(TICK_S)
-            self.outcome.end = datetime.now(UTC)
-            self.outcome.measured_s = time.monotonic() - started
-            self.outcome.cyclictest_rc = proc.returncode
+            self.run_log.end = datetime.now(UTC)
+            self.run_log.measured_s = time.monotonic() - started
+            self.run_log.cyclictest_rc = proc.returncode
             try:
-                self.outcome.reducer_rc = red.wait(timeout=REDUCER_GRACE_S)
+                self.run_log.reducer_rc = red.wait(timeout=REDUCER_GRACE_S)
             except subprocess.TimeoutExpired:
                 red.kill()
-                self.outcome.reducer_rc = red.wait()
+                self.run_log.reducer_rc = red.wait()
         self._tick(f"{self.plan.scenario}: stopping loads")
 
     def execute(self) -> RunLog:
-        self.outcome.loadavg_before = environment.loadavg()
+        self.run_log.loadavg_before = environment.loadavg()
         with self.interrupts, ThermalSampler() as thermal, self.progress:
             try:
                 self._start_loads()
@@ -174,12 +174,12 @@ class _Run:
             finally:
                 # Reverse order: an iperf3 client goes before its server, so it is not the
                 # server's disappearance that ends it.
-                for load in reversed(self.outcome.loads):
+                for load in reversed(self.run_log.loads):
                     loads.stop(load)
-            self.outcome.interrupted = self.interrupts.received
-        self.outcome.max_temp_c, self.outcome.max_temp_zone = thermal.max_c, thermal.zone
-        self.outcome.loadavg_after = environment.loadavg()
-        return self.outcome
+            self.run_log.interrupted = self.interrupts.received
+        self.run_log.max_temp_c, self.run_log.max_temp_zone = thermal.max_c, thermal.zone
+        self.run_log.loadavg_after = environment.loadavg()
+        return self.run_log
 
 
 def execute(plan: Plan, rawdir: Path, scratch: Path) -> RunLog:

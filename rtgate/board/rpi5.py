@@ -561,12 +561,12 @@ class Rpi5Board(BoardDriver):
                "tool_sha256": raw.tool_sha256}
         tools = env.get("tools")
         env["tools"] = tools if isinstance(tools, dict) else {}
-        outcome = RunLog(start=raw.start, end=raw.end)
-        outcome.loadavg_before, outcome.loadavg_after = (env.get("loadavg_before"),
+        run_log = RunLog(start=raw.start, end=raw.end)
+        run_log.loadavg_before, run_log.loadavg_after = (env.get("loadavg_before"),
                                                          env.get("loadavg_after"))
-        outcome.max_temp_c, outcome.max_temp_zone = env.get("max_temp_c"), env.get("max_temp_zone")
+        run_log.max_temp_c, run_log.max_temp_zone = env.get("max_temp_c"), env.get("max_temp_zone")
         rawdir = (raw.out / "raw").resolve()
-        result = _described(assemble(plan, outcome, env, rawdir, info, strict=True), claims)
+        result = _described(assemble(plan, run_log, env, rawdir, info, strict=True), claims)
         try:
             end = datetime.fromisoformat(result.end) if result.end else None
         except ValueError:

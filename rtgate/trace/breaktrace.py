@@ -198,11 +198,11 @@ def run(scenario: str, threshold_us: float, cap_s: int, out: Path, *,
                 armed = replace(plan, timerlat=None, cyclictest=replace(
                     plan.cyclictest, argv=arm(plan.cyclictest.argv, threshold_us)))
                 with ftrace.Session() as session:
-                    outcome = execute(armed, staging, scratch)
+                    run_log = execute(armed, staging, scratch)
                     session.stop()
                     session.tail(staging / "ftrace.txt")
                 # A raw file, so whoever reads the others (a controller too) has it.
-                (staging / RC_FILE).write_text(f"{outcome.cyclictest_rc}\n", encoding="utf-8")
+                (staging / RC_FILE).write_text(f"{run_log.cyclictest_rc}\n", encoding="utf-8")
                 (staging / "ftrace-setup.txt").write_text("\n".join(session.setup) + "\n",
                                                           encoding="utf-8")
         finally:

@@ -38,7 +38,7 @@ def _finished_load(name: str, argv: list[str], early: int | None) -> RunningLoad
     return load
 
 
-def _outcome(plan, **kw) -> RunLog:
+def _run_log(plan, **kw) -> RunLog:
     loads = [_finished_load(ld.name, ld.argv, None) for ld in plan.loads]
     base = dict(loads=loads, start=datetime(2026, 11, 22, tzinfo=UTC),
                 end=datetime(2026, 11, 22, 0, 0, 20, tzinfo=UTC), measured_s=20.0,
@@ -51,7 +51,7 @@ def test_complete_run(tmp_path: Path) -> None:
     shutil.copy(DATA / "bench" / "cpu-blocks.cyclictest.json", tmp_path / "cyclictest.json")
     shutil.copy(DATA / "bench" / "cpu-blocks.blocks.txt", tmp_path / "blocks.txt")
     plan = _plan(tmp_path, "cpu", 3)
-    result = assemble(plan, _outcome(plan), ENV, tmp_path, INFO)
+    result = assemble(plan, _run_log(plan), ENV, tmp_path, INFO)
     assert result.status == "complete" and result.reasons == []
     for t in result.threads:
         assert t.blocks is not None and t.blocks.cycles == t.samples
@@ -70,11 +70,11 @@ def test_complete_run(tmp_path: Path) -> None:
 def test_a_run_without_block_maxima_is_partial(tmp_path: Path) -> None:
     shutil.copy(DATA / "bench" / "cpu.cyclictest.json", tmp_path / "cyclictest.json")
     plan = _plan(tmp_path, "cpu", 3)
-    result = assemble(plan, _outcome(plan), ENV, tmp_path, INFO)
+    result = assemble(plan, _run_log(plan), ENV, tmp_path, INFO)
     assert result.status == "partial" and result.totals.samples > 50_000
     assert result.reasons == [f"no block maxima: {tmp_path}/blocks.txt: missing or empty"]
     (tmp_path / "blocks.txt").write_text("rtgate-blocks 1 block_cycles 10000\nb 0 3\n")
-    result = assemble(plan, _outcome(plan), ENV, tmp_path, INFO)
+    result = assemble(plan, _run_log(plan), ENV, tmp_path, INFO)
     assert result.reasons == [f"no block maxima: {tmp_path}/blocks.txt: line 3: no 'end' line: "
                               "the reducer was stopped before it finished"]
     assert all(t.blocks is None for t in result.threads)
@@ -85,7 +85,7 @@ def test_a_failed_reducer_makes_the_run_partial(tmp_path: Path) -> None:
     shutil.copy(DATA / "bench" / "cpu-blocks.blocks.txt", tmp_path / "blocks.txt")
     (tmp_path / "reducer.stderr").write_text("awk: write failure\n")
     plan = _plan(tmp_path, "cpu", 3)
-    result = assemble(plan, _outcome(plan, reducer_rc=2), ENV, tmp_path, INFO)
+    result = assemble(plan, _run_log(plan, reducer_rc=2), ENV, tmp_path, INFO)
     assert result.status == "partial"
     assert result.reasons == ["the block-maxima reducer exited with status 2: awk: write failure"]
 
@@ -93,10 +93,10 @@ def test_a_failed_reducer_makes_the_run_partial(tmp_path: Path) -> None:
 def test_interrupted_run_with_a_killed_load(tmp_path: Path) -> None:
     shutil.copy(DATA / "bench" / "net-sigint.cyclictest.json", tmp_path / "cyclictest.json")
     plan = _plan(tmp_path)
-    outcome = _outcome(plan, interrupted="SIGTERM", measured_s=1.0, max_temp_c=61.5,
+    run_log = _run_log(plan, interrupted="SIGTERM", measured_s=1.0, max_temp_c=61.5,
                        max_temp_zone="thermal_zone0 cpu-thermal")
-    outcome.loads[1].early_exit, outcome.loads[1].early_after_s = -9, 0.5
-    result = assemble(plan, outcome, ENV, tmp_path, INFO)
+    run_log.loads[1].early_exit, run_log.loads[1].early_after_s = -9, 0.5
+    result = assemble(plan, run_log, ENV, tmp_path, INFO)
     assert result.status == "partial"  # partial outranks degraded; both reasons are kept
     assert "interrupted by SIGTERM after 1.0 s of 20 s of measurement" in result.reasons
     assert "load 'iperf3-client' exited early (killed by SIGKILL) after 0.5 s " \
@@ -109,7 +109,7 @@ def test_interrupted_run_with_a_killed_load(tmp_path: Path) -> None:
 def test_no_output_still_gives_a_partial_result(tmp_path: Path) -> None:
     (tmp_path / "cyclictest.stderr").write_text("Unable to change scheduling policy!\n")
     plan = _plan(tmp_path)
-    result = assemble(plan, _outcome(plan, cyclictest_rc=255), ENV, tmp_path, INFO)
+    result = assemble(plan, _run_log(plan, cyclictest_rc=255), ENV, tmp_path, INFO)
     assert result.status == "partial" and result.totals.samples == 0
     assert "cyclictest exited with status 255: Unable to change scheduling policy!" \
         in result.reasons
@@ -120,6 +120,6 @@ def test_truncated_json_falls_back_to_a_reason(tmp_path: Path) -> None:
     text = (DATA / "bench" / "cpu.cyclictest.json").read_text()
     (tmp_path / "cyclictest.json").write_text(text[: len(text) // 2])
     plan = _plan(tmp_path, "cpu", 3)
-    result = assemble(plan, _outcome(plan), ENV, tmp_path, INFO)
+    result = assemble(plan, _run_log(plan), ENV, tmp_path, INFO)
     assert result.status == "partial"
     assert any("cyclictest.json" in r for r in result.reasons)

@@ -230,8 +230,8 @@ class LavaBoard(BoardDriver):
         with self._published(files) as images:
             definition = self.definition(plan, images)
             (out / "lava-job.yaml").write_text(definition)
-            outcome = RunLog()
-            lines = self._follow(definition, plan, outcome, out)
+            run_log = RunLog()
+            lines = self._follow(definition, plan, run_log, out)
         unpack(payload([line for _, line in lines], self.job_log), out)
         (out / "lava-images.json").write_text(json.dumps(
             {"job": self.lava.job_url(self.finished or 0), "device": self.device,
@@ -239,7 +239,7 @@ class LavaBoard(BoardDriver):
              "url": {role: url for role, (url, _) in images.items()}}, indent=2) + "\n")
         return RawRun(out=out, scenario=plan.scenario, flavor=flavor,
                       run_id=f"{self.spec.name}-{plan.scenario}-job{self.finished}",
-                      plan=plan, start=outcome.start, end=outcome.end)
+                      plan=plan, start=run_log.start, end=run_log.end)
 
     @contextmanager
     def _published(self, files: dict[str, Path]) -> Iterator[dict[str, tuple[str, str]]]:
@@ -261,7 +261,7 @@ class LavaBoard(BoardDriver):
         finally:
             server.close()
 
-    def _follow(self, definition: str, plan: Plan, outcome: RunLog,
+    def _follow(self, definition: str, plan: Plan, run_log: RunLog,
                 out: Path) -> list[tuple[str, str]]:
         """Submit, wait for the device and the end; the device's lines. Ctrl-C cancels."""
         assert self.lava is not None
@@ -310,9 +310,9 @@ class LavaBoard(BoardDriver):
         lines = target_lines(entries)
         for dt, line in lines:
             if line.startswith("RTGATE-MEASURE-START"):
-                outcome.start = _when(dt)
+                run_log.start = _when(dt)
             elif line.startswith("RTGATE-MEASURE-END"):
-                outcome.end = _when(dt)
+                run_log.end = _when(dt)
         return lines
 
     def _cancel(self) -> None:
@@ -328,7 +328,7 @@ class LavaBoard(BoardDriver):
         assert self.kernel is not None and self.caps is not None
         plan = raw.plan
         assert plan is not None
-        outcome = RunLog(start=raw.start, end=raw.end)
+        run_log = RunLog(start=raw.start, end=raw.end)
         rawdir = (raw.out / "raw").resolve()
         state = raw.out / "state"
         facts = GuestFacts.from_tar(_meta_tar(raw.out / "meta"))
@@ -340,14 +340,14 @@ class LavaBoard(BoardDriver):
         infra = state / "infra"
         if infra.is_file():
             raise InfraError(f"in the job: {infra.read_text().strip()}", path=infra)
-        read_log(outcome, plan, state)
+        read_log(run_log, plan, state)
         info = RunInfo(run_id=raw.run_id, board=self.spec.name, virtual=self.virtual,
                        flavor=raw.flavor or self.kernel.flavor
                        or ("rt" if facts.preempt_rt else "stock"),
                        cyclictest_version=facts.cyclictest_version)
         env = facts.environment(self.spec, facts.cpus)
         loads = LoadReport(board_records(plan, state))
-        result = loads.apply(assemble(on_controller(plan, rawdir), outcome, env, rawdir, info,
+        result = loads.apply(assemble(on_controller(plan, rawdir), run_log, env, rawdir, info,
                                       strict=True))
         path = result.write(raw.out / "result.json")
         return MeasuredRun(result=result, result_path=path, raw_dir=rawdir)

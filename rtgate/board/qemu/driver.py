@@ -183,13 +183,13 @@ class QemuBoard(BoardDriver):
         rawdir.mkdir(parents=True)
         with tempfile.TemporaryDirectory(prefix="rtgate-peer-") as scratch:
             plan, peer = self._plans(scenario, duration_s, scale, Path(scratch), rawdir)
-            outcome = RunLog()
-            data = self._drive(plan, peer, outcome)
+            run_log = RunLog()
+            data = self._drive(plan, peer, run_log)
         unpack(data, out)
         return RawRun(out=out, scenario=plan.scenario, flavor=flavor,
                       run_id=f"{self.spec.name}-{plan.scenario}-"
-                             f"{(outcome.start or datetime.now(UTC)):%Y%m%dT%H%M%SZ}",
-                      plan=plan, start=outcome.start, end=outcome.end, peer_loads=peer.ended())
+                             f"{(run_log.start or datetime.now(UTC)):%Y%m%dT%H%M%SZ}",
+                      plan=plan, start=run_log.start, end=run_log.end, peer_loads=peer.ended())
 
     def trace(self, scenario: str, threshold_us: float, cap_s: int, out: Path, *,
               scale: float | None = None) -> Trace:
@@ -220,7 +220,7 @@ class QemuBoard(BoardDriver):
                 version=self.facts.get("rtla-version") or None, raw=names,
                 tracers=_text(tracers) if tracers.is_file() else None)
 
-    def _drive(self, plan: Plan, peer: PeerLoads, outcome: RunLog,
+    def _drive(self, plan: Plan, peer: PeerLoads, run_log: RunLog,
                tracer: list[str] | None = None) -> bytes:
         """Send the run script (cyclictest's, or ``tracer``'s) and follow its markers; the
         peer's loads always stop."""
@@ -243,11 +243,11 @@ class QemuBoard(BoardDriver):
                         st.update(f"{self.spec.name}: {plan.scenario}: warm-up "
                                   f"{plan.warmup_s:g} s")
                     elif marker.startswith("RTGATE-MEASURE-START"):
-                        outcome.start = datetime.now(UTC)
+                        run_log.start = datetime.now(UTC)
                         st.update(f"{self.spec.name}: {plan.scenario}: measuring "
                                   f"{plan.duration_s} s")
                     elif marker.startswith("RTGATE-MEASURE-END"):
-                        outcome.end = datetime.now(UTC)
+                        run_log.end = datetime.now(UTC)
                         peer.stop()
                         st.update(f"{self.spec.name}: {plan.scenario}: collecting")
                     elif marker.startswith("RTGATE-BEGIN"):
@@ -259,7 +259,7 @@ class QemuBoard(BoardDriver):
         assert self.facts is not None
         plan = raw.plan
         assert plan is not None
-        outcome = RunLog(start=raw.start, end=raw.end)
+        run_log = RunLog(start=raw.start, end=raw.end)
         rawdir = (raw.out / "raw").resolve()
         state = raw.out / "state"
         infra = state / "infra"
@@ -271,14 +271,14 @@ class QemuBoard(BoardDriver):
             raise InfraError(f"scenario {plan.scenario!r} measures with timerlat: {why}",
                              path=self.console_log)
         loads = LoadReport([*board_records(plan, state), *peer_records(raw.peer_loads, raw.end)])
-        read_log(outcome, plan, state)
+        read_log(run_log, plan, state)
         info = RunInfo(run_id=raw.run_id, board=self.spec.name, virtual=True,
                        flavor=raw.flavor or (self.kernel.flavor if self.kernel else None)
                        or ("rt" if self.facts.preempt_rt else "stock"),
                        cyclictest_version=self.facts.cyclictest_version,
                        rtla_version=self.facts.get("rtla-version") or None)
         env = self.facts.environment(self.spec, self.smp)
-        result = loads.apply(assemble(on_controller(plan, rawdir), outcome, env, rawdir, info))
+        result = loads.apply(assemble(on_controller(plan, rawdir), run_log, env, rawdir, info))
         if self.tuned:
             during = parse_readback(_text(state / "tuning-run"))
             checks = [*self.tuning_checks,
