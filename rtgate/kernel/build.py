@@ -37,7 +37,7 @@ from rtgate.kernel.cache import (
 )
 from rtgate.kernel.kconfig import describe_unmet, effective_requests, parse_config, unmet
 from rtgate.kernel.patches import PatchError, patch_command
-from rtgate.kernel.plan import Plan, make_plan
+from rtgate.kernel.plan import BuildPlan, make_plan
 from rtgate.kernel.progress import BuildProgress
 from rtgate.kernel.runtime import Runtime, get_runtime
 from rtgate.kernel.source import materialize, working_copy
@@ -49,7 +49,7 @@ OUT_ROOT = Path("out") / "kernels"
 @dataclass(frozen=True)
 class BuildResult:
     out: Path
-    plan: Plan
+    plan: BuildPlan
     image: Path | None
     """None for a config-only run."""
     config: Path
@@ -151,7 +151,7 @@ def build(target: str, flavor: str, *, source: str | None = None, series: Path |
         raise InfraError(f"the kernel just built changed in the cache: {exc}", path=entry) from exc
 
 
-def _cached(entry: Path, out: Path, plan: Plan, cache: Path) -> BuildResult | None:
+def _cached(entry: Path, out: Path, plan: BuildPlan, cache: Path) -> BuildResult | None:
     """The cached kernel of the plan delivered to out, or None: no entry, or one that does not
     match its metadata.json (set aside under refused/, never served)."""
     if not os.path.lexists(entry):
@@ -171,7 +171,7 @@ def _cached(entry: Path, out: Path, plan: Plan, cache: Path) -> BuildResult | No
         return None
 
 
-def _make(plan: Plan, slot: _Slot, *goals: str, jobs: int | None = None) -> list[str]:
+def _make(plan: BuildPlan, slot: _Slot, *goals: str, jobs: int | None = None) -> list[str]:
     arch, cross = plan.target.arch, plan.target.cross_compile
     argv = ["make", "-C", str(slot.src), f"O={slot.obj}", f"ARCH={arch}",
             f"CROSS_COMPILE={cross}", f"CC=ccache {cross}gcc",
@@ -210,7 +210,7 @@ def _run(rt: Runtime, argv: list[str], slot: _Slot, cache: Path, prog: BuildProg
     return lines
 
 
-def _prepare(plan: Plan, slot: _Slot, cache: Path) -> list[Path]:
+def _prepare(plan: BuildPlan, slot: _Slot, cache: Path) -> list[Path]:
     """A fresh copy of the pristine tree and copies of the inputs, in the slot."""
     tree = materialize(plan.source, cache)
     # Whatever an earlier build left, symbolic links included, goes (rmtree follows none).
@@ -235,7 +235,7 @@ def _prepare(plan: Plan, slot: _Slot, cache: Path) -> list[Path]:
     return copies
 
 
-def _configure(plan: Plan, rt: Runtime, slot: _Slot, cache: Path,
+def _configure(plan: BuildPlan, rt: Runtime, slot: _Slot, cache: Path,
                prog: BuildProgress) -> str:
     prog.stage("preparing the source tree")
     fragments = _prepare(plan, slot, cache)
@@ -254,7 +254,7 @@ def _configure(plan: Plan, rt: Runtime, slot: _Slot, cache: Path,
     return release[-1].strip() if release else ""
 
 
-def _apply(plan: Plan, rt: Runtime, slot: _Slot, cache: Path, prog: BuildProgress,
+def _apply(plan: BuildPlan, rt: Runtime, slot: _Slot, cache: Path, prog: BuildProgress,
            index: int) -> None:
     patch = plan.patches[index]
     rejects = slot.root / f"patch-{index:03d}.rej"
@@ -279,7 +279,7 @@ def _apply(plan: Plan, rt: Runtime, slot: _Slot, cache: Path, prog: BuildProgres
                      path=series, rejected="\n".join(lines) + "\n" + rejected)
 
 
-def _verify(fragments: list[Path], plan: Plan, config: Path) -> None:
+def _verify(fragments: list[Path], plan: BuildPlan, config: Path) -> None:
     requests = effective_requests(fragments)
     final = parse_config(config)
     missing = unmet(requests, final)
@@ -292,7 +292,7 @@ def _verify(fragments: list[Path], plan: Plan, config: Path) -> None:
                          f"(unmet dependencies?): {text}", path=config)
 
 
-def _compile(plan: Plan, rt: Runtime, slot: _Slot, cache: Path, prog: BuildProgress,
+def _compile(plan: BuildPlan, rt: Runtime, slot: _Slot, cache: Path, prog: BuildProgress,
              jobs: int | None) -> None:
     target = plan.target
     jobs = jobs or os.cpu_count() or 1
@@ -320,7 +320,7 @@ def _uts_version(slot: _Slot) -> str | None:
     return match[1] if match else None
 
 
-def _metadata(plan: Plan, release: str, uts: str | None, seconds: float, runtime: str,
+def _metadata(plan: BuildPlan, release: str, uts: str | None, seconds: float, runtime: str,
               outputs: dict[str, str]) -> dict[str, Any]:
     return {
         "schema": METADATA_SCHEMA,
@@ -334,7 +334,7 @@ def _metadata(plan: Plan, release: str, uts: str | None, seconds: float, runtime
     }
 
 
-def _store(plan: Plan, slot: _Slot, entry: Path, release: str, seconds: float,
+def _store(plan: BuildPlan, slot: _Slot, entry: Path, release: str, seconds: float,
            runtime: str) -> dict[str, Any]:
     """Copy the outputs into the cache entry, written aside and renamed: all or nothing."""
     target = plan.target
@@ -359,7 +359,7 @@ def _store(plan: Plan, slot: _Slot, entry: Path, release: str, seconds: float,
     return meta
 
 
-def _clear_outputs(out: Path, plan: Plan) -> None:
+def _clear_outputs(out: Path, plan: BuildPlan) -> None:
     out.mkdir(parents=True, exist_ok=True)
     for name in (plan.target.image_name, ".config", "build.log", "metadata.json",
                  "modules.tar.gz"):
@@ -367,7 +367,7 @@ def _clear_outputs(out: Path, plan: Plan) -> None:
     shutil.rmtree(out / "dtbs", ignore_errors=True)
 
 
-def _deliver(entry: Path, out: Path, plan: Plan, meta: dict[str, Any], *,
+def _deliver(entry: Path, out: Path, plan: BuildPlan, meta: dict[str, Any], *,
              cache_hit: bool) -> BuildResult:
     """Copy the entry to out; RefusedEntry when the copy is not what meta records."""
     _clear_outputs(out, plan)
@@ -382,7 +382,7 @@ def _deliver(entry: Path, out: Path, plan: Plan, meta: dict[str, Any], *,
                        uts_version=meta["uts_version"], cache_hit=cache_hit)
 
 
-def _deliver_config(plan: Plan, slot: _Slot, out: Path, release: str, seconds: float,
+def _deliver_config(plan: BuildPlan, slot: _Slot, out: Path, release: str, seconds: float,
                     runtime: str) -> BuildResult:
     _clear_outputs(out, plan)
     shutil.copyfile(slot.built(slot.obj / ".config"), out / ".config")

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict
 from rtgate.errors import InputError
 
 
-class Patch(BaseModel):
+class SeriesPatch(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     name: str
@@ -26,7 +26,7 @@ class PatchError(InputError):
         self.rejected = rejected
 
 
-def read_series(series: Path) -> list[Patch]:
+def read_series(series: Path) -> list[SeriesPatch]:
     """Patches in application order. Lines are `NAME` with `#` comments, as quilt writes them."""
     try:
         lines = series.read_text().splitlines()
@@ -44,7 +44,7 @@ def read_series(series: Path) -> list[Patch]:
         path = _inside(series, number, line)
         if not path.is_file():
             raise InputError(f"line {number}: patch {line} not found", path=series)
-        patches.append(Patch(name=line, sha256=hashlib.sha256(path.read_bytes()).hexdigest()))
+        patches.append(SeriesPatch(name=line, sha256=hashlib.sha256(path.read_bytes()).hexdigest()))
     return patches
 
 

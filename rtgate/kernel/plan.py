@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rtgate import paths
 from rtgate.errors import InputError
-from rtgate.kernel.patches import Patch, read_series
+from rtgate.kernel.patches import SeriesPatch, read_series
 from rtgate.kernel.runtime import Runtime
 from rtgate.kernel.source import Source, resolve, sha256_file
 from rtgate.kernel.targets import KernelTarget, load_target
@@ -38,7 +38,7 @@ class Toolchain(BaseModel):
     binutils: str
 
 
-class Plan(BaseModel):
+class BuildPlan(BaseModel):
     model_config = ConfigDict(frozen=True, populate_by_name=True)
 
     schema_: str = Field(PLAN_SCHEMA, alias="schema")
@@ -50,7 +50,7 @@ class Plan(BaseModel):
     fragments: list[Fragment]
     """In merge order: target fragments, the flavor, then extra fragments; a later one wins."""
     series: str | None
-    patches: list[Patch]
+    patches: list[SeriesPatch]
     toolchain: Toolchain
     cache_key: str
 
@@ -81,7 +81,7 @@ def toolchain(target: KernelTarget, runtime: Runtime) -> Toolchain:
 
 
 def cache_key(target: KernelTarget, flavor: str, source: Source, fragments: list[Fragment],
-              patches: list[Patch], chain: Toolchain) -> str:
+              patches: list[SeriesPatch], chain: Toolchain) -> str:
     # Paths are left out: the same inputs in another checkout or tarball location are the same
     # build. Contents (sha256) and versions are in. The target's key is "board", as it was when
     # the cache was filled: another word would miss every entry.
@@ -98,7 +98,7 @@ def cache_key(target: KernelTarget, flavor: str, source: Source, fragments: list
 
 
 def make_plan(target_name: str, flavor: str, runtime: Runtime, *, source: str | None = None,
-              series: Path | None = None, extra_fragments: list[Path] | None = None) -> Plan:
+              series: Path | None = None, extra_fragments: list[Path] | None = None) -> BuildPlan:
     """Resolve every input. series=None takes kernel/patches/series when it exists."""
     target = load_target(target_name)
     src = resolve(source or target.default_source)
@@ -109,7 +109,7 @@ def make_plan(target_name: str, flavor: str, runtime: Runtime, *, source: str | 
         series = DEFAULT_SERIES
     patches = read_series(series) if series is not None else []
     chain = toolchain(target, runtime)
-    return Plan(target=target, flavor=flavor, source=src, base_config=target.base_config,
+    return BuildPlan(target=target, flavor=flavor, source=src, base_config=target.base_config,
                 fragments=fragments, series=None if series is None else str(series.resolve()),
                 patches=patches, toolchain=chain,
                 cache_key=cache_key(target, flavor, src, fragments, patches, chain))
