@@ -549,12 +549,12 @@ class Rpi5Board(BoardDriver):
         """The result the controller computes from the raw files it pulled (read strictly, all
         together); the board's own result lends descriptions only (see ``_described``)."""
         claims = self._claims(raw)
-        plan, running = raw.plan, raw.kernel
-        assert plan is not None and running is not None
+        plan, running, version = raw.plan, raw.kernel, raw.cyclictest_version
+        assert plan is not None and running is not None and version is not None  # run() sets them
         rt = preempt_rt(running.version, running.realtime)
         info = RunInfo(run_id=raw.run_id, board=self.spec.name, virtual=self.virtual,
                        flavor=raw.flavor or (self.kernel.flavor if self.kernel else None)
-                       or ("rt" if rt else "stock"), cyclictest_version=raw.cyclictest_version)
+                       or ("rt" if rt else "stock"), cyclictest_version=version)
         env = {**claims.environment, "kernel_release": running.release,
                "kernel_version": running.version, "machine": running.machine,
                "sys_kernel_realtime": running.realtime, "preempt_rt": rt,
