@@ -20,11 +20,11 @@ SCHEMA_ID = "rtgate/raw-run/v1"
 SCHEMA_FILE = Path(__file__).parent.parent / "schemas" / "raw-run-v1.schema.json"
 
 
-class _Model(BaseModel):
+class _RawRunModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class RunningKernel(_Model):
+class RunningKernel(_RawRunModel):
     """What the controller reads from the booted board before a run, for the result."""
 
     release: str
@@ -33,7 +33,7 @@ class RunningKernel(_Model):
     realtime: str | None
 
 
-class PeerLoad(_Model):
+class PeerLoad(_RawRunModel):
     """One of the controller's loads (the peer's) as it ended."""
 
     name: str
@@ -45,7 +45,7 @@ class PeerLoad(_Model):
     """When rtgate found it dead (a load that died after the measurement is no early exit)."""
 
 
-class RawRun(_Model):
+class RawRun(_RawRunModel):
     """What a run left behind on the controller, before collect() turns it into a Result."""
 
     schema_: Literal["rtgate/raw-run/v1"] = Field(SCHEMA_ID, alias="schema")

@@ -37,7 +37,7 @@ _CPUS = re.compile(r"\{(isolated|housekeeping)\}")
 _BOARDS = Field(default_factory=list, description="Board names (bench/boards/NAME.yml).")
 
 
-class _Model(BaseModel):
+class _TuningModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
@@ -49,7 +49,7 @@ def _templated(text: str) -> str:
     return text
 
 
-class _Setting(_Model):
+class _Setting(_TuningModel):
     optional: list[str] = Field(
         default_factory=list, description="Boards where the setting may not take effect "
                                           "without making the run incomplete.")
@@ -99,14 +99,14 @@ class FirmwareLine(_Setting):
                                     "overlay disables).")
 
 
-class Pin(_Model):
+class Pin(_TuningModel):
     cyclictest: Literal["isolated"] | None = Field(
         None, description="cyclictest -a on the isolated CPUs.")
     loads: Literal["housekeeping"] | None = Field(
         None, description="The board's loads under taskset on the housekeeping CPUs.")
 
 
-class Profile(_Model):
+class Profile(_TuningModel):
     name: str
     description: str
     isolate: int = Field(0, ge=0, description="How many CPUs, counted from the last, are "
