@@ -88,7 +88,7 @@ bench: deps
 	  --planted-length-us 20000 --aa 0
 
 lint: deps
-	$(PYTHON) -m ruff check rtgate tests benchmarks
+	$(PYTHON) -m ruff check rtgate tests benchmarks scripts docs/hooks
 
 # The kernel builder image on the local dockerd (started if none answers), no Docker Hub needed.
 kernel-builder: deps
