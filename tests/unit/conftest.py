@@ -7,6 +7,7 @@ import os
 import subprocess
 from collections.abc import Callable, Generator
 from contextlib import ExitStack
+from pathlib import Path
 from typing import NoReturn
 from unittest import mock
 
@@ -17,6 +18,7 @@ import pytest
 _STARTERS = [(subprocess, "Popen"), (os, "system"), (os, "popen"), (os, "fork"),
              (os, "forkpty"), (os, "posix_spawn"), (os, "posix_spawnp")]
 _STARTERS += [(os, name) for name in dir(os) if name.startswith(("exec", "spawn"))]
+UNIT = Path(__file__).resolve().parent
 
 
 def _refuser(name: str) -> Callable[..., NoReturn]:
@@ -30,7 +32,10 @@ def _refuser(name: str) -> Callable[..., NoReturn]:
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None,
                             ) -> Generator[None, object, object]:
     # Around setup, call and teardown alike: a module- or session-scoped fixture a unit test
-    # sets up is held to the same rule as the test.
+    # sets up is held to the same rule as the test. pytest calls this hook for every item of
+    # the session, whichever conftest holds it: only this folder's tests are unit tests.
+    if not item.path.resolve().is_relative_to(UNIT):
+        return (yield)
     with ExitStack() as stack:
         for module, name in _STARTERS:
             if hasattr(module, name):
