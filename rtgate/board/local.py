@@ -23,6 +23,7 @@ from rtgate.board.rawrun import RawRun
 from rtgate.board.spec import BoardSpec
 from rtgate.board.tuning import Applied, parse_readback, programs, recorded
 from rtgate.errors import InfraError, InputError
+from rtgate.layout import RAW, RESULT
 from rtgate.result import Result, Trace, TuningCheck, load_result
 from rtgate.trace import breaktrace
 
@@ -91,14 +92,14 @@ class LocalBoard(BoardDriver):
         return str(path)
 
     def collect(self, raw: RawRun) -> MeasuredRun:
-        path = raw.out / "result.json"
+        path = raw.out / RESULT
         if not path.is_file():
             raise InfraError("the local run wrote no result.json", path=raw.out)
         result = load_result(path)
         if self.tuned:
             result = self._verified(result, raw)
             result.write(path)
-        return MeasuredRun(result=result, result_path=path, raw_dir=raw.out / "raw")
+        return MeasuredRun(result=result, result_path=path, raw_dir=raw.out / RAW)
 
     def _verified(self, result: Result, raw: RawRun) -> Result:
         assert self.tuned is not None

@@ -66,6 +66,7 @@ from rtgate.board.tuning import Applied, parse_readback, programs, recorded
 from rtgate.cyclictest.command import build
 from rtgate.cyclictest.version import Capabilities, parse_help
 from rtgate.errors import InfraError, InputError
+from rtgate.layout import RAW, RESULT
 from rtgate.result import Result, Status, Trace, TuningCheck, load_result
 from rtgate.trace import breaktrace
 
@@ -431,7 +432,7 @@ class Rpi5Board(BoardDriver):
         tools = self.verify_tools("before measuring")
         caps, running = self._running()
         out.mkdir(parents=True, exist_ok=True)
-        rawdir = (out / "raw").resolve()
+        rawdir = (out / RAW).resolve()
         # A previous run's files in the same OUT must not pass for this run's.
         shutil.rmtree(rawdir, ignore_errors=True)
         rawdir.mkdir()
@@ -481,7 +482,7 @@ class Rpi5Board(BoardDriver):
         if not caps.supports("--tracemark"):
             raise InfraError(f"{self.spec.name}: cyclictest {caps.version} has no --tracemark: "
                              "no breaktrace", path=self.ssh.log)
-        rawdir = (out / "raw").resolve()
+        rawdir = (out / RAW).resolve()
         rawdir.mkdir(parents=True, exist_ok=True)
         # A previous trace's files in the same OUT must not pass for this one's.
         for old in rawdir.glob("trace-*"):
@@ -515,7 +516,7 @@ class Rpi5Board(BoardDriver):
                      cap_s=cap_s, breached=False, raw=names,
                      note=f"{self.spec.name} took no trace; it says: {said}")
 
-    def _fetch(self, remote_dir: str, out: Path, *, claims: str = "result.json",
+    def _fetch(self, remote_dir: str, out: Path, *, claims: str = RESULT,
                keep_as: str = CLAIMS, prefix: str = "") -> None:
         """The board's output into OUT: its own account (``claims``) as ``keep_as``, and the
         regular files of its raw/ named ``prefix``… — never over the controller's own files
@@ -526,13 +527,13 @@ class Rpi5Board(BoardDriver):
             account = staging / claims
             if account.is_file() and not account.is_symlink():
                 shutil.move(account, out / keep_as)
-            raw = staging / "raw"
+            raw = staging / RAW
             for f in sorted(raw.iterdir()) if raw.is_dir() and not raw.is_symlink() else []:
                 if f.is_symlink() or not f.is_file() or not f.name.startswith(prefix) \
-                        or (out / "raw" / f.name).exists():
+                        or (out / RAW / f.name).exists():
                     self.ssh.note(f"  not taken from the board: raw/{f.name}")
                     continue
-                shutil.move(f, out / "raw" / f.name)
+                shutil.move(f, out / RAW / f.name)
 
     def _claims(self, raw: RawRun) -> Result:
         path = raw.out / CLAIMS
@@ -565,7 +566,7 @@ class Rpi5Board(BoardDriver):
         run_log.loadavg_before, run_log.loadavg_after = (env.get("loadavg_before"),
                                                          env.get("loadavg_after"))
         run_log.max_temp_c, run_log.max_temp_zone = env.get("max_temp_c"), env.get("max_temp_zone")
-        rawdir = (raw.out / "raw").resolve()
+        rawdir = (raw.out / RAW).resolve()
         result = _described(assemble(plan, run_log, env, rawdir, info, strict=True), claims)
         try:
             end = datetime.fromisoformat(result.end) if result.end else None
@@ -581,7 +582,7 @@ class Rpi5Board(BoardDriver):
                                                root=int(root) if root.isdigit() else -1),
                       *self.tuned.verify(self._readback(), "end")]
             result = recorded(result, self.tuned.record(checks))
-        path = result.write(raw.out / "result.json")
+        path = result.write(raw.out / RESULT)
         return MeasuredRun(result=result, result_path=path, raw_dir=rawdir)
 
 

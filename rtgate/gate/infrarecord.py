@@ -16,8 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from rtgate.errors import InputError
 from rtgate.gate.verdict import Infra
 from rtgate.jsonfile import write_atomic
+from rtgate.layout import INFRA
 
-NAME = "infra.json"
 SCHEMA_ID = "rtgate/infra/v1"
 
 
@@ -35,7 +35,7 @@ class _Record(BaseModel):
 def save(infra: Infra, directory: Path) -> Path:
     record = _Record(board=infra.board, flavor=infra.flavor, scenario=infra.scenario,
                      log=str(infra.source), message=infra.message)
-    return write_atomic(directory / NAME, record.model_dump_json(by_alias=True, indent=2) + "\n")
+    return write_atomic(directory / INFRA, record.model_dump_json(by_alias=True, indent=2) + "\n")
 
 
 def load(path: Path) -> Infra:
@@ -54,5 +54,5 @@ def load(path: Path) -> Infra:
 
 def find(paths: list[Path]) -> list[tuple[Path, Infra]]:
     """Every record below the given directories, in path order."""
-    found = sorted({p for given in paths if given.is_dir() for p in given.rglob(NAME)})
+    found = sorted({p for given in paths if given.is_dir() for p in given.rglob(INFRA)})
     return [(p, load(p)) for p in found]

@@ -42,7 +42,7 @@ from rtgate.gate.markdown import code
 from rtgate.gate.thresholds import Thresholds, flavor_of, load_thresholds, thresholds_file
 from rtgate.gate.verdict import Infra, Ruling, Unjudged, judge
 from rtgate.jsonfile import write_output
-from rtgate.layout import RUNNING
+from rtgate.layout import RESULT, RUNNING
 from rtgate.outcome import GATE_EXIT, GATE_OF_AB, GATE_OF_EXIT, ABOutcome, GateOutcome
 from rtgate.report import compare
 from rtgate.report.history import runs_of
@@ -224,7 +224,7 @@ def _ab_board(directory: Path, spec: BoardSpec, flavors: list[str], scenarios: l
 def _run(directory: Path, spec: BoardSpec, flavor: str, scenario: str, thresholds: Thresholds,
          accepted: list[Path]) -> Ruling:
     home = directory / flavor / scenario
-    path = home / "result.json"
+    path = home / RESULT
     if any(p.is_symlink() for p in (directory / flavor, home, path)):
         return Unjudged(path, f"{path}: a symbolic link where the gate writes a directory or "
                               "a result: refused")

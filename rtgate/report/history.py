@@ -32,8 +32,9 @@ from pydantic import ValidationError
 from rtgate.errors import InputError
 from rtgate.filelock import locked
 from rtgate.jsonfile import write_atomic
+from rtgate.layout import RAW, RESULT
 from rtgate.report.provenance import Provenance, Publication
-from rtgate.report.runs import RAW, RESULT_NAME, RunFiles, collect, load_run
+from rtgate.report.runs import RunFiles, collect, load_run
 from rtgate.report.summary import RunSummary
 
 INDEX = "index.jsonl"
@@ -122,7 +123,7 @@ class History:
         return sorted(summaries, key=lambda s: s.publication.seq if s.publication else 0)
 
     def load(self, summary: RunSummary) -> RunFiles:
-        run = load_run(self.run_dir(summary) / RESULT_NAME)
+        run = load_run(self.run_dir(summary) / RESULT)
         return dataclasses.replace(run, publication=summary.publication)
 
     def runs(self) -> Iterator[RunFiles]:
@@ -148,7 +149,7 @@ class History:
         staging = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{summary.dir}."))
         try:
             # The original bytes, not a re-serialisation: the history keeps what it was given.
-            shutil.copyfile(run.result_path, staging / RESULT_NAME)
+            shutil.copyfile(run.result_path, staging / RESULT)
             for raw in run.raw:
                 (staging / RAW).mkdir(exist_ok=True)
                 shutil.copyfile(raw, staging / RAW / raw.name)

@@ -12,13 +12,11 @@ from pathlib import Path
 
 from rtgate.bisect import doc as bisect_doc
 from rtgate.errors import InputError
-from rtgate.gate import infrarecord
+from rtgate.layout import INFRA, RAW, RESULT
 from rtgate.report.provenance import Publication
 from rtgate.report.summary import RunSummary
 from rtgate.result import Result, load_result
 
-RESULT_NAME = "result.json"
-RAW = "raw"
 SYMLINK = "a symbolic link, not followed"
 
 
@@ -96,13 +94,13 @@ def collect(paths: list[str | Path]) -> list[RunFiles]:
     found: list[Path] = []
     for given in map(Path, paths):
         if given.is_dir():
-            hits = sorted(p for p in given.rglob(f"*{RESULT_NAME}")
-                          if p.name == RESULT_NAME or p.name.endswith(f".{RESULT_NAME}"))
+            hits = sorted(p for p in given.rglob(f"*{RESULT}")
+                          if p.name == RESULT or p.name.endswith(f".{RESULT}"))
             # A directory of runs that all failed in the lab is not an empty input: its
             # infra.json records are what the site shows then; nor is a bisect's.
-            if not hits and not any(given.rglob(infrarecord.NAME)) and not any(
+            if not hits and not any(given.rglob(INFRA)) and not any(
                     given.rglob(bisect_doc.NAME)):
-                raise InputError(f"no {RESULT_NAME} below this directory", path=given)
+                raise InputError(f"no {RESULT} below this directory", path=given)
             found += hits
         elif given.is_file():
             if given.name != bisect_doc.NAME:  # a bisect's page, not a run

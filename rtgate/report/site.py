@@ -30,10 +30,11 @@ import jinja2
 
 from rtgate import __version__, paths
 from rtgate.gate.verdict import Infra
+from rtgate.layout import RAW, RESULT
 from rtgate.report import bisectpage, plots
 from rtgate.report.files import publish, write_if_changed
 from rtgate.report.judge import Judge, Judged
-from rtgate.report.runs import RAW, RESULT_NAME, RunFiles
+from rtgate.report.runs import RunFiles
 from rtgate.report.summary import RunSummary, safe_name
 from rtgate.result import Percentile, Result
 from rtgate.textfmt import fmt
@@ -203,8 +204,8 @@ class Site:
         home = Path("runs", page.summary.dir)
         self.files.add(home / "index.html")
         result = page.result
-        downloads = [{"href": RESULT_NAME, "name": RESULT_NAME, "what": "normalized result"}]
-        self._publish(page.run.result_path, home / RESULT_NAME)
+        downloads = [{"href": RESULT, "name": RESULT, "what": "normalized result"}]
+        self._publish(page.run.result_path, home / RESULT)
         withheld = []
         for raw in page.run.raw:
             name = raw_name(raw.name)

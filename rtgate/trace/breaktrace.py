@@ -30,6 +30,7 @@ from rtgate.bench.runner import execute, planned
 from rtgate.bench.scenario import load_scenario
 from rtgate.cyclictest.version import detect
 from rtgate.errors import InfraError, InputError
+from rtgate.layout import RAW
 from rtgate.result import Trace, TraceBreach, TraceComponent
 from rtgate.textfmt import fmt
 from rtgate.trace import ftrace
@@ -185,11 +186,11 @@ def run(scenario: str, threshold_us: float, cap_s: int, out: Path, *,
     if not caps.supports("--tracemark"):
         raise InfraError(f"cyclictest {caps.version} has no --tracemark: no breaktrace")
     spec, source = load_scenario(scenario)
-    rawdir = (out / "raw").resolve()
+    rawdir = (out / RAW).resolve()
     rawdir.mkdir(parents=True, exist_ok=True)
     names: list[str] = []
     with tempfile.TemporaryDirectory(prefix="rtgate-breaktrace-") as tmp:
-        staging = Path(tmp) / "raw"
+        staging = Path(tmp) / RAW
         staging.mkdir()
         try:
             with planned(spec, source, caps, duration_s=cap_s, rawdir=staging,

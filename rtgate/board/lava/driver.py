@@ -61,6 +61,7 @@ from rtgate.board.spec import BoardSpec, LavaOptions, board_path
 from rtgate.cyclictest.version import Capabilities, parse_help
 from rtgate.errors import InfraError, InputError
 from rtgate.kernel.source import sha256_file
+from rtgate.layout import RAW, RESULT
 
 TEMPLATES = paths.ROOT / "bench" / "lava"
 QUEUED = ("Submitted", "Scheduling", "Scheduled")
@@ -329,7 +330,7 @@ class LavaBoard(BoardDriver):
         plan = raw.plan
         assert plan is not None
         run_log = RunLog(start=raw.start, end=raw.end)
-        rawdir = (raw.out / "raw").resolve()
+        rawdir = (raw.out / RAW).resolve()
         state = raw.out / "state"
         facts = GuestFacts.from_tar(_meta_tar(raw.out / "meta"))
         if problem := self.kernel.mismatch(facts.get("uname-r"), facts.get("uname-v")):
@@ -349,7 +350,7 @@ class LavaBoard(BoardDriver):
         loads = LoadReport(board_records(plan, state))
         result = loads.apply(assemble(on_controller(plan, rawdir), run_log, env, rawdir, info,
                                       strict=True))
-        path = result.write(raw.out / "result.json")
+        path = result.write(raw.out / RESULT)
         return MeasuredRun(result=result, result_path=path, raw_dir=rawdir)
 
     def restore(self) -> None:

@@ -41,6 +41,7 @@ from rtgate.board.spec import BoardSpec, QemuOptions
 from rtgate.board.tuning import Applied, parse_readback, programs, recorded
 from rtgate.cyclictest.version import parse_help
 from rtgate.errors import InfraError, InputError
+from rtgate.layout import RAW, RESULT
 from rtgate.result import Trace, TuningCheck
 from rtgate.trace import autoanalysis, rtla
 
@@ -178,7 +179,7 @@ class QemuBoard(BoardDriver):
             scale: float | None = None) -> RawRun:
         if self.console is None or self.facts is None:
             raise InputError("boot the board before running a scenario")
-        rawdir = (out / "raw").resolve()
+        rawdir = (out / RAW).resolve()
         shutil.rmtree(rawdir, ignore_errors=True)
         rawdir.mkdir(parents=True)
         with tempfile.TemporaryDirectory(prefix="rtgate-peer-") as scratch:
@@ -198,18 +199,18 @@ class QemuBoard(BoardDriver):
         ``out/raw/trace-*`` beside the measurement's, which stays untouched."""
         if self.console is None or self.facts is None:
             raise InputError("boot the board before tracing")
-        rawdir = (out / "raw").resolve()
+        rawdir = (out / RAW).resolve()
         with tempfile.TemporaryDirectory(prefix="rtgate-trace-") as tmp:
             scratch, staging = Path(tmp) / "peer", Path(tmp) / "run"
-            (staging / "raw").mkdir(parents=True)
+            (staging / RAW).mkdir(parents=True)
             scratch.mkdir()
             # The margin: the analysis, saving the trace and sending it over the console.
             plan, peer = self._plans(scenario, cap_s + TRACE_MARGIN_S, scale, scratch,
-                                     staging / "raw")
+                                     staging / RAW)
             tracer = autoanalysis.command(math.ceil(threshold_us), cap_s)
             unpack(self._drive(plan, peer, RunLog(), tracer=tracer), staging)
             names = []
-            for path in sorted((staging / "raw").iterdir()):
+            for path in sorted((staging / RAW).iterdir()):
                 shutil.move(path, rawdir / f"trace-{path.name}")
                 names.append(f"raw/trace-{path.name}")
             state = staging / "state"
@@ -260,7 +261,7 @@ class QemuBoard(BoardDriver):
         plan = raw.plan
         assert plan is not None
         run_log = RunLog(start=raw.start, end=raw.end)
-        rawdir = (raw.out / "raw").resolve()
+        rawdir = (raw.out / RAW).resolve()
         state = raw.out / "state"
         infra = state / "infra"
         if infra.is_file():
@@ -285,7 +286,7 @@ class QemuBoard(BoardDriver):
                       *self.tuned.verify_tasks(during, programs(plan.loads)),
                       *self.tuned.verify(self._readback(name="tuning-end"), "end")]
             result = recorded(result, self.tuned.record(checks))
-        path = result.write(raw.out / "result.json")
+        path = result.write(raw.out / RESULT)
         if (raw.out / "console.log").resolve() != self.console_log.resolve():
             shutil.copyfile(self.console_log, raw.out / "console.log")
         return MeasuredRun(result=result, result_path=path, raw_dir=rawdir)
