@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from rtgate.cli.args import add_thresholds_option, comma_names
-from rtgate.gate.publish import PublishSettings, publish
+from rtgate.publish import PublishSettings, publish
 
 EPILOG = """\
 exit codes: 0 every board passed, 1 a latency regression, 2 an input error (a result that

@@ -40,7 +40,7 @@ def test_only_a_pull_requests_context_carries_the_ab_plan(
         tmp_path: Path, event: str, boards: str, planned: set[str]) -> None:
     """The plan job's script, run: a pull request's context holds GATE_AB's plan of each of
     its boards that has one, as the publisher's Context model reads it; main's holds none."""
-    from rtgate.gate.publish import Context
+    from rtgate.publish import Context
 
     proc = run_plan_step(tmp_path, event, boards)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -58,7 +58,7 @@ def test_the_plan_sends_lava_boards_to_the_hosted_job_and_the_rest_to_their_cont
     import json
 
     from rtgate.board.spec import load_board
-    from rtgate.gate.publish import Context
+    from rtgate.publish import Context
 
     everything = sorted(all_boards())
     proc = run_plan_step(tmp_path, "workflow_run", json.dumps(everything))
