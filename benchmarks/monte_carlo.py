@@ -34,9 +34,6 @@ import test_ab  # noqa: E402
 import test_stats_ab  # noqa: E402
 import test_stats_tail  # noqa: E402
 
-from rtgate.outcome import Comparison  # noqa: E402
-from rtgate.stats import ab  # noqa: E402
-
 
 def rate(hits: int, trials: int) -> str:
     ci = stats.binomtest(hits, trials).proportion_ci(0.95)
@@ -59,19 +56,7 @@ def sequential(trials: int) -> bool:
 
 def family_wise(trials: int) -> bool:
     alpha, keys = 0.05, 4
-    rng = np.random.default_rng(12)
-
-    def side() -> list[ab.Round]:
-        return test_stats_ab.without_blocks(
-            [test_stats_ab.synthetic_round(rng, "r", samples=10_000) for _ in range(5)])
-
-    alarms = uncorrected = 0
-    for _ in range(trials):
-        family = [ab.KeyRounds((f"b{k}", "rt", "idle"), side(), side(), min_effect_us=1)
-                  for k in range(keys)]
-        decisions = ab.decide(family, alpha)
-        alarms += any(d.outcome is Comparison.WORSE for d in decisions)
-        uncorrected += any(t.p <= alpha for d in decisions for t in d.tests)
+    alarms, uncorrected = test_stats_ab.family_alarms(trials, alpha, keys)
     print(f"  Holm over {keys} keys: {rate(alarms, trials)}  (holds: interval reaches {alpha})")
     print(f"  uncorrected:      {rate(uncorrected, trials)}  (above {alpha}: the contrast)")
     return low(alarms, trials) <= alpha < low(uncorrected, trials)
