@@ -18,6 +18,7 @@ from rtgate.board.base import KernelArtifacts
 from rtgate.board.measure import measure
 from rtgate.board.spec import BoardSpec, QemuOptions, flavors_of, load_board, scenarios_of
 from rtgate.board.tuning import Profile, load_profile
+from rtgate.breach import BreachTracing
 from rtgate.errors import InfraError, InputError
 from rtgate.gate import infrarecord, junit, markdown
 from rtgate.gate.thresholds import flavor_of, load_thresholds
@@ -26,7 +27,6 @@ from rtgate.jsonfile import write_atomic
 from rtgate.kernel.build import build
 from rtgate.layout import flavor_dir, run_home
 from rtgate.result import Result
-from rtgate.trace.breach import BreachTracing
 
 
 @dataclass(frozen=True)

@@ -3,10 +3,10 @@
 
     python scripts/house.py [ROOT]
 
-prints modules and lines, import arrows between rtgate modules, import circles, imports placed
-inside functions, imports of another module's private name, and class names defined twice.
-tests/unit/test_house.py holds the package to zero circles, private imports and duplicate
-class names.
+prints modules and lines, import arrows between rtgate modules, import circles (of modules, and
+of rooms: subpackages and top-level modules), imports placed inside functions, imports of another
+module's private name, and class names defined twice. tests/unit/test_house.py holds the package
+to zero module circles, private imports and duplicate class names.
 """
 
 from __future__ import annotations
@@ -37,10 +37,14 @@ class House:
     def arrows(self) -> set[tuple[str, str]]:
         return {(i.source, i.target) for i in self.imports if i.source != i.target}
 
-    def circles(self) -> list[list[str]]:
-        """Strongly connected components of more than one module (Tarjan)."""
+    def room_arrows(self) -> set[tuple[str, str]]:
+        """The arrows between rooms: rtgate's subpackages and top-level modules."""
+        return {(a, b) for a, b in ((_room(a), _room(b)) for a, b in self.arrows()) if a != b}
+
+    def circles(self, rooms: bool = False) -> list[list[str]]:
+        """Strongly connected components of more than one module, or room (Tarjan)."""
         graph: dict[str, set[str]] = defaultdict(set)
-        for a, b in self.arrows():
+        for a, b in self.room_arrows() if rooms else self.arrows():
             graph[a].add(b)
         index: dict[str, int] = {}
         low: dict[str, int] = {}
@@ -70,10 +74,14 @@ class House:
                     found.append(sorted(component))
 
         sys.setrecursionlimit(10_000)
-        for v in sorted(self.modules):
+        for v in sorted({_room(m) for m in self.modules} if rooms else self.modules):
             if v not in index:
                 visit(v)
         return sorted(found)
+
+
+def _room(module: str) -> str:
+    return ".".join(module.split(".")[:2])
 
 
 def _module(root: Path, path: Path) -> str:
@@ -141,6 +149,13 @@ def main() -> None:
     print(f"import arrows between rtgate modules: {len(house.arrows())}")
     print(f"import circles: {len(circles)}")
     for c in circles:
+        print(f"  {' ↔ '.join(c)}")
+    rooms = {_room(m) for m in house.modules}
+    print(f"rooms (subpackages and top-level modules): {len(rooms)}, "
+          f"arrows between them: {len(house.room_arrows())}")
+    tangled = house.circles(rooms=True)
+    print(f"rooms that import each other in a circle: {sum(map(len, tangled))}")
+    for c in tangled:
         print(f"  {' ↔ '.join(c)}")
     print(f"rtgate imports inside functions: {len(nested)}")
     for i in nested:

@@ -19,7 +19,7 @@ def measure(spec: BoardSpec, kernel: KernelArtifacts | None, scenario: str, dura
             ) -> MeasuredRun:
     """deploy → boot → run → collect → restore on one board (restore also on failure), set up
     with ``profile`` (applied, verified and recorded in the result); ``follow_up`` runs on the
-    still booted board after collect (rtgate.trace.breach)."""
+    still booted board after collect (rtgate.breach)."""
     with open_board(spec, out) as board:
         board.profile = profile
         board.deploy(kernel)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rtgate import paths
+from rtgate import breach, paths
 from rtgate.cli.args import (
     add_kernel_source_arguments,
     add_tuning_arguments,
@@ -15,7 +15,6 @@ from rtgate.cli.args import (
     scale,
 )
 from rtgate.pipeline import KernelSource, PipelineSettings, pipeline
-from rtgate.trace import breach
 
 EPILOG = """\
 For each flavor the kernel is built for the board (a cache hit when nothing changed) unless

@@ -67,7 +67,7 @@ def build(spec: TimerlatSpec, *, duration_s: int, outdir: str) -> TimerlatComman
     ``-k``: kernel timerlat threads, so the series are always the IRQ and the thread context
     (rtla 6.12 otherwise picks user-space threads where the kernel offers them, which adds a
     third). ``--no-aa``: no auto-analysis; a measurement never stops at a threshold (the breach
-    tracer is a separate follow-up run, rtgate.trace.breach).
+    tracer is a separate follow-up run, rtgate.breach).
     """
     argv = ["rtla", "timerlat", "hist", "-k", "--no-aa", "-d", f"{duration_s}s",
             "-E", str(spec.entries), "-b", str(spec.bucket_us)]
