@@ -22,6 +22,11 @@ def run_home(out: Path, flavor: str | None, scenario: str) -> Path:
     return out / flavor_dir(flavor) / scenario
 
 
+def round_dir(out: Path, side: str, n: int) -> Path:
+    """One side's A/B round: OUT/<side>/round-<n>/."""
+    return out / side / f"round-{n}"
+
+
 def round_home(out: Path, side: str, n: int, flavor: str | None, scenario: str) -> Path:
     """One A/B round's measurement: OUT/<side>/round-<n>/<flavor>/<scenario>/."""
-    return run_home(out / side / f"round-{n}", flavor, scenario)
+    return run_home(round_dir(out, side, n), flavor, scenario)

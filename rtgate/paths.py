@@ -12,7 +12,6 @@ editable install). An installed rtgate run outside a checkout finds none, and sa
 
 from __future__ import annotations
 
-import importlib.util
 import os
 from pathlib import Path
 
@@ -22,13 +21,11 @@ PACKAGE = Path(__file__).resolve().parent
 
 
 def _reports() -> Path:
-    # Installed (editable or not), reports/ is the package rtgate.reports (pyproject.toml maps
-    # it); run from a bare checkout (.github/rtgate), that package does not exist and reports/
-    # is the directory beside rtgate/.
-    installed = importlib.util.find_spec("rtgate.reports")
-    if installed is None or installed.origin is None:
-        return PACKAGE.parent / "reports"
-    return Path(installed.origin).parent
+    # Installed, reports/ is the package rtgate.reports beside these modules (pyproject.toml
+    # maps it there); from a checkout (an editable install, .github/rtgate) it is the directory
+    # beside rtgate/. Never looked up by import: another tree's editable install would answer.
+    installed = PACKAGE / "reports"
+    return installed if installed.is_dir() else PACKAGE.parent / "reports"
 
 
 REPORTS = _reports()

@@ -292,7 +292,6 @@ def profile_of(result: Result) -> str:
     return result.tuning.profile if result.tuning else "none"
 
 
-
 def load_result(path: str | Path) -> Result:
     """Read and validate a result.json; any problem is a one-line InputError naming the file."""
     p = Path(path)

@@ -43,7 +43,7 @@ from rtgate.errors import Exit, InfraError, InputError
 from rtgate.gate import infrarecord
 from rtgate.gate.thresholds import Budget, Thresholds, flavor_of, load_thresholds
 from rtgate.gate.verdict import Evaluation, Infra, Verdict, evaluate
-from rtgate.layout import RUNNING, round_home
+from rtgate.layout import RESULT, RUNNING, round_dir, round_home
 from rtgate.outcome import AB_EXIT, ABOutcome, Comparison
 from rtgate.result import Result, load_result
 from rtgate.stats import ab
@@ -227,7 +227,7 @@ class ABRun:
                 return
             assert self.seq is not None
             if self.pairs >= self.seq.planned or not any(
-                    (self.settings.out / s.name / f"round-{self.pairs + 1}").is_dir()
+                    round_dir(self.settings.out, s.name, self.pairs + 1).is_dir()
                     for s in self.sides):
                 self.why = (f"the rounds end after {self.pairs} a side (the time cap) with some "
                             "key still unknown")
@@ -235,7 +235,7 @@ class ABRun:
 
     def _load(self, side: Side, n: int, flavor: str, scenario: str) -> ABOutcome | None:
         home = self._home(side, n, flavor, scenario)
-        path = home / "result.json"
+        path = home / RESULT
         chain = [self.settings.out / side.name, home.parents[1], home.parent, home, path]
         if any(p.is_symlink() for p in chain):
             raise InputError("a symbolic link where the gate writes a directory or a result: "

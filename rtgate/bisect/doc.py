@@ -24,6 +24,7 @@ from rtgate.schemafile import schema_of
 SCHEMA_ID = "rtgate/bisect/v1"
 SCHEMA_FILE = Path(__file__).parents[1] / "schemas" / "bisect-v1.schema.json"
 NAME = "bisect.json"
+MARKDOWN = "bisect.md"
 
 Variant = tuple[int, ...]
 """The patch numbers (from 1) a kernel carries, ascending."""

@@ -7,6 +7,7 @@ import json
 
 from rich.console import Console
 
+from rtgate.bisect.doc import MARKDOWN, NAME
 from rtgate.bisect.measure import BoardMeasure, ReplayMeasure
 from rtgate.bisect.patches import describe
 from rtgate.bisect.render import markdown, refused_markdown
@@ -64,14 +65,14 @@ def bisect(s: BisectSettings) -> int:
                                  f"step {len(replay.used)}): refused", path=s.replay / "steps")
         except RtgateError as exc:
             text = refused_markdown(exc, log.steps, n)
-            (s.out / "bisect.json").unlink(missing_ok=True)
-            write_atomic(s.out / "bisect.md", text)
+            (s.out / NAME).unlink(missing_ok=True)
+            write_atomic(s.out / MARKDOWN, text)
             print(text)
             raise
     doc = describe(s.series, spec.name, s.flavor, found)
-    write_atomic(s.out / "bisect.json", json.dumps(doc.to_json(), indent=2) + "\n")
+    write_atomic(s.out / NAME, json.dumps(doc.to_json(), indent=2) + "\n")
     text = markdown(doc, replayed=s.replay is not None)
-    write_atomic(s.out / "bisect.md", text)
+    write_atomic(s.out / MARKDOWN, text)
     print(text)
-    print(f"bisect.json: {s.out / 'bisect.json'}\nbisect.md: {s.out / 'bisect.md'}")
+    print(f"{NAME}: {s.out / NAME}\n{MARKDOWN}: {s.out / MARKDOWN}")
     return int(found.exit)

@@ -205,6 +205,14 @@ class BoardSpec(BaseModel):
     options: LocalOptions | QemuOptions | SshOptions | LavaOptions = Field(
         default_factory=LocalOptions, description="Driver-specific settings.")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed_keys(cls, data: Any) -> Any:
+        # The key's name before lab boards and kernel build targets had words of their own.
+        if isinstance(data, dict) and "kernel_board" in data:
+            raise ValueError("kernel_board is now kernel_target (a file in kernel/targets/)")
+        return data
+
     @field_validator("options", mode="before")
     @classmethod
     def _options_of_driver(cls, value: Any, info: ValidationInfo) -> Any:

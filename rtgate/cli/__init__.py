@@ -1,4 +1,5 @@
-"""The `rtgate` command line: one subcommand per stage, each registered by its own package."""
+"""The `rtgate` command line: one subcommand per stage, each registered by its own module here
+that turns argv into settings for its engine."""
 
 from __future__ import annotations
 

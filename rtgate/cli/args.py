@@ -119,6 +119,11 @@ def comma_names(text: str) -> list[str]:
     return [n.strip() for n in text.split(",") if n.strip()]
 
 
+def add_scale_option(p: argparse.ArgumentParser,
+                     help: str = "multiply load instances/streams") -> None:
+    p.add_argument("--scale", type=scale, default=None, help=help)
+
+
 def add_ab_options(p: argparse.ArgumentParser, *, min_rounds: int, round_help: str,
                    planned_help: str, min_effect_help: str, alpha_help: str) -> None:
     """The A/B options `rtgate ab` and `rtgate bisect` share: a round's length, the planned
@@ -127,7 +132,7 @@ def add_ab_options(p: argparse.ArgumentParser, *, min_rounds: int, round_help: s
     p.add_argument("--round-duration", type=duration, required=True, help=round_help)
     p.add_argument("--planned-rounds", type=rounds_at_least(min_rounds), metavar="N",
                    help=planned_help)
-    p.add_argument("--scale", type=scale, default=None, help="multiply load instances/streams")
+    add_scale_option(p)
     p.add_argument("--thresholds", type=Path, default=paths.THRESHOLDS, metavar="FILE")
     p.add_argument("--min-effect-us", type=positive, metavar="US", help=min_effect_help)
     p.add_argument("--alpha", type=rate, metavar="RATE", help=alpha_help)

@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 
 from rtgate.bench.run import BenchSettings, measure, trace
-from rtgate.cli.args import duration, scale, threshold
+from rtgate.cli.args import add_scale_option, duration, threshold
 from rtgate.errors import Exit
 
 EPILOG = """\
@@ -52,8 +52,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
                    help="measurement length: seconds, or with s/m/h/d (10s, 5m, 1h)")
     p.add_argument("--out", type=Path, required=True, help="output directory DIR")
     p.add_argument("--flavor", help="kernel flavor label (default: rt if PREEMPT_RT, else stock)")
-    p.add_argument("--scale", type=scale, default=None,
-                   help="multiply load instances/streams (default: the scenario's scale)")
+    add_scale_option(p, "multiply load instances/streams (default: the scenario's scale)")
     p.add_argument("--trace-breach", type=threshold, metavar="US",
                    help="instead of measuring: the breaktrace follow-up run, stopping at the "
                         "first latency above US µs or after --duration")

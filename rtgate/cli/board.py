@@ -12,7 +12,7 @@ from rich.table import Table
 from rtgate.board.base import KernelArtifacts
 from rtgate.board.measure import measure
 from rtgate.board.spec import BoardSpec, list_boards, load_board
-from rtgate.cli.args import duration, scale
+from rtgate.cli.args import add_scale_option, duration
 from rtgate.errors import Exit
 
 EPILOG = """\
@@ -44,7 +44,6 @@ def list_command(args: argparse.Namespace) -> int:
         table.add_row(b.name, b.driver, _virtual(b), " ".join(b.description.split()))
     Console().print(table)
     return int(Exit.OK)
-
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -80,5 +79,5 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     r.add_argument("--duration", type=duration, required=True, help="e.g. 10s, 5m, 1h")
     r.add_argument("--out", type=Path, required=True, help="output directory")
     r.add_argument("--flavor", help="kernel flavor label (default: from the kernel build)")
-    r.add_argument("--scale", type=scale, default=None, help="multiply load instances/streams")
+    add_scale_option(r)
     r.set_defaults(func=run_command)

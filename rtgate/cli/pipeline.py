@@ -8,11 +8,11 @@ from pathlib import Path
 from rtgate import breach, paths
 from rtgate.cli.args import (
     add_kernel_source_arguments,
+    add_scale_option,
     add_tuning_arguments,
     breach_threshold,
     comma_list,
     duration,
-    scale,
 )
 from rtgate.pipeline import KernelSource, PipelineSettings, pipeline
 
@@ -69,7 +69,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument("--out", type=Path, required=True, help="output directory")
     add_kernel_source_arguments(
         p, "prebuilt kernels in DIR/<flavor>/ (e.g. CI artifacts): no build")
-    p.add_argument("--scale", type=scale, default=None, help="multiply load instances/streams")
+    add_scale_option(p)
     p.add_argument("--thresholds", type=Path, default=paths.THRESHOLDS, metavar="FILE")
     add_tuning_arguments(p)
     p.add_argument("--kernel-arg", action="append", default=[], metavar="WORD",

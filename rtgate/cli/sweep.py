@@ -7,10 +7,10 @@ from pathlib import Path
 
 from rtgate.cli.args import (
     add_kernel_source_arguments,
+    add_scale_option,
     add_tuning_arguments,
     comma_list,
     duration,
-    scale,
 )
 from rtgate.cli.pipeline import kernel_source
 from rtgate.sweep import MODELS, SweepSettings, sweep
@@ -52,6 +52,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
                         "preempt.config) instead of preempt= on one PREEMPT_DYNAMIC build")
     add_kernel_source_arguments(p, "prebuilt kernels in DIR/<flavor>/ (stock with "
                                    "PREEMPT_DYNAMIC, rt; none, voluntary, preempt with --static)")
-    p.add_argument("--scale", type=scale, default=None, help="multiply load instances/streams")
+    add_scale_option(p)
     add_tuning_arguments(p)
     p.set_defaults(func=handler)

@@ -41,7 +41,6 @@ def worst(codes: list[Exit]) -> Exit:
     return max(codes, key=_SEVERITY.__getitem__, default=Exit.OK)
 
 
-
 @dataclass(frozen=True)
 class Check:
     """One budgeted metric: ``measured <op> budget``."""

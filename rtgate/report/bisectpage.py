@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rtgate.ab import doc as ab_doc
 from rtgate.bisect import doc as bisect_doc
 from rtgate.bisect.doc import label, prefix
 from rtgate.errors import InputError
@@ -26,8 +27,7 @@ from rtgate.outcome import BisectOutcome
 from rtgate.report.runs import SYMLINK, source_path
 from rtgate.report.summary import safe_name
 
-MARKDOWN = "bisect.md"
-AB_FILES = ("ab.json", "ab.md")
+AB_FILES = (ab_doc.NAME, ab_doc.MARKDOWN)
 """A step's outputs, beside each other in its directory (bisect.json records the first)."""
 
 # How each outcome reads at the top of the page, and its colour (the verdict badges').
@@ -85,7 +85,7 @@ def load(path: Path) -> BisectFiles:
                 if hit is not None:
                     found[name] = hit
         steps.append(StepFiles(found, recorded))
-    markdown = source_path(path, MARKDOWN, skipped)
+    markdown = source_path(path, bisect_doc.MARKDOWN, skipped)
     return BisectFiles(doc, path, markdown, steps, list(dict.fromkeys(skipped)))
 
 
@@ -139,8 +139,8 @@ def context(b: BisectFiles) -> tuple[dict[str, Any], list[Download]]:
     downloads = [Download(b.path, Path(bisect_doc.NAME), bisect_doc.NAME,
                           "the bisect's result (schema rtgate/bisect/v1)")]
     if b.markdown is not None:
-        downloads.append(Download(b.markdown, Path(MARKDOWN + ".txt"), MARKDOWN,
-                                  "the bisect's Markdown report, as text"))
+        downloads.append(Download(b.markdown, Path(bisect_doc.MARKDOWN + ".txt"),
+                                  bisect_doc.MARKDOWN, "the bisect's Markdown report, as text"))
     rows = []
     for i, (step, files) in enumerate(zip(doc.steps, b.steps, strict=True), start=1):
         offered = {name: Download(src, Path("steps", f"{i:02d}", f"{name}.txt"),

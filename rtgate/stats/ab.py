@@ -411,7 +411,6 @@ def decide(comparisons: Sequence[KeyRounds], alpha: float = 0.01) -> list[Decisi
     return decisions
 
 
-
 # ---- Sequential rounds: when the gate looks again after every pair of rounds -------------------
 
 SPENDING = "Lan-DeMets Pocock-type alpha spending, alpha·ln(1 + (e − 1)·t), t = rounds / planned"

@@ -55,6 +55,9 @@ def test_board_list_prints_name_driver_virtual_description(rtgate_cli: RunCli) -
      "lab.yml:3: driver: Input should be 'local', 'qemu', 'ssh' or 'lava'"),
     ("name: other\ndescription: d\ndriver: local\nvirtual: auto\n",
      "lab.yml:1: name 'other' does not match the file name"),
+
+    ("name: lab\ndescription: d\ndriver: qemu\nvirtual: true\nkernel_board: qemu-arm64\n",
+     "kernel_board is now kernel_target"),
 ])
 def test_bad_board_file_is_a_one_line_input_error(rtgate_cli: RunCli, tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch, body: str,

@@ -87,7 +87,6 @@ class Lava:
                 if d.get("health") != "Retired"}
 
 
-
 def target_lines(entries: list[dict[str, Any]]) -> list[tuple[str, str]]:
     """(timestamp, line) of what the device printed, protocol lines from where they start."""
     out = []
@@ -110,7 +109,6 @@ def lava_error(entries: list[dict[str, Any]]) -> str:
         elif entry.get("lvl") == "error" and isinstance(msg, str):
             said.append(msg)
     return "; ".join(dict.fromkeys(said)) or "no error recorded"
-
 
 
 def token(name: str, what: str) -> str:

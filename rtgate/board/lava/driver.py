@@ -102,7 +102,6 @@ def payload(lines: list[str], log: Path) -> bytes:
     return data
 
 
-
 class LavaBoard(BoardDriver):
     def __init__(self, spec: BoardSpec, workdir: Path) -> None:
         super().__init__(spec)
@@ -356,7 +355,6 @@ class LavaBoard(BoardDriver):
     def restore(self) -> None:
         """A LAVA job leaves nothing behind on the device; cancel one still running."""
         self._cancel()
-
 
 
 def _when(dt: str) -> datetime | None:
