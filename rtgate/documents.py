@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import json
 
-from rtgate import result
+from rtgate import calibration, result
 from rtgate.ab import doc as ab_doc
 from rtgate.bisect import doc as bisect_doc
 from rtgate.board import rawrun
 from rtgate.gate import thresholds
 from rtgate.jsonfile import write_atomic
 
-DOCUMENTS = (result, thresholds, bisect_doc, ab_doc, rawrun)
+DOCUMENTS = (result, calibration, thresholds, bisect_doc, ab_doc, rawrun)
 
 
 def main() -> None:

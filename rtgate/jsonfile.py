@@ -18,9 +18,13 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
 
 from rtgate.errors import InputError
+
+M = TypeVar("M", bound=BaseModel)
 
 
 def loads(data: str | bytes, path: Path) -> Any:
@@ -69,6 +73,22 @@ def read(path: Path) -> tuple[Any, Any]:
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InputError(f"not a JSON document: {exc}", path=path) from exc
     return data, data.get("schema") if isinstance(data, dict) else type(data).__name__
+
+
+def read_model(path: Path, model: type[M], schema_id: str, what: str) -> M:
+    """The document in ``path`` as ``model``, when it claims ``schema_id``; any problem is a
+    one-line InputError naming the file (``what`` names the kind of document)."""
+    data, got = read(path)
+    if got != schema_id:
+        raise InputError(f"not an rtgate {what} (schema {got!r}, expected {schema_id!r})",
+                         path=path)
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(x) for x in first["loc"])
+        at = f" at {where}" if where else ""
+        raise InputError(f"invalid {what}{at}: {first['msg']}", path=path) from exc
 
 
 def write_atomic(path: Path, text: str) -> Path:

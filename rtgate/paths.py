@@ -52,6 +52,7 @@ SCENARIOS = ROOT / "bench" / "scenarios"
 BOARDS = ROOT / "bench" / "boards"
 THRESHOLDS = ROOT / "thresholds.yml"
 KERNEL = ROOT / "kernel"
+CALIBRATION = ROOT / "bench" / "calibration"
 
 
 def require(path: Path, option: str) -> Path:

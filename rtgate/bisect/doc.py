@@ -13,11 +13,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal, NoReturn
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from rtgate import jsonfile
-from rtgate.errors import InputError
 from rtgate.outcome import BISECT_EXIT, WITH_CULPRIT, BisectOutcome, StepOutcome
 from rtgate.schemafile import schema_of
 
@@ -156,14 +155,4 @@ def json_schema() -> dict[str, Any]:
 
 def load_bisect(path: Path) -> BisectDoc:
     """Read and validate a bisect.json; any problem is a one-line InputError naming the file."""
-    data, got = jsonfile.read(path)
-    if got != SCHEMA_ID:
-        raise InputError(f"not an rtgate bisect (schema {got!r}, expected {SCHEMA_ID!r})",
-                         path=path)
-    try:
-        return BisectDoc.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(x) for x in first["loc"])
-        at = f" at {where}" if where else ""
-        raise InputError(f"invalid bisect{at}: {first['msg']}", path=path) from exc
+    return jsonfile.read_model(path, BisectDoc, SCHEMA_ID, "bisect")

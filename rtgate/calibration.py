@@ -1,0 +1,113 @@
+"""A board kind's calibration record (schema rtgate/calibration/v1): the gate's error rates as
+measured on that kind of board, and the A/B plan they call for.
+
+`rtgate calibrate` writes one from an A/A bank of real rounds; it is kept with the default
+branch's lab data (``bench/calibration/<kind>.json``), so a pull request cannot change the plan
+or the rates its own verdict is quoted with. The gate's plan reads ``plan``; the results site
+shows the rest. A kind without a record is gated with a stated conservative default.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from rtgate import jsonfile, paths
+from rtgate.schemafile import schema_of
+
+SCHEMA_ID = "rtgate/calibration/v1"
+SCHEMA_FILE = Path(__file__).resolve().parent / "schemas" / "calibration-v1.schema.json"
+DIRECTORY = paths.CALIBRATION
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Rate(_Model):
+    """A measured proportion with its interval."""
+
+    events: int = Field(ge=0)
+    trials: int = Field(ge=1)
+    """Trials the interval is computed over: the bank's independent units, never the number of
+    resamples when resampling makes them look more precise than the bank is."""
+    value: float = Field(ge=0, le=1)
+    low: float = Field(ge=0, le=1)
+    high: float = Field(ge=0, le=1)
+    method: str
+    """How the interval was computed, e.g. "Clopper-Pearson 95 %"."""
+
+
+class Power(_Model):
+    effect: str
+    """The planted change, e.g. "+20%" (every tail metric scaled) or "stalls 3ms x3"."""
+    detected: Rate
+    """The share of trials that said *worse*."""
+
+
+class KeyCalibration(_Model):
+    flavor: str
+    scenario: str
+    primary_metric: str
+    """The pre-registered metric the rule tests for this key."""
+    rounds_banked: int = Field(ge=1)
+    """Real A/A rounds recorded for this key."""
+    cv: float = Field(ge=0)
+    """Round-to-round coefficient of variation of the primary metric."""
+    false_alarm: Rate
+    """A/A trials that said *worse* or *better*."""
+    same_within_cap: Rate
+    """A/A trials that decided *same* within the plan's cap."""
+    power: list[Power]
+    rounds_needed: int | None = Field(ge=1)
+    """Rounds a side for alpha <= 1 % and 90 % power at +20 %; None: not reachable within
+    the rounds tried."""
+    minutes_needed: float | None = Field(ge=0)
+    """Board minutes those rounds take, reboots included."""
+
+
+class GatePlan(_Model):
+    """What the gate's A/B runs with on this kind of board."""
+
+    round_s: float = Field(gt=0)
+    rounds: int = Field(ge=1)
+    """Rounds a side the alpha spending is planned for."""
+    max_time_s: float = Field(gt=0)
+
+
+class CalibrationRecord(_Model):
+    schema_: Literal["rtgate/calibration/v1"] = Field(alias="schema")
+    kind: str
+    """The board kind it holds for (every instance of the kind is gated with it)."""
+    measured_on: str
+    """The board instance the bank was recorded on."""
+    virtual: bool
+    """A VM or emulator: its figures say nothing about real hardware."""
+    measured_at: datetime
+    rtgate_commit: str
+    kernel: str
+    """Main's kernel the A/A rounds ran (its version and source commit)."""
+    rule: str
+    """The decision rule replayed, so a record made for another rule is not quoted for this one."""
+    replays: int = Field(ge=1)
+    """Resampled trials replayed per effect."""
+    plan: GatePlan
+    keys: list[KeyCalibration]
+
+
+def json_schema() -> dict[str, Any]:
+    return schema_of(CalibrationRecord, SCHEMA_ID)
+
+
+def load(path: Path) -> CalibrationRecord:
+    """Read and validate a calibration record; any problem is a one-line InputError naming it."""
+    return jsonfile.read_model(path, CalibrationRecord, SCHEMA_ID, "calibration record")
+
+
+def for_kind(kind: str, directory: Path = DIRECTORY) -> CalibrationRecord | None:
+    """The kind's record from the lab data, None when it has none."""
+    path = directory / f"{kind}.json"
+    return load(path) if path.exists() else None
