@@ -32,9 +32,7 @@ from rtgate.result import Result, Tuning, TuningCheck
 from rtgate.yamlsource import load_named
 
 TUNING = paths.ROOT / "bench" / "tuning"
-DEFAULT = "none"
 _CPUS = re.compile(r"\{(isolated|housekeeping)\}")
-_BOARDS = Field(default_factory=list, description="Board names (bench/boards/NAME.yml).")
 
 
 class _TuningModel(BaseModel):

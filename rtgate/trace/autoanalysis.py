@@ -27,7 +27,6 @@ from rtgate.result import Trace, TraceBreach, TraceComponent
 from rtgate.textfmt import fmt
 
 TOOL = "rtla timerlat"
-TRACE_FILE = "timerlat_trace.txt"
 # Per CPU, in kB: the tail before the stop is what explains it, and the trace crosses a serial
 # console on the virtual board.
 BUFFER_KB = 1024
