@@ -1,18 +1,21 @@
 """``rtgate parse``'s engine: the output files of one run a user hands over, read by the reader
-of the tool that wrote them (cyclictest, or rtla timerlat hist), into one result file."""
+of the tool that wrote them (cyclictest; rtla timerlat hist or top; rtla osnoise hist or top),
+into one result file. Files a user hands over are read leniently (prompts, indentation, rtla's
+trailing lines and comments around the output become notes); rtgate's own raw files are not
+read here but by the harness, strictly."""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from rtgate.cyclictest.formats import SNIFF_BYTES
 from rtgate.cyclictest.formats.blocks import Progress, no_progress
 from rtgate.cyclictest.parse import parse
 from rtgate.errors import InputError
 from rtgate.result import Result
-from rtgate.timerlat import hist
+from rtgate.timerlat import hist, osnoise, pasted, top
 
 # A bar only for files that take seconds: about 100 MB of verbose log per second.
 PROGRESS_BYTES = 256 << 20
@@ -34,13 +37,18 @@ class ParseSettings:
 def parse_files(settings: ParseSettings) -> Path:
     """Write the result of ``settings.raw``; an InputError (exit 2) writes nothing."""
     s = settings
-    if timerlat := [p for p in s.raw if _head(p, hist.looks_like)]:
+    if rtla := [(p, kind) for p in s.raw if (kind := _rtla_kind(p))]:
         if len(s.raw) > 1:
-            raise InputError("rtla timerlat hist output is read alone, not with other files",
-                             path=timerlat[0])
-        return hist.parse(s.raw[0], limit_us=s.timerlat_limit_us, bucket_us=s.timerlat_bucket_us,
-                          board=s.board, virtual=s.virtual, scenario=s.scenario,
-                          flavor=s.flavor, run_id=s.run_id).write(s.output)
+            raise InputError("rtla output is read alone, not with other files", path=rtla[0][0])
+        path, kind = rtla[0]
+        common = {"board": s.board, "virtual": s.virtual, "scenario": s.scenario,
+                  "flavor": s.flavor, "run_id": s.run_id}
+        if kind == "hist":
+            result = hist.parse(path, limit_us=s.timerlat_limit_us,
+                                bucket_us=s.timerlat_bucket_us, lenient=True, **common)
+        else:
+            result = (top if kind == "top" else osnoise).parse(path, lenient=True, **common)
+        return result.write(s.output)
 
     def run_parse(progress: Progress = no_progress) -> Result:
         return parse(s.raw, board=s.board, virtual=s.virtual, scenario=s.scenario,
@@ -64,10 +72,19 @@ def parse_files(settings: ParseSettings) -> Path:
     return result.write(s.output)
 
 
-def _head(path: Path, looks: Callable[[bytes], bool]) -> bool:
-    """Whether the file's start looks like that; an unreadable file is left to its reader."""
+_RTLA_TITLES = {hist.TITLE: "hist", hist.OSNOISE_TITLE: "hist", top.TITLE: "top",
+                osnoise.TITLE: "osnoise-top"}
+
+
+def _rtla_kind(path: Path) -> str | None:
+    """Which rtla output the file's start holds (its title line, after any prompt or
+    indentation), or None; an unreadable file is left to its reader."""
     try:
         with path.open("rb") as fh:
-            return looks(fh.read(64))
+            head = fh.read(SNIFF_BYTES)
     except OSError:
-        return False
+        return None
+    for line in head.decode("utf-8", "replace").splitlines():
+        if kind := _RTLA_TITLES.get(pasted.strip_escapes(line).strip()):
+            return kind
+    return None

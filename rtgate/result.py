@@ -1,13 +1,14 @@
 """The normalized result: the one data type that flows between the stages.
 
 Every stage reads and writes ``result.json`` documents of this shape. The JSON Schema committed in
-``rtgate/schemas/result-v2.schema.json`` is generated from these models (``make schema``, i.e.
+``rtgate/schemas/result-v3.schema.json`` is generated from these models (``make schema``, i.e.
 ``python -m rtgate.documents``) and a test keeps the two identical. All latencies are
 microseconds.
 
-Schema versions only ever add: v2 is v1 plus optional sections and fields with defaults, so a
-newer section goes into v2 the same way (an optional field, absent in older files), and
-``load_result`` upgrades every older document it knows (``_UPGRADES``) before validating it.
+Schema versions only ever add: v2 is v1 plus optional sections and fields with defaults, v3 is
+v2 plus what says which numbers are exact and which are bounds (``Histogram.limit_known``,
+``samples_relation``), rtla's ``top`` screens and rtla osnoise; ``load_result`` upgrades every
+older document it knows (``_UPGRADES``) before validating it.
 """
 
 from __future__ import annotations
@@ -23,18 +24,25 @@ from rtgate import jsonfile
 from rtgate.errors import InputError
 from rtgate.schemafile import schema_of
 
-SCHEMA_ID = "rtgate/result/v2"
-SCHEMA_FILE = Path(__file__).parent / "schemas" / "result-v2.schema.json"
+SCHEMA_ID = "rtgate/result/v3"
+SCHEMA_FILE = Path(__file__).parent / "schemas" / "result-v3.schema.json"
 
 Status = Literal["complete", "partial", "degraded"]
-Format = Literal["json", "histogram", "verbose", "summary", "blocks", "timerlat-hist"]
-Context = Literal["irq", "thread", "user"]
+Format = Literal["json", "histogram", "verbose", "summary", "blocks", "timerlat-hist",
+                 "timerlat-top", "osnoise-hist", "osnoise-top"]
+Context = Literal["irq", "thread", "user", "noise"]
 """rtla timerlat's series: the timer IRQ, the timerlat thread it wakes (kernel thread, or
-the kernel side of a user-space one), and the user-space thread's return (``-u``)."""
+the kernel side of a user-space one), and the user-space thread's return (``-u``); rtla
+osnoise's ``noise``: single noise durations, not wake-up latencies."""
+Relation = Literal["=", "<="]
 Micros = Annotated[float, Field(ge=0)]
 AvgTruncated = Annotated[bool, Field(description=(
     "avg_us is cyclictest's integer average (histogram footer, 'T:' line), cut toward zero: "
     "the true mean lies in [avg_us, avg_us + 1)."))]
+
+SamplesRelation = Annotated[Relation, Field(description=(
+    "'<=': samples is an upper bound: rtla timerlat top prints only each CPU's IRQ count, and "
+    "its thread (and -u user) activations are at most that many."))]
 
 
 class _Model(BaseModel):
@@ -60,7 +68,13 @@ class Histogram(_Model):
     """A histogram of ``bucket_us``-wide bins (1 µs unless rtla timerlat's ``-b`` said otherwise):
     sparse ``[latency_us, count]`` pairs, each bin's lower edge, ascending, zero bins omitted."""
 
-    limit_us: int = Field(ge=1, description="Latencies >= limit_us are counted as overflows.")
+    limit_us: int = Field(ge=1, description=(
+        "Latencies >= limit_us are counted as overflows; every bin lies below it."))
+    limit_known: bool = Field(True, description=(
+        "False: the run's limit was not given (an rtla histogram without -E/-b on the command "
+        "line or in its prompt; rtla omits empty rows, so they cannot tell it): limit_us is then "
+        "the lowest limit the file allows, above every bin and every maximum that did not "
+        "overflow, and percentiles among the overflows are lower bounds at it."))
     bucket_us: int = Field(1, ge=1, description=(
         "Bin width: a bin [v, v + bucket_us). Percentiles and the standard deviation are only "
         "computed from 1 µs bins."))
@@ -100,6 +114,7 @@ class Thread(_Model):
     priority: int | None = None
     interval_us: int | None = None
     samples: int = Field(ge=0)
+    samples_relation: SamplesRelation = "="
     min_us: Micros | None = None
     avg_us: Micros | None = None
     avg_truncated: AvgTruncated = False
@@ -112,6 +127,7 @@ class Totals(_Model):
     """Statistics over the run's ``threads``: for rtla timerlat, its thread context only."""
 
     samples: int = Field(ge=0)
+    samples_relation: SamplesRelation = "="
     min_us: Micros | None = None
     avg_us: Micros | None = None
     avg_truncated: AvgTruncated = False
@@ -129,6 +145,25 @@ class Series(_Model):
 
     threads: list[Thread]
     totals: Totals
+
+
+class Noise(_Model):
+    """One CPU's line of ``rtla osnoise top``: the noise its measuring thread saw, never a
+    wake-up latency. Counts are of noise events by source; ``max_single_us`` is the longest
+    single noise, ``max_noise_us`` the most noise in one period."""
+
+    cpu: int = Field(ge=0)
+    periods: int = Field(ge=0)
+    runtime_us: int = Field(ge=0)
+    noise_us: int = Field(ge=0)
+    cpu_available_pct: float = Field(ge=0, le=100)
+    max_noise_us: int = Field(ge=0)
+    max_single_us: int = Field(ge=0)
+    hw: int = Field(ge=0)
+    nmi: int = Field(ge=0)
+    irq: int = Field(ge=0)
+    softirq: int = Field(ge=0)
+    thread: int = Field(ge=0)
 
 
 class Kernel(_Model):
@@ -249,7 +284,7 @@ class Trace(_Model):
 
 
 class Result(_Model):
-    schema_: Literal["rtgate/result/v2"] = Field(SCHEMA_ID, alias="schema")
+    schema_: Literal["rtgate/result/v3"] = Field(SCHEMA_ID, alias="schema")
     run_id: str
     board: Board
     kernel: Kernel
@@ -277,6 +312,11 @@ class Result(_Model):
         default_factory=dict,
         description="rtla timerlat: each context's series and totals, never mixed; ``threads`` "
                     "and ``totals`` are the thread context's. Empty for cyclictest.")
+    noise: list[Noise] = Field(
+        default_factory=list,
+        description="rtla osnoise top: each CPU's noise. rtla osnoise is its own tool "
+                    "(tool.name 'osnoise'): noise, not wake-up latency, judged by no "
+                    "cyclictest or timerlat budget.")
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
@@ -337,6 +377,8 @@ def _whole_avg(stats: Any) -> bool:
 
 _UPGRADES: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     SCHEMA_ID: lambda data: data,
+    # v3 only adds fields whose defaults say what v2 meant (exact samples, known limits).
+    "rtgate/result/v2": lambda data: {**data, "schema": SCHEMA_ID},
     "rtgate/result/v1": _from_v1,
 }
 

@@ -31,7 +31,7 @@ kernel.flavor, else "rt" when kernel.preempt_rt, else "stock".
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = subparsers.add_parser(
         "check", help="gate results against latency budgets; write JUnit",
-        description="Judge each RESULT (rtgate/result/v2 JSON, or v1) against the most specific "
+        description="Judge each RESULT (rtgate/result/v3 JSON, or older) against the most specific "
                     "matching budget in the thresholds file.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("results", nargs="+", type=Path, metavar="RESULT", help="result.json files")

@@ -42,7 +42,7 @@ def test_written_result_validates_against_committed_schema(tmp_path) -> None:
     path = _result().write(tmp_path / "result.json")
     doc = json.loads(path.read_text())
     jsonschema.validate(doc, json.loads(SCHEMA_FILE.read_text()))
-    assert doc["schema"] == "rtgate/result/v2"
+    assert doc["schema"] == "rtgate/result/v3"
     assert load_result(path) == _result()
 
 
@@ -59,7 +59,7 @@ def test_v1_results_load_upgraded_and_say_which_averages_are_cut(
     raw = json.loads((V1 / name).read_text())
     assert raw["schema"] == "rtgate/result/v1"
     r = load_result(V1 / name)
-    assert r.schema_ == "rtgate/result/v2"
+    assert r.schema_ == "rtgate/result/v3"
     assert [t.avg_truncated for t in r.threads] == [truncated] * len(raw["threads"])
     assert r.totals.avg_truncated is truncated
     # Nothing else changes: every v1 value is still there.
@@ -67,7 +67,7 @@ def test_v1_results_load_upgraded_and_say_which_averages_are_cut(
     assert r.totals.avg_us == raw["totals"]["avg_us"] and r.notes == []
     written = json.loads(r.write(tmp_path / "r.json").read_text())
     jsonschema.validate(written, json.loads(SCHEMA_FILE.read_text()))
-    assert written["schema"] == "rtgate/result/v2"
+    assert written["schema"] == "rtgate/result/v3"
 
 
 def test_bounded_percentile_prints_as_at_least() -> None:
@@ -80,8 +80,8 @@ def test_bounded_percentile_prints_as_at_least() -> None:
     ("[1, 2]", "not an rtgate result"),
     ('{"schema": "rtgate/result/v0"}', "not an rtgate result"),
     ('{"schema": "rtgate/result/v1", "run_id": 3}', "invalid result"),
-    ('{"schema": "rtgate/result/v2", "run_id": 3}', "invalid result"),
-    ('{"schema": ["rtgate/result/v2"]}', "not an rtgate result"),
+    ('{"schema": "rtgate/result/v3", "run_id": 3}', "invalid result"),
+    ('{"schema": ["rtgate/result/v3"]}', "not an rtgate result"),
     ('{"schema": "rtgate/result/v1", "threads": 5, "sources": []}', "invalid result"),
 ])
 def test_bad_result_files_name_the_file(tmp_path, text: str, needle: str) -> None:

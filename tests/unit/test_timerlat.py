@@ -116,7 +116,18 @@ def test_malformed_or_cut_short_is_one_line_naming_file_and_line(
 
 def test_wrong_histogram_limit_is_refused_not_misread() -> None:
     with pytest.raises(InputError, match=r"line 252: bin 256 .*pass the run's -E and -b"):
-        hist.parse(NET)  # rtla's default -E 256 -b 1: the capture's bins go to 19979
+        hist.parse(NET, limit_us=256)  # the capture's bins go to 19979
+
+
+def test_without_the_limit_it_is_unknown_and_the_overflowed_tail_a_lower_bound() -> None:
+    # rtla omits empty rows: the limit is not in the file, never rtla's default 256 assumed.
+    r = hist.parse(NET)
+    histogram = r.threads[0].histogram
+    assert histogram is not None and not histogram.limit_known
+    # Above its highest row (19979) and every maximum that did not overflow.
+    assert histogram.limit_us == 19980
+    assert r.totals.p99_99 == Percentile(value_us=19980, relation=">=")
+    assert any("limit (-E × -b) is not in the file" in n for n in r.notes)
 
 
 def test_rtgate_parse_cli(rtgate_cli: RunCli, tmp_path: Path) -> None:
