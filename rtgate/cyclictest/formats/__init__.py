@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from rtgate.cyclictest.formats.blocks import Progress, no_progress
@@ -13,6 +14,8 @@ from rtgate.cyclictest.formats.view import RunView
 from rtgate.errors import InputError
 
 SNIFF_BYTES = 4096
+# A JSON document, not a shell prompt "[root@host ~]# cyclictest ..." that also starts with '['.
+_JSON_START = re.compile(rb"\s*(?:\{|\[\s*(?:[\[{\]\"0-9-]|$))")
 
 
 def read_views(path: Path, progress: Progress = no_progress, *,
@@ -33,7 +36,7 @@ def read_views(path: Path, progress: Progress = no_progress, *,
         views = [read_blocks(path)]
         progress(path.stat().st_size)
         return views
-    if head.lstrip()[:1] in (b"{", b"["):
+    if _JSON_START.match(head):
         views = [read_json(path)]
         progress(path.stat().st_size)
         return views

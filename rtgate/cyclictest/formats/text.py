@@ -57,6 +57,13 @@ _IGNORED = re.compile(r"^(policy: .*|)$")
 _SCREEN_MESSAGE = re.compile(rb"^# /dev/cpu_dma_latency set to .*$", re.M)
 # A footer that says everything a histogram's footer says: only then is output complete.
 _FULL_FOOTER = ("Total", "Min Latencies", "Avg Latencies", "Max Latencies", "Histogram Overflows")
+# With the rows, '# Total:' (which older files lack) only repeats their sums.
+_ROWS_FOOTER = _FULL_FOOTER[1:]
+# A footer line with a user's comment beside its values (lenient only).
+_COMMENTED_FOOTER = re.compile(r"^(# [A-Z][A-Za-z ]+:(?:\s+\d+)*)\s+#\s*(.*)$")
+# A line where a user's file elides rows: "...", "More histogram entries ...", "[snip]".
+_ELISION = re.compile(r"(?i)\.\.\.|…|\b(more|omitted|snip(ped)?|skipped|truncated|elided)\b")
+_OUTPUT_LIKE = re.compile(r"^(T:|#\s*(Histogram|Total|Min|Avg|Max|Thread)|\d+\s+\d+$)")
 _NO_SAMPLE_MIN = 1000000  # cyclictest's initial minimum, printed before a thread's first sample
 
 
@@ -72,6 +79,8 @@ class _State:
     bins: list[int] = field(default_factory=list)
     footer: dict[str, list[int]] = field(default_factory=dict)
     outliers: dict[int, list[int]] = field(default_factory=dict)
+    cut_at: int | None = None
+    """The first line where a user's file elides histogram rows ('...')."""
 
     def fail(self, problem: str) -> InputError:
         return InputError(f"line {self.line_no}: {problem}", path=self.path)
@@ -108,8 +117,8 @@ def read_text(path: Path, *, offset: int = 0, lines_before: int = 0,
     else:
         raise around.foreign or InputError(
             "no cyclictest output found (no 'T:' summary, no '# Histogram')", path=path)
-    complete = not view.partial_reasons and (
-        not state.in_histogram or all(k in state.footer for k in _FULL_FOOTER))
+    complete = not view.partial_reasons and (not state.in_histogram or all(
+        k in state.footer for k in (_ROWS_FOOTER if state.rows else _FULL_FOOTER)))
     if around.foreign is not None and not complete:
         raise around.foreign  # lines around output that is not whole: not a file to guess about
     return view
@@ -127,6 +136,11 @@ def _block(state: _State, data: bytes) -> None:
             line = _ESCAPE.sub(b"", raw).decode("ascii")
         except UnicodeDecodeError:
             problem = state.fail("binary data, not cyclictest output")
+            text = _utf8(raw) if state.around.lenient and state.around.seen_output else None
+            if text is not None:
+                # A user's comment in any script: beside a footer's values, or after the output.
+                _line(state, text.rstrip())
+                continue
             if not (state.around.lenient and not state.around.seen_output):
                 raise problem from None
             # A line before the output may hold a fancy prompt's symbols.
@@ -158,9 +172,30 @@ def _screen(state: _State, data: bytes) -> bool:
     return True
 
 
+def _utf8(raw: bytes) -> str | None:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
 def _line(state: _State, line: str) -> None:
+    if state.around.lenient and (m := _COMMENTED_FOOTER.match(line)):
+        state.notes.append(note(state.path, state.line_no, "a comment beside the footer",
+                                m[2]))
+        line = m[1]
     if state.around.prompt_line is None and _cyclictest_line(state, line):
         state.around.seen_output = state.around.seen_output or bool(line)
+        state.around.output_complete = state.around.output_complete or all(
+            k in state.footer for k in _ROWS_FOOTER)
+    elif (state.around.lenient and state.in_histogram and state.rows and not state.footer
+          and _ELISION.search(line)):
+        # "...", "More histogram entries ...": the author cut rows; the footer has the totals.
+        state.cut_at = state.cut_at or state.line_no
+        state.notes.append(note(state.path, state.line_no, "rows cut by the file's author", line))
+    elif state.around.output_complete and state.around.prompt_line is None and (
+            _OUTPUT_LIKE.match(line)):
+        raise state.fail(f"not cyclictest output: {line[:60]!r}")
     elif line:
         state.around.take(line, state.line_no, state.fail(f"not cyclictest output: {line[:60]!r}"))
 
@@ -245,6 +280,15 @@ def _histogram_threads(state: _State, view: RunView) -> None:
     if not state.rows:
         _footer_only_threads(state, view)
         return
+    if state.around.lenient and (why := _rows_cut(state)):
+        if any(k not in state.footer for k in _FULL_FOOTER):
+            raise InputError(f"{why}, and the footer does not hold every total to fall back "
+                             "on", path=state.path)
+        view.notes.append(f"{state.path.name}: {why}: each thread's samples, min, avg and max "
+                          "come from the footer; without every row there is no histogram and no "
+                          "percentile")
+        _footer_only_threads(state, view)
+        return
     columns = np.array(state.rows, dtype=np.int64).reshape(len(state.rows), -1)
     mins = state.footer.get("Min Latencies")
     if mins is None:
@@ -268,6 +312,24 @@ def _histogram_threads(state: _State, view: RunView) -> None:
     for n in range(nthreads):
         view.threads[n] = _thread_from_histogram(state, n, bins, columns[:, n], limit)
     _fill_from_summaries(state, view)
+
+
+def _rows_cut(state: _State) -> str | None:
+    """Why a user's histogram lacks rows its footer counts, or None: a line eliding them, or
+    a footer's minimum before the first row or maximum beyond the last without an overflow.
+    (Rows that merely sum to another '# Total:' stay an error: nothing shows them cut.)"""
+    if state.cut_at is not None:
+        return f"rows elided at line {state.cut_at}"
+    overflows = state.footer.get("Histogram Overflows", [])
+    for n, low in enumerate(state.footer.get("Min Latencies", [])):
+        if low < state.bins[0]:
+            return (f"thread {n}: min {low} µs before the first row ({state.bins[0]} µs): rows "
+                    "were cut")
+    for n, high in enumerate(state.footer.get("Max Latencies", [])):
+        if high > state.bins[-1] and n < len(overflows) and not overflows[n]:
+            return (f"thread {n}: max {high} µs beyond the last row ({state.bins[-1]} µs) and "
+                    "no overflow: rows were cut")
+    return None
 
 
 def _footer_only_threads(state: _State, view: RunView) -> None:

@@ -26,6 +26,8 @@ _PROMPT = re.compile(r"^(?:\([^()\s]+\) )?(?P<who>\[[^\]]+\]|[\w.-]+@[\w.-]+(?::
 # The cyclictest command in a prompt line, up to a pipe, redirection or next command.
 _COMMAND = re.compile(r"(?:^|\s)((?:\S*/)?cyclictest(?:\s.*)?)$")
 _SHELL_OPERATOR = re.compile(r"\s+(?:\d*[<>]|[|;&])")
+_AFTER = "after cyclictest's output"
+_CRASH = re.compile(r"(?i)segmentation fault|killed|aborted|core dumped|error|fail")
 
 
 def note(path: Path, line_no: int, what: str, line: str) -> str:
@@ -62,17 +64,25 @@ class Surroundings:
     prompt_line: int | None = None  # a shell prompt after the output: only more may follow
     typed_cmdline: str | None = None
     foreign: InputError | None = None
+    output_complete: bool = False
+    """The reader has seen the end of a complete output (a histogram's whole footer): after it,
+    a user's file may hold anything (comments in any script, the next prompt)."""
 
     def take(self, line: str, line_no: int, problem: InputError) -> None:
         """Keep ``line`` as a note, or raise ``problem`` (the reader's words for it)."""
         found = around_output(line, before=not self.seen_output) if self.lenient else None
+        if (found is None and self.lenient and self.output_complete and self.prompt_line is None
+                and not _CRASH.search(line)):
+            # Text after a complete histogram (a comment, in any script) is kept as a note; a
+            # crash report, or anything after the next prompt, is not.
+            found = (_AFTER, None)
         if found is None:
             if self.prompt_line is not None:
                 raise InputError(f"line {line_no}: not cyclictest output after the shell prompt "
                                  f"on line {self.prompt_line}: {line[:60]!r}", path=self.path)
             raise problem
         what, command = found
-        if self.seen_output:
+        if self.seen_output and what != _AFTER:
             self.prompt_line = self.prompt_line or line_no
         # The last command before the output ran it.
         self.typed_cmdline = command or self.typed_cmdline
