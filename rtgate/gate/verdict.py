@@ -141,11 +141,20 @@ def evaluate(result: Result, budget: Budget, source: Path) -> Evaluation:
     checks: list[Check] = []
     if budget.min_samples is not None:
         enough = totals.samples >= budget.min_samples
+        # An upper bound (rtla timerlat top prints only the IRQ count) shows too few, never
+        # enough.
+        known = totals.samples_relation == "="
         checks.append(Check("samples", ">=", budget.min_samples, totals.samples, False,
-                            Verdict.PASS if enough else Verdict.INCOMPLETE))
+                            Verdict.PASS if enough and known else Verdict.INCOMPLETE,
+                            "" if known else f"only known as ≤ {totals.samples}: the thread "
+                            "context's count is not printed"))
         if not enough:
             whole.append(f"too few samples: {totals.samples}, the budget needs at least "
                          f"{budget.min_samples}")
+        elif not known:
+            whole.append(f"the samples are only known as ≤ {totals.samples} (a timerlat top "
+                         f"screen), which does not show the {budget.min_samples} the budget "
+                         "needs")
     metrics: list[tuple[str, float | None, float | Percentile | None]] = [
         ("max_us", budget.max_us, totals.max_us),
         ("avg_us", budget.avg_us, totals.avg_us),
@@ -170,8 +179,8 @@ def evaluate(result: Result, budget: Budget, source: Path) -> Evaluation:
 
 def _judge(metric: str, budget: float, value: float | Percentile | None) -> Check:
     if value is None:
-        why = ("the result has no percentiles (summary-only input)" if metric.startswith("p")
-               else f"the result has no {metric}")
+        why = ("the result has no percentiles (summary-only input, a timerlat top screen, or "
+               "histogram rows cut)" if metric.startswith("p") else f"the result has no {metric}")
         return Check(metric, "<=", budget, None, False, Verdict.INCOMPLETE, why)
     if isinstance(value, Percentile):
         measured, lower_bound = value.value_us, value.relation == ">="
