@@ -30,7 +30,7 @@ class ParseSettings:
     scenario: str = "unknown"
     flavor: str | None = None  # None: rt or stock, from the kernel version string
     run_id: str | None = None  # None: derived from board, scenario, start and the files
-    timerlat_limit_us: int | None = None  # None: rtla's default (-E 256 × -b 1)
+    timerlat_limit_us: int | None = None  # None: the prompt's -E × -b, else unknown
     timerlat_bucket_us: int | None = None
 
 

@@ -1,4 +1,4 @@
-"""``rtgate parse RAW... -o result.json``: normalize cyclictest (or rtla timerlat hist) output
+"""``rtgate parse RAW... -o result.json``: normalize cyclictest (or rtla timerlat/osnoise) output
 into a result."""
 
 from __future__ import annotations
@@ -17,12 +17,18 @@ rt-tests 1.x too, or only its '#' footer lines), verbose -v logs, and T: summary
 the live screen). Several files of the same run are merged; files that contradict each other
 are refused. cyclictest's WARN: lines (stderr captured with 2>&1), lines before its output (a
 file name, the shell prompt with the command: read as the command line) and a shell prompt
-after it are kept as notes in the result, when the output itself is complete.
+after it are kept as notes in the result, when the output itself is complete; so is text in
+any script after a complete histogram footer. Rows the author cut ('...') fall back to the
+footer's totals.
 
-An `rtla timerlat hist` output (rtla 6.12; one file) is read too: one series per CPU and context
-(IRQ, thread), the totals being the thread context's. Its histogram limit and bin width are not
-in the output: give the run's with --timerlat-limit and --timerlat-bucket (default rtla's
--E 256 -b 1).
+rtla output is read too (one file; a prompt, indentation and rtla's trailing lines around it
+are notes): `rtla timerlat hist` (any version, with or without ALL:) and the last screen of
+`rtla timerlat top`, one series per CPU and context (IRQ, thread, user), the totals being the
+thread context's; `rtla osnoise hist`/`top` as the tool osnoise (noise, never judged as
+latency). A histogram's limit and bin width are not in its output: they come from
+--timerlat-limit and --timerlat-bucket, else the rtla command in the file's prompt, else the
+limit is unknown and the overflowed tail only a lower bound. A top screen has no histogram
+(no percentile) and integer averages: the result says which numbers are bounds.
 
 exit codes: 0 written; 2 malformed or contradictory input (one line on stderr naming the file
 and line; the output is not written)."""
@@ -43,9 +49,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--run-id", default=None,
                    help="run id (default: derived from board, scenario, start and the files)")
     p.add_argument("--timerlat-limit", type=whole_us, default=None, metavar="US",
-                   help="rtla timerlat hist: the histogram limit, -E × -b (default 256)")
+                   help="rtla hist: the histogram limit, -E × -b (default: from the "
+                        "prompt's rtla command, else unknown)")
     p.add_argument("--timerlat-bucket", type=whole_us, default=None, metavar="US",
-                   help="rtla timerlat hist: the bin width, -b (default 1)")
+                   help="rtla hist: the bin width, -b (default: from the prompt, else 1 µs "
+                        "when the rows prove it)")
     p.set_defaults(func=handler)
 
 

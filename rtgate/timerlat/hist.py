@@ -1,4 +1,4 @@
-"""``rtla timerlat hist`` output (rtla 6.12, the one rtgate builds) -> the normalized result.
+"""``rtla timerlat hist`` (and ``rtla osnoise hist``) output -> the normalized result.
 
 rtla prints, after the run::
 
@@ -14,6 +14,7 @@ rtla prints, after the run::
     avg:          5        15         5        14      (cut toward zero: sum / count)
     max:         80       120        71       133
     ALL:        IRQ       Thr                           the same four lines over all CPUs
+                                                       (rtla 6.10 on; before, none)
     count: ...
 
 A series is one context on one CPU: ``IRQ`` (the timer interrupt's latency), ``Thr`` (the
@@ -25,12 +26,17 @@ A thread activation's latency is measured from the same timer expiry as its IRQ'
 it, so a budget the thread series meets bounds the IRQ series too; mixing the two into one total
 would instead dilute the thread's tail with the shorter IRQ samples.
 
-The histogram's limit and bin width are not in the output: they come from the command line
-(rtgate's own runs), else rtla's defaults (``-E 256 -b 1``); a row at or above the limit, or off
-the bin grid, is refused rather than misread. Everything is cross-checked (counts against the
-histogram, min/max against its bins, the ALL lines against the per-CPU ones): a file cut short or
-edited is an InputError naming the file and line. With 1 µs bins and no overflow the average is
-the histogram's exact mean; otherwise it is rtla's integer average (``avg_truncated``).
+The histogram's limit and bin width are not in the output, and rtla omits empty rows, so the
+rows cannot tell them: they come from the command line (rtgate's own runs, ``--timerlat-limit``),
+else the rtla command in a pasted file's prompt (rtla's defaults for what it leaves out), else
+the limit is unknown (``Histogram.limit_known``: the lowest limit the file allows is kept, and a
+percentile among the overflows is only a lower bound at it) and the bin width is 1 µs only when
+the rows prove it. A known limit a row contradicts is refused rather than misread. Everything is
+cross-checked (counts against the histogram, min/max against its bins, the ALL lines against the
+per-CPU ones): a file cut short or edited is an InputError naming the file and line. With 1 µs
+bins and no overflow the average is the histogram's exact mean; otherwise it is rtla's integer
+average (``avg_truncated``). ``rtla osnoise hist`` has the same shape (``CPU-000`` columns, no
+ALL): its series are context ``noise`` of the tool ``osnoise``, never wake-up latencies.
 """
 
 from __future__ import annotations
