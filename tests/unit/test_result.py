@@ -91,3 +91,13 @@ def test_bad_result_files_name_the_file(tmp_path, text: str, needle: str) -> Non
         load_result(bad)
     assert needle in str(err.value)
     assert err.value.oneline().startswith(str(bad))
+
+
+def test_v2_results_load_as_v3_with_exact_counts_and_known_limits() -> None:
+    # v3 only adds what says which numbers are bounds; its defaults are what v2 meant.
+    path = Path(__file__).resolve().parents[1] / "data" / "sweep" / "rt" / "idle" / "result.json"
+    assert json.loads(path.read_text())["schema"] == "rtgate/result/v2"
+    r = load_result(path)
+    assert r.schema_ == "rtgate/result/v3" and r.totals.samples_relation == "="
+    assert all(t.samples_relation == "=" for t in r.threads)
+    assert all(t.histogram is None or t.histogram.limit_known for t in r.threads)
