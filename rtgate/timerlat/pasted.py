@@ -1,7 +1,7 @@
 """rtla's output as people paste it: the tool's lines found in a file a user hands over.
 
 Around rtla's own lines a pasted file holds a prompt with the command (``[root@host ~]# rtla
-timerlat hist -E 20``: its ``-E``/``-b``/``-u`` say what the output cannot), a file name,
+timerlat hist -E 20``: its ``-E``/``-b`` say what the output cannot), a file name,
 indentation (a documentation's literal block), rtla's own trailing lines (``rtla timerlat hit
 stop tracing``, the auto-analysis, ``Saving trace to …``), a trailing prompt, comments in any
 script. Only for such files (``lenient``) are they kept aside as notes; a raw file of rtgate's own
@@ -16,14 +16,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rtgate.cyclictest.formats.view import SHELL_OPERATOR, note
 from rtgate.errors import InputError
 
-NOTE_CHARS = 200
 # The rtla command in a prompt line (also its `timerlat`/`osnoise` aliases), up to a pipe,
 # redirection or next command.
 _COMMAND = re.compile(r"(?:^|\s)((?:\S*/)?(?:rtla\S*\s+)?(?:timerlat|osnoise)(?:\s+(?:hist|top))?"
                       r"(?:\s.*)?)$")
-_SHELL_OPERATOR = re.compile(r"\s+(?:\d*[<>]|[|;&])")
 _ESCAPE = re.compile(r"\x1b(?:\[[0-9;?]*[A-Za-z]|c)")
 
 
@@ -34,7 +33,6 @@ class Typed:
     cmdline: str
     entries: int | None = None
     bucket_us: int | None = None
-    user: bool = False
     nanoseconds: bool = False
 
 
@@ -49,10 +47,6 @@ class Output:
     typed: Typed | None = None
     stopped: bool = False
     """rtla printed 'hit stop tracing': the run ended at a threshold (-a, -i, -T, -s)."""
-
-
-def note(path: Path, line_no: int, what: str, line: str) -> str:
-    return f"{path.name} line {line_no}: {what}: {line[:NOTE_CHARS]!r}"
 
 
 def decode(path: Path, data: bytes, tool: str) -> list[str]:
@@ -111,11 +105,11 @@ def after(out: Output, rest: list[tuple[int, str]], *, lenient: bool, tool: str,
 
 
 def typed_command(line: str) -> Typed | None:
-    """The rtla command typed at a prompt: its -E, -b, -u and -n, as rtla's getopt reads them."""
+    """The rtla command typed at a prompt: its -E, -b and -n, as rtla's getopt reads them."""
     m = _COMMAND.search(line)
     if not m:
         return None
-    cmdline = _SHELL_OPERATOR.split(m[1], maxsplit=1)[0].strip()
+    cmdline = SHELL_OPERATOR.split(m[1], maxsplit=1)[0].strip()
     try:
         words = shlex.split(cmdline)
     except ValueError:
@@ -123,7 +117,7 @@ def typed_command(line: str) -> Typed | None:
     values: dict[str, str] = {}
     flags: set[str] = set()
     takes = {"-E": "entries", "--entries": "entries", "-b": "bucket", "--bucket-size": "bucket"}
-    switches = {"-u": "user", "--user-threads": "user", "-n": "ns", "--nano": "ns"}
+    switches = {"-n": "ns", "--nano": "ns"}
     it = iter(words)
     for word in it:
         name, eq, value = word.partition("=")
@@ -136,4 +130,4 @@ def typed_command(line: str) -> Typed | None:
     return Typed(cmdline=cmdline,
                  entries=int(values["entries"]) if values.get("entries", "").isdigit() else None,
                  bucket_us=int(values["bucket"]) if values.get("bucket", "").isdigit() else None,
-                 user="user" in flags, nanoseconds="ns" in flags)
+                 nanoseconds="ns" in flags)

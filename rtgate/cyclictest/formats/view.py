@@ -25,7 +25,8 @@ _PROMPT = re.compile(r"^(?:\([^()\s]+\) )?(?P<who>\[[^\]]+\]|[\w.-]+@[\w.-]+(?::
                      r" ?(?P<mark>[$#%>])(?: (?P<command>.*))?$")
 # The cyclictest command in a prompt line, up to a pipe, redirection or next command.
 _COMMAND = re.compile(r"(?:^|\s)((?:\S*/)?cyclictest(?:\s.*)?)$")
-_SHELL_OPERATOR = re.compile(r"\s+(?:\d*[<>]|[|;&])")
+# Where a typed command ends: a pipe, redirection or the next command.
+SHELL_OPERATOR = re.compile(r"\s+(?:\d*[<>]|[|;&])")
 _AFTER = "after cyclictest's output"
 _CRASH = re.compile(r"(?i)segmentation fault|killed|aborted|core dumped|error|fail")
 
@@ -93,7 +94,7 @@ class Surroundings:
 def _typed_command(typed: str) -> str | None:
     """The cyclictest command line typed at a prompt (after sudo, before a pipe or redirection)."""
     m = _COMMAND.search(typed)
-    return _SHELL_OPERATOR.split(m[1], maxsplit=1)[0] if m else None
+    return SHELL_OPERATOR.split(m[1], maxsplit=1)[0] if m else None
 
 
 Finality = Literal["final", "snapshot"]
