@@ -197,3 +197,43 @@ def test_rtgate_parse_picks_the_reader(rtgate_cli: RunCli, tmp_path: Path, name:
     assert proc.returncode == 0, proc.stderr
     result = load_result(out)
     assert (result.tool.name, result.sources[0].format) == (tool, fmt)
+
+
+def test_no_irq_leaves_the_thread_and_user_contexts() -> None:
+    r = hist.parse(DATA / "guest-hist-noirq.stdout", lenient=True)
+    assert set(r.contexts) == {"thread", "user"}
+    assert [t[:3] + t[4:] for t in per_cpu(r, "thread")] == [(0, 2427, 32, 45679),
+                                                             (1, 2356, 45, 46217)]
+    assert [t[:3] + t[4:] for t in per_cpu(r, "user")] == [(0, 2427, 73, 45722),
+                                                           (1, 2356, 57, 46371)]
+    assert (r.totals.samples, r.totals.min_us, r.totals.max_us) == (4783, 32, 46217)
+
+
+def test_a_bin_width_the_rows_do_not_prove_keeps_no_histogram() -> None:
+    # rtla timerlat hist -b 10 -E 30: rows at multiples of 10 could as well be -b 5 or -b 10.
+    alone = hist.parse(DATA / "guest-hist-b10.stdout", lenient=True)
+    assert all(t.histogram is None for t in alone.threads) and alone.totals.p99 is None
+    assert [t[:3] + t[4:] for t in per_cpu(alone, "thread")] == [(0, 4561, 42, 40175),
+                                                                 (1, 4685, 70, 41564)]
+    assert alone.totals.max_us == 41564
+    given = hist.parse(DATA / "guest-hist-b10.stdout", limit_us=300, bucket_us=10,
+                       lenient=True)
+    histogram = given.threads[1].histogram
+    assert histogram is not None and histogram.bucket_us == 10 and histogram.limit_known
+    assert histogram.overflows == 2013
+    assert given.totals.p99 is None  # percentiles only from 1 µs bins
+
+
+def test_osnoise_is_judged_by_no_latency_budget(rtgate_cli: RunCli, tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    assert rtgate_cli("parse", str(DATA / "doc-osnoise-top.txt"), "-o", str(out), "--board",
+                      "b", "--scenario", "s", "--flavor", "rt").returncode == 0
+    thresholds = tmp_path / "t.yml"
+    thresholds.write_text(
+        "schema: rtgate/thresholds/v1\nbudgets:\n"
+        "  - {board: '*', flavor: '*', scenario: '*', max_us: 100, avg_us: 10, reason: c}\n"
+        "  - {board: '*', flavor: '*', scenario: '*', tool: timerlat, max_us: 100, avg_us: 10,"
+        " reason: t}\n")
+    proc = rtgate_cli("check", str(out), "--thresholds", str(thresholds), "--junit",
+                      str(tmp_path / "j.xml"))
+    assert proc.returncode == 2 and "tool=osnoise" in proc.stdout + proc.stderr
