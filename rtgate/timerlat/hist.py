@@ -221,9 +221,9 @@ def parse(path: Path, *, limit_us: int | None = None, bucket_us: int | None = No
         data = path.read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", path=path) from exc
-    out, _ = pasted.split(path, pasted.decode(path, data, "rtla hist"),
-                          lambda line: line in (TITLE, OSNOISE_TITLE), lenient=lenient,
-                          tool="rtla hist")
+    out = pasted.split(path, pasted.decode(path, data, "rtla hist"),
+                       lambda line: line in (TITLE, OSNOISE_TITLE), lenient=lenient,
+                       tool="rtla hist")
     title = out.lines[0][1].strip()
     tool, main = ("osnoise", "noise") if title == OSNOISE_TITLE else (TOOL, "thread")
     what = f"rtla {tool} hist"

@@ -55,8 +55,8 @@ def parse(path: Path, *, board: str = "unknown", virtual: bool = False,
     if not titles:
         raise InputError("not rtla osnoise top output: no 'Operating System Noise' screen",
                          path=path)
-    out, _ = pasted.split(path, lines[:titles[0]] + lines[titles[-1]:],
-                          lambda line: line == TITLE, lenient=lenient, tool="rtla osnoise top")
+    out = pasted.split(path, lines[:titles[0]] + lines[titles[-1]:],
+                       lambda line: line == TITLE, lenient=lenient, tool="rtla osnoise top")
     shift = titles[-1] - titles[0]
     body = [(n + shift, line) for n, line in out.lines]
     if len(titles) > 1:

@@ -67,7 +67,7 @@ def strip_escapes(line: str) -> str:
 
 
 def split(path: Path, lines: list[str], is_start: Callable[[str], bool], *,
-          lenient: bool, tool: str) -> tuple[Output, str]:
+          lenient: bool, tool: str) -> Output:
     """The lines from rtla's title on, de-indented, with the lines before it as notes (and
     the prompt's command read). Strict: the title is the first line."""
     start = next((i for i, line in enumerate(lines) if is_start(line.strip())), None)
@@ -85,7 +85,7 @@ def split(path: Path, lines: list[str], is_start: Callable[[str], bool], *,
     indent = lines[start][:len(lines[start]) - len(lines[start].lstrip())]
     for n, line in enumerate(lines[start:], start=start + 1):
         out.lines.append((n, line[len(indent):] if line.startswith(indent) else line.lstrip()))
-    return out, indent
+    return out
 
 
 def after(out: Output, rest: list[tuple[int, str]], *, lenient: bool, tool: str,

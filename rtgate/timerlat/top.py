@@ -83,8 +83,8 @@ def parse(path: Path, *, board: str = "unknown", virtual: bool = False,
         raise InputError("not rtla timerlat top output: no 'Timer Latency' screen", path=path)
     # Earlier screens of the live display: the last one holds the whole run.
     skipped = len(titles) - 1
-    out, _ = pasted.split(path, lines[:titles[0]] + lines[titles[-1]:], lambda line: line == TITLE,
-                          lenient=lenient, tool="rtla timerlat top")
+    out = pasted.split(path, lines[:titles[0]] + lines[titles[-1]:], lambda line: line == TITLE,
+                       lenient=lenient, tool="rtla timerlat top")
     if skipped:
         # Line numbers of the last screen, in the file as it is.
         shift = titles[-1] - titles[0]
