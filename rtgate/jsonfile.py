@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from rtgate import inputfile
 from rtgate.errors import InputError
 
 M = TypeVar("M", bound=BaseModel)
@@ -62,23 +63,23 @@ def _unicode(value: Any) -> Any:
     return value
 
 
-def read(path: Path) -> tuple[Any, Any]:
+def read(path: Path, kind: inputfile.Kind = inputfile.DOCUMENT) -> tuple[Any, Any]:
     """The JSON document in ``path`` (lone surrogates replaced) and the schema it claims: its
-    "schema" member, or its type's name when it is no object. Unreadable or no JSON: a one-line
-    InputError naming the file."""
+    "schema" member, or its type's name when it is no object. Not a regular file within the
+    cap of its ``kind``, unreadable or no JSON: a one-line InputError naming the file."""
+    text = inputfile.read_text(path, kind)
     try:
-        data = _unicode(loads(path.read_text(encoding="utf-8"), path))
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", path=path) from exc
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        data = _unicode(loads(text, path))
+    except json.JSONDecodeError as exc:
         raise InputError(f"not a JSON document: {exc}", path=path) from exc
     return data, data.get("schema") if isinstance(data, dict) else type(data).__name__
 
 
-def read_model(path: Path, model: type[M], schema_id: str, what: str) -> M:
+def read_model(path: Path, model: type[M], schema_id: str, what: str,
+               kind: inputfile.Kind = inputfile.DOCUMENT) -> M:
     """The document in ``path`` as ``model``, when it claims ``schema_id``; any problem is a
     one-line InputError naming the file (``what`` names the kind of document)."""
-    data, got = read(path)
+    data, got = read(path, kind)
     if got != schema_id:
         raise InputError(f"not an rtgate {what} (schema {got!r}, expected {schema_id!r})",
                          path=path)

@@ -10,6 +10,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from pydantic import ValidationError
+
+from rtgate import inputfile
 from rtgate.cyclictest.formats import SNIFF_BYTES
 from rtgate.cyclictest.formats.blocks import Progress, no_progress
 from rtgate.cyclictest.parse import parse
@@ -36,6 +39,24 @@ class ParseSettings:
 
 def parse_files(settings: ParseSettings) -> Path:
     """Write the result of ``settings.raw``; an InputError (exit 2) writes nothing."""
+    for path in settings.raw:
+        # A regular file each before any reader opens one (a FIFO would block the first read);
+        # cyclictest's readers stream a file or cap it themselves, rtla's read it whole: capped.
+        inputfile.check_regular(path)
+        if _rtla_kind(path):
+            inputfile.check_regular(path, inputfile.RTLA)
+    try:
+        return _parse_files(settings)
+    except ValidationError as exc:
+        # A reader's numbers outside what a result may hold (a bin at 1e12 µs, a million
+        # bins): the input's fault, said as one line naming the files.
+        first = exc.errors()[0]
+        where = ".".join(str(x) for x in first["loc"])
+        raise InputError(f"holds what no result may: {where}: {first['msg']}",
+                         path=", ".join(map(str, settings.raw))) from exc
+
+
+def _parse_files(settings: ParseSettings) -> Path:
     s = settings
     if rtla := [(p, kind) for p in s.raw if (kind := _rtla_kind(p))]:
         if len(s.raw) > 1:

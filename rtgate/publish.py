@@ -31,7 +31,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 from rich.console import Console
 
-from rtgate import paths
+from rtgate import inputfile, paths
 from rtgate.ab.loop import ABRun, Side
 from rtgate.ab.render import markdown as ab_markdown
 from rtgate.ab.settings import RoundSettings
@@ -123,9 +123,7 @@ def load_context(directory: Path) -> tuple[Context, Path | None]:
     """context.json of the run, and the pull request's thresholds.yml when it changed one."""
     path = directory / "context.json"
     try:
-        context = Context.model_validate_json(path.read_bytes())
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", path=path) from exc
+        context = Context.model_validate_json(inputfile.read_bytes(path, inputfile.DOCUMENT))
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "document"

@@ -18,9 +18,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from rtgate import jsonfile
+from rtgate import inputfile, jsonfile
 from rtgate.errors import InputError
 from rtgate.schemafile import schema_of
 
@@ -64,25 +64,48 @@ class Percentile(_Model):
         return f"{prefix}{self.value_us:g}"
 
 
+# A histogram's bounds, so that no reader of a result spends by its range: a latency of ten
+# minutes is a machine hung for good (the kernel's hung-task and soft-lockup detectors fire
+# within two), and more non-empty bins than cyclictest's own -h limit (a million 1 µs bins)
+# are no run. rtla's -b is 1000000 µs at most.
+MAX_HISTOGRAM_US = 600_000_000
+MAX_BUCKETS = 1_000_000
+MAX_BUCKET_US = 1_000_000
+
+
 class Histogram(_Model):
     """A histogram of ``bucket_us``-wide bins (1 µs unless rtla timerlat's ``-b`` said otherwise):
     sparse ``[latency_us, count]`` pairs, each bin's lower edge, ascending, zero bins omitted."""
 
-    limit_us: int = Field(ge=1, description=(
+    limit_us: int = Field(ge=1, le=MAX_HISTOGRAM_US, description=(
         "Latencies >= limit_us are counted as overflows; every bin lies below it."))
     limit_known: bool = Field(True, description=(
         "False: the run's limit was not given (an rtla histogram without -E/-b on the command "
         "line or in its prompt; rtla omits empty rows, so they cannot tell it): limit_us is then "
         "the lowest limit the file allows, above every bin and every maximum that did not "
         "overflow, and percentiles among the overflows are lower bounds at it."))
-    bucket_us: int = Field(1, ge=1, description=(
+    bucket_us: int = Field(1, ge=1, le=MAX_BUCKET_US, description=(
         "Bin width: a bin [v, v + bucket_us). Percentiles and the standard deviation are only "
         "computed from 1 µs bins."))
-    buckets: list[tuple[int, int]] = Field(default_factory=list)
+    buckets: list[tuple[Annotated[int, Field(ge=0)], Annotated[int, Field(ge=0)]]] = Field(
+        default_factory=list, max_length=MAX_BUCKETS,
+        description="Each bin's lower edge is below limit_us, the edges ascending.")
     overflows: int = Field(0, ge=0)
     overflow_cycles: list[int] = Field(
-        default_factory=list,
+        default_factory=list, max_length=MAX_BUCKETS,
         description="Cycle numbers of (the first reported) overflowing samples.")
+
+    @model_validator(mode="after")
+    def _bins_inside(self) -> Histogram:
+        last = -1
+        for latency, _ in self.buckets:
+            if latency >= self.limit_us:
+                raise ValueError(f"a bin at {latency} µs, at or above the histogram's limit of "
+                                 f"{self.limit_us} µs (such samples are overflows)")
+            if latency <= last:
+                raise ValueError(f"bins not ascending: {latency} µs after {last} µs")
+            last = latency
+        return self
 
 
 class BlockMaxima(_Model):
@@ -335,7 +358,7 @@ def profile_of(result: Result) -> str:
 def load_result(path: str | Path) -> Result:
     """Read and validate a result.json; any problem is a one-line InputError naming the file."""
     p = Path(path)
-    data, got = jsonfile.read(p)
+    data, got = jsonfile.read(p, inputfile.RESULT)
     upgrade = _UPGRADES.get(got) if isinstance(data, dict) and isinstance(got, str) else None
     if upgrade is None:
         raise InputError(f"not an rtgate result (schema {got!r}, expected {SCHEMA_ID!r} or an "

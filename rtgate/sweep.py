@@ -11,7 +11,6 @@ per model). RT is its own build either way (6.12's PREEMPT_DYNAMIC excludes PREE
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections import defaultdict
 from dataclasses import dataclass
@@ -21,7 +20,7 @@ import jinja2
 from rich.console import Console
 from rich.markup import escape
 
-from rtgate import __version__, paths
+from rtgate import __version__, inputfile, jsonfile, paths
 from rtgate.board.base import KernelArtifacts
 from rtgate.board.measure import measure
 from rtgate.board.spec import load_target_board, scenarios_of
@@ -71,17 +70,19 @@ def dynamic(kernel: KernelArtifacts) -> bool:
     """The build can switch models at boot (its .config, else its version banner says so)."""
     config = kernel.dir / ".config"
     if config.is_file():
-        return "CONFIG_PREEMPT_DYNAMIC=y" in config.read_text(encoding="utf-8", errors="replace")
+        text = inputfile.read_bytes(config, inputfile.KCONFIG).decode("utf-8", "replace")
+        return "CONFIG_PREEMPT_DYNAMIC=y" in text
     return "PREEMPT_DYNAMIC" in (kernel.uts_version or "")
 
 
 def build_seconds(kernel_dir: Path) -> float | None:
     """The wall time the build took, as its metadata.json recorded it (None: unknown)."""
+    path = kernel_dir / "metadata.json"
     try:
-        meta = json.loads((kernel_dir / "metadata.json").read_text(encoding="utf-8"))
-        value = meta.get("build_seconds")
+        meta = jsonfile.loads(inputfile.read_text(path, inputfile.DOCUMENT), path)
+        value = meta.get("build_seconds") if isinstance(meta, dict) else None
         return float(value) if isinstance(value, int | float) else None
-    except (OSError, ValueError):
+    except (InputError, ValueError):
         return None
 
 

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from rtgate import inputfile
 from rtgate.errors import InputError
 
 
@@ -129,27 +130,25 @@ class YamlDocument:
         return self.error(f"{where}: {msg}" if where else msg, loc)
 
 
-def load_yaml(path: str | Path) -> YamlDocument:
-    """Read one YAML document; unreadable or invalid YAML is a one-line InputError with the line."""
+def load_yaml(path: str | Path, kind: inputfile.Kind = inputfile.YAML) -> YamlDocument:
+    """Read one YAML document; a file that is not a regular one within its ``kind``'s cap,
+    unreadable or invalid YAML is a one-line InputError with the line."""
     p = Path(path)
+    text = inputfile.read_text(p, kind)
     try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", path=p) from exc
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text: {exc.reason} at byte {exc.start}", path=p) from exc
-    loader = _StrictLoader(text)
-    try:
-        root = loader.get_single_node()
-        data = None if root is None else loader.construct_document(root)
+        # The loader checks every character as it is made: a NUL is a ReaderError here.
+        loader = _StrictLoader(text)
+        try:
+            root = loader.get_single_node()
+            data = None if root is None else loader.construct_document(root)
+        finally:
+            loader.dispose()
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{p}:{mark.line + 1}" if mark is not None else p
-        problem = getattr(exc, "problem", None) or str(exc)
+        problem = getattr(exc, "problem", None) or " ".join(str(exc).split())
         what = "refused" if isinstance(exc, _Refused) else "not valid YAML"
         raise InputError(f"{what}: {problem}", path=where) from exc
-    finally:
-        loader.dispose()
     return YamlDocument(path=p, data=data, root=root)
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from rich.console import Console
 
+from rtgate import inputfile
 from rtgate.ab import doc as ab_doc
 from rtgate.ab.loop import ABRun, Side
 from rtgate.ab.settings import RoundSettings
@@ -160,7 +161,8 @@ class ReplayMeasure:
         if not any((home / side).exists() or (home / side).is_symlink() for side in "AB") \
                 and skipped.is_file() and not skipped.is_symlink():
             try:
-                record = _Skipped.model_validate_json(skipped.read_bytes())
+                record = _Skipped.model_validate_json(
+                    inputfile.read_bytes(skipped, inputfile.DOCUMENT))
             except ValidationError as exc:
                 raise InputError(f"unreadable: {exc.errors()[0]['msg']}", path=skipped) from exc
             return StepMeasurement(outcome=StepOutcome.SKIP, summary=record.why,

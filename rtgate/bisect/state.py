@@ -5,13 +5,25 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from rtgate.bisect.doc import SCHEMA_ID, Step
 from rtgate.errors import InputError
-from rtgate.jsonfile import write_atomic
+from rtgate.jsonfile import read_model, write_atomic
+
+STATE_ID = SCHEMA_ID + "/state"
+
+
+class State(BaseModel):
+    """The state file as read back: validated like every document rtgate is handed."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    schema_: Literal["rtgate/bisect/v1/state"] = Field(alias="schema")
+    identity: dict[str, Any]
+    steps: list[Step]
 
 
 @dataclass
@@ -28,18 +40,15 @@ class Log:
         log = cls(path, identity)
         if path is None or not path.exists():
             return log
-        try:
-            data = json.loads(path.read_text())
-            if data.get("identity") != identity:
-                raise InputError("the state file is of another bisect (series, ends, board or "
-                                 "settings differ): give another --out or remove it", path=path)
-            log.steps = [Step.model_validate(s) for s in data["steps"]]
-        except (json.JSONDecodeError, KeyError, TypeError, ValidationError) as exc:
-            raise InputError(f"unreadable bisect state: {exc}", path=path) from exc
+        state = read_model(path, State, STATE_ID, "bisect state")
+        if state.identity != identity:
+            raise InputError("the state file is of another bisect (series, ends, board or "
+                             "settings differ): give another --out or remove it", path=path)
+        log.steps = state.steps
         return log
 
     def save(self) -> None:
         if self.path is not None:
             write_atomic(self.path, json.dumps(
-                {"schema": SCHEMA_ID + "/state", "identity": self.identity,
+                {"schema": STATE_ID, "identity": self.identity,
                  "steps": [s.model_dump(mode="json") for s in self.steps]}, indent=2) + "\n")

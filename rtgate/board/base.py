@@ -15,7 +15,6 @@ session log is saved in the output directory first.
 
 from __future__ import annotations
 
-import json
 import sys
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from rtgate import inputfile, jsonfile
 from rtgate.board.rawrun import RawRun
 from rtgate.board.spec import BoardSpec
 from rtgate.board.tuning import Profile
@@ -48,11 +48,12 @@ class KernelArtifacts:
         d = Path(path)
         meta_path = d / "metadata.json"
         try:
-            meta: dict[str, Any] = json.loads(meta_path.read_text(encoding="utf-8"))
+            meta: dict[str, Any] = jsonfile.loads(
+                inputfile.read_text(meta_path, inputfile.DOCUMENT), meta_path)
             board = meta["plan"]["board"]
             release, image_name = meta["kernel_release"], board["image_name"]
-        except OSError as exc:
-            raise InputError(f"not a kernel build: {exc.strerror}", path=meta_path) from exc
+        except InputError as exc:
+            raise InputError(f"not a kernel build: {exc}", path=meta_path) from exc
         except (ValueError, KeyError, TypeError) as exc:
             raise InputError(f"not a kernel build's metadata: {exc}", path=meta_path) from exc
         image = d / image_name

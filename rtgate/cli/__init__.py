@@ -11,6 +11,7 @@ import traceback
 from collections.abc import Sequence
 
 from rtgate import __version__
+from rtgate.ciout import CommandGuard
 from rtgate.errors import Exit, RtgateError
 
 EXIT_CODES = """exit codes:
@@ -69,6 +70,18 @@ def _terminated(signum: int, frame: object) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # Whatever rtgate prints, no line of it becomes a CI workflow command (rtgate.ciout).
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = CommandGuard(out), CommandGuard(err)  # type: ignore[assignment]
+    try:
+        return _main(argv)
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        sys.stdout, sys.stderr = out, err
+
+
+def _main(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(argv[0] if argv else None)
     args = parser.parse_args(argv)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rtgate import paths
+from rtgate.ciout import escape
 from rtgate.errors import Exit, InputError
 from rtgate.gate import junit, markdown
 from rtgate.gate.thresholds import load_thresholds, thresholds_file
@@ -46,16 +47,19 @@ _TAG = {Verdict.PASS: "PASS", Verdict.FAIL: "FAIL", Verdict.INCOMPLETE: "INCOMPL
 
 
 def _print(o: Ruling) -> None:
+    # Labels, run ids, budget sources and details come from the results and the thresholds
+    # file: escaped, so that none becomes a line of its own, or a CI workflow command.
     if isinstance(o, Unjudged):
         if o.allowed:
-            print(f"SKIP {o.label}: {o.message}")
+            print(f"SKIP {escape(o.label)}: {escape(o.message)}")
         else:
-            print(f"rtgate: {o.message}", file=sys.stderr)
+            print(f"rtgate: {escape(o.message)}", file=sys.stderr)
         return
     assert isinstance(o, Evaluation)
     virtual = " (virtual board: no real-time claim)" if o.result.board.virtual else ""
-    print(f"{o.label} [{o.result.run_id}] budget {o.budget.source}{virtual}")
+    print(f"{escape(o.label)} [{escape(o.result.run_id)}] budget {escape(o.budget.source)}"
+          f"{virtual}")
     for c in o.checks:
-        print(f"  {_TAG[c.verdict]:<10} {c.detail}")
+        print(f"  {_TAG[c.verdict]:<10} {escape(c.detail)}")
     if o.exit is not Exit.OK:
         print(f"  -> exit {int(o.exit)}")

@@ -8,11 +8,11 @@ an untrusted artifact it can make a report worse, never better, and it never ent
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from rtgate import inputfile, jsonfile
 from rtgate.errors import InputError
 from rtgate.gate.verdict import Infra
 from rtgate.jsonfile import write_atomic
@@ -43,9 +43,8 @@ def load(path: Path) -> Infra:
     if path.is_symlink():
         raise InputError("a symbolic link, not followed", path=path)
     try:
-        record = _Record.model_validate(json.loads(path.read_text(encoding="utf-8")))
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", path=path) from exc
+        record = _Record.model_validate(
+            jsonfile.loads(inputfile.read_text(path, inputfile.DOCUMENT), path))
     except ValueError as exc:  # JSON syntax, encoding, or the model (ValidationError)
         first = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else exc
         raise InputError(f"not an rtgate infrastructure record: {first}", path=path) from exc

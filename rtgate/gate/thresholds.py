@@ -23,7 +23,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StringConstraints, ValidationError
 
-from rtgate import paths
+from rtgate import inputfile, paths
 from rtgate.result import Result, profile_of
 from rtgate.schemafile import schema_of
 from rtgate.yamlsource import YamlDocument, load_yaml
@@ -154,7 +154,7 @@ def thresholds_file(given: Path | None) -> Path:
 
 def load_thresholds(path: str | Path = paths.THRESHOLDS) -> Thresholds:
     """Load and validate a thresholds file; any problem is an InputError naming file and line."""
-    doc = load_yaml(path)
+    doc = load_yaml(path, inputfile.THRESHOLDS)
     _check_schema(doc)
     try:
         thresholds = Thresholds.model_validate(doc.data)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from rtgate import inputfile
 from rtgate.errors import InputError
 
 
@@ -28,10 +29,7 @@ class PatchError(InputError):
 
 def read_series(series: Path) -> list[SeriesPatch]:
     """Patches in application order. Lines are `NAME` with `#` comments, as quilt writes them."""
-    try:
-        lines = series.read_text().splitlines()
-    except OSError as exc:
-        raise InputError(f"cannot read patch series: {exc.strerror}", path=series) from exc
+    lines = inputfile.read_text(series, inputfile.SERIES).splitlines()
     patches = []
     for number, raw in enumerate(lines, start=1):
         line = raw.split("#", 1)[0].strip()
@@ -44,7 +42,9 @@ def read_series(series: Path) -> list[SeriesPatch]:
         path = _inside(series, number, line)
         if not path.is_file():
             raise InputError(f"line {number}: patch {line} not found", path=series)
-        patches.append(SeriesPatch(name=line, sha256=hashlib.sha256(path.read_bytes()).hexdigest()))
+        with inputfile.open_regular(path, inputfile.RAW) as fh:  # hashed as it streams
+            digest = hashlib.file_digest(fh, "sha256").hexdigest()
+        patches.append(SeriesPatch(name=line, sha256=digest))
     return patches
 
 

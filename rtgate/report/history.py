@@ -29,6 +29,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from rtgate import inputfile
 from rtgate.errors import InputError
 from rtgate.filelock import locked
 from rtgate.jsonfile import write_atomic
@@ -113,7 +114,8 @@ class History:
     def _lines(self) -> list[_Line]:
         if not self.index.exists():
             return []
-        text = self.index.read_text(encoding="utf-8", errors="surrogateescape")
+        text = inputfile.read_bytes(self.index, inputfile.HISTORY).decode(
+            "utf-8", errors="surrogateescape")
         return [_parse(line) for line in text.splitlines() if line.strip()]
 
     def entries(self) -> list[RunSummary]:

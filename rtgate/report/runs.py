@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rtgate import inputfile
 from rtgate.bisect import doc as bisect_doc
 from rtgate.errors import InputError
 from rtgate.layout import INFRA, RAW, RESULT
@@ -106,6 +107,8 @@ def collect(paths: list[str | Path]) -> list[RunFiles]:
             if given.name != bisect_doc.NAME:  # a bisect's page, not a run
                 found.append(given)
         else:
+            if given.exists():  # a FIFO or a device: refused saying which, never opened
+                inputfile.check_regular(given, inputfile.RESULT)
             raise InputError("no such file or directory", path=given)
     runs: dict[str, RunFiles] = {}
     for path in found:

@@ -209,7 +209,8 @@ def test_the_plan_is_part_of_the_bisects_identity(rtgate_cli: RunCli,
                 "alpha": None, "planned_rounds": 6}
     out = tmp_path / "out"
     out.mkdir()
-    (out / "state.json").write_text(json.dumps({"identity": identity, "steps": []}))
+    (out / "state.json").write_text(json.dumps({"schema": "rtgate/bisect/v1/state",
+                                               "identity": identity, "steps": []}))
     proc = rtgate_cli("bisect", "--board", "qemu-arm64", "--flavor", "stock", "--series",
                       str(SERIES), "--scenarios", "idle", "--round-duration", "10s",
                       "--step-time", "5m", "--planned-rounds", "8", "--out", str(out))

@@ -15,6 +15,19 @@ from rtgate.board.spec import LavaOptions
 from rtgate.errors import InfraError, InputError
 
 HTTP_TIMEOUT_S = 30
+# The largest reply rtgate reads from the server: LAVA pages a job's log, and a page of a
+# measurement's log is a few MiB; a reply beyond this is refused, never held whole.
+REPLY_CAP = 64 << 20
+
+
+def _field(doc: Any, name: str, kind: type | tuple[type, ...], where: str) -> Any:
+    """``doc[name]`` when ``doc`` is an object whose ``name`` is of ``kind``; else a LavaError
+    (exit 3) naming the field."""
+    value = doc.get(name) if isinstance(doc, dict) else None
+    if not isinstance(value, kind):
+        got = type(doc).__name__ if not isinstance(doc, dict) else type(value).__name__
+        raise LavaError(f"LAVA {where}: field {name!r} is {got}, not what the API returns")
+    return value
 
 
 class LavaError(InfraError):
@@ -38,20 +51,37 @@ class Lava:
             headers={"Authorization": f"Token {self.token}", "Content-Type": "application/json"})
         try:
             with urllib.request.urlopen(req, timeout=HTTP_TIMEOUT_S) as resp:
-                data: bytes = resp.read()
-                return data
+                data: bytes = resp.read(REPLY_CAP + 1)
         except urllib.error.HTTPError as exc:
-            detail = " ".join(exc.read().decode("utf-8", "replace").split())[:400]
+            detail = " ".join(exc.read(4096).decode("utf-8", "replace").split())[:400]
             raise LavaError(f"LAVA {method} {path}: HTTP {exc.code}: {detail}") from exc
         except (urllib.error.URLError, OSError) as exc:
             raise LavaError(f"LAVA server {self.base} unreachable: {exc}") from exc
+        if len(data) > REPLY_CAP:
+            raise LavaError(f"LAVA {method} {path}: a reply of more than {REPLY_CAP >> 20} MiB: "
+                            "refused")
+        return data
+
+    def _json(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+        try:
+            return json.loads(self.call(method, path, body))
+        except (ValueError, RecursionError) as exc:  # JSON syntax, encoding, a huge integer
+            raise LavaError(f"LAVA {method} {path}: not a JSON reply: "
+                            f"{' '.join(str(exc).split())[:200]}") from exc
 
     def submit(self, definition: str) -> int:
-        answer = json.loads(self.call("POST", "jobs/", {"definition": definition}))
-        return int(answer["job_ids"][0])
+        answer = self._json("POST", "jobs/", {"definition": definition})
+        ids = _field(answer, "job_ids", list, "job submission")
+        if not ids or not isinstance(ids[0], int) or isinstance(ids[0], bool):
+            raise LavaError(f"LAVA job submission: field 'job_ids' is {ids[:3]!r}, not a job id")
+        return ids[0]
 
     def job(self, job_id: int) -> dict[str, Any]:
-        job: dict[str, Any] = json.loads(self.call("GET", f"jobs/{job_id}/"))
+        job: dict[str, Any] = self._json("GET", f"jobs/{job_id}/")
+        where = f"job {job_id}"
+        for name in ("state", "health"):
+            _field(job, name, str, where)
+        _field(job, "actual_device", (str, type(None)), where)
         return job
 
     def log(self, job_id: int, start: int = 0) -> list[dict[str, Any]]:
@@ -63,8 +93,23 @@ class Lava:
             if "HTTP 404" in str(exc):
                 return []
             raise
-        entries = yaml.load(text, Loader=yaml.CSafeLoader) if text.strip() else []
-        return entries if isinstance(entries, list) else []
+        try:
+            entries = yaml.load(text, Loader=yaml.CSafeLoader) if text.strip() else []
+        except (yaml.YAMLError, ValueError, RecursionError) as exc:
+            raise LavaError(f"LAVA job {job_id}'s log from line {start} is not YAML: "
+                            f"{' '.join(str(exc).split())[:200]}") from exc
+        if entries is None:
+            return []
+        if not isinstance(entries, list):
+            raise LavaError(f"LAVA job {job_id}'s log from line {start} is a "
+                            f"{type(entries).__name__}, not a list of entries")
+        for n, entry in enumerate(entries, start=start):
+            where = f"job {job_id}'s log entry {n}"
+            if not isinstance(entry, dict):
+                raise LavaError(f"LAVA {where} is a {type(entry).__name__}, not an object "
+                                "with dt, lvl and msg")
+            _field(entry, "lvl", str, where)
+        return entries
 
     def cancel(self, job_id: int) -> None:
         self.call("GET", f"jobs/{job_id}/cancel/")
@@ -74,15 +119,20 @@ class Lava:
         found: list[dict[str, Any]] = []
         while True:
             query = urlencode({**filters, "limit": 100, "offset": len(found)})
-            page = json.loads(self.call("GET", f"{what}/?{query}"))
-            found += page["results"]
-            if not page.get("next") or not page["results"]:
+            page = self._json("GET", f"{what}/?{query}")
+            results = _field(page, "results", list, f"{what} listing")
+            if not all(isinstance(r, dict) for r in results):
+                raise LavaError(f"LAVA {what} listing: field 'results' holds a non-object")
+            found += results
+            if not page.get("next") or not results:
                 return found
 
     def devices(self, device_type: str) -> dict[str, set[str]]:
         """The type's devices that take jobs (not retired): hostname → its tags' names."""
-        tags = {t["id"]: t["name"] for t in self.listing("tags")}
-        return {d["hostname"]: {tags.get(t, str(t)) for t in d["tags"]}
+        tags = {_field(t, "id", int, "tag"): _field(t, "name", str, "tag")
+                for t in self.listing("tags")}
+        return {_field(d, "hostname", str, "device"): {
+                    tags.get(t, str(t)) for t in _field(d, "tags", list, "device")}
                 for d in self.listing("devices", device_type=device_type)
                 if d.get("health") != "Retired"}
 

@@ -27,6 +27,7 @@ client reaches the guest's own server over loopback.
 from __future__ import annotations
 
 import base64
+import binascii
 import hashlib
 import io
 import json
@@ -55,7 +56,15 @@ from rtgate.board.lava.client import Lava, LavaError, lava_error, target_lines, 
 from rtgate.board.lava.store import ImageServer, ImageStore
 from rtgate.board.loadreport import LoadReport
 from rtgate.board.qemu import guestscript, initramfs
-from rtgate.board.qemu.guestenv import GuestFacts, board_records, on_controller, read_log, unpack
+from rtgate.board.qemu.guestenv import (
+    WIRE_CAP,
+    GuestFacts,
+    board_records,
+    note,
+    on_controller,
+    read_log,
+    unpack,
+)
 from rtgate.board.rawrun import RawRun
 from rtgate.board.spec import BoardSpec, LavaOptions, board_path
 from rtgate.cyclictest.version import Capabilities, parse_help
@@ -94,7 +103,15 @@ def payload(lines: list[str], log: Path) -> bytes:
     except StopIteration:
         raise InfraError("the job's log holds no complete results block (RTGATE-BEGIN … "
                          "RTGATE-END); log kept", path=log) from None
-    data = base64.b64decode("".join(x.strip() for x in lines[begin + 1:end]), validate=False)
+    text = "".join(x.strip() for x in lines[begin + 1:end])
+    if len(text) * 3 // 4 > WIRE_CAP:
+        raise InfraError(f"the job's results block exceeds {WIRE_CAP >> 20} MiB: refused; log "
+                         "kept", path=log)
+    try:
+        data = base64.b64decode(text, validate=False)
+    except binascii.Error as exc:
+        raise InfraError(f"the job's results block is not base64 ({exc}); log kept",
+                         path=log) from exc
     want = lines[end].split()[-1]
     if hashlib.sha256(data).hexdigest() != want:
         raise InfraError("results corrupted in the job's log (sha256 mismatch); log kept",
@@ -339,7 +356,7 @@ class LavaBoard(BoardDriver):
                              path=raw.out / "meta" / "cyclictest-help")
         infra = state / "infra"
         if infra.is_file():
-            raise InfraError(f"in the job: {infra.read_text().strip()}", path=infra)
+            raise InfraError(f"in the job: {note(infra).strip()}", path=infra)
         read_log(run_log, plan, state)
         info = RunInfo(run_id=raw.run_id, board=self.spec.name, virtual=self.virtual,
                        flavor=raw.flavor or self.kernel.flavor

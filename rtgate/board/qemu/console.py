@@ -8,6 +8,7 @@ panic or the emulator exiting ends any wait with an InfraError naming the log.
 from __future__ import annotations
 
 import base64
+import binascii
 import hashlib
 import queue
 import subprocess
@@ -21,6 +22,9 @@ MARKER = "RTGATE-"
 PANIC = "Kernel panic"
 _EOF = None
 _B64_LINE = 76
+# A console line longer than this is split: a guest printing without newlines must not grow one
+# line without bound (protocol lines are short, base64 lines 76 characters).
+LINE_CAP = 64 << 10
 
 
 class SerialConsole:
@@ -40,8 +44,9 @@ class SerialConsole:
         self._reader.start()
 
     def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for raw in iter(self.proc.stdout.readline, b""):
+        stdout = self.proc.stdout
+        assert stdout is not None
+        for raw in iter(lambda: stdout.readline(LINE_CAP), b""):
             self._logfile.write(raw)
             self._logfile.flush()
             self._lines.put(raw.decode("utf-8", "replace").rstrip("\r\n").replace("\r", ""))
@@ -81,9 +86,11 @@ class SerialConsole:
             pass
         return line
 
-    def payload(self, deadline: float) -> bytes:
-        """The base64 block after ``RTGATE-BEGIN`` (already read), checked against its sha256."""
+    def payload(self, deadline: float, cap: int) -> bytes:
+        """The base64 block after ``RTGATE-BEGIN`` (already read), checked against its sha256;
+        more than ``cap`` bytes decoded is refused as it arrives."""
         chunks: list[str] = []
+        size = 0
         while True:
             try:
                 line = self._lines.get(timeout=max(0.0, deadline - time.monotonic()))
@@ -95,7 +102,15 @@ class SerialConsole:
             if line.startswith(f"{MARKER}END"):
                 break
             chunks.append(line.strip())
-        data = base64.b64decode("".join(chunks), validate=False)
+            size += len(chunks[-1])
+            if size * 3 // 4 > cap:
+                raise InfraError(f"the guest's reply exceeds {cap >> 20} MiB: refused; console "
+                                 "log kept", path=self.log)
+        try:
+            data = base64.b64decode("".join(chunks), validate=False)
+        except binascii.Error as exc:
+            raise InfraError(f"the guest's reply is not base64 ({exc}); console log kept",
+                             path=self.log) from exc
         want = line.split()[-1] if len(line.split()) > 1 else ""
         if hashlib.sha256(data).hexdigest() != want:
             raise InfraError("results corrupted on the console (sha256 mismatch); console log "

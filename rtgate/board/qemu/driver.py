@@ -29,8 +29,11 @@ from rtgate.board.peer import PeerLoads, controller_cpus, peer_records, split
 from rtgate.board.qemu import guestscript, initramfs
 from rtgate.board.qemu.console import SerialConsole
 from rtgate.board.qemu.guestenv import (
+    FACTS_CAP,
+    WIRE_CAP,
     GuestFacts,
     board_records,
+    note,
     noted,
     on_controller,
     read_log,
@@ -149,7 +152,7 @@ class QemuBoard(BoardDriver):
     def _receive(self, deadline: float) -> bytes:
         """The files after RTGATE-BEGIN, then the guest's return to waiting for a script."""
         assert self.console is not None
-        data = self.console.payload(deadline)
+        data = self.console.payload(deadline, WIRE_CAP)
         self.console.expect("RTGATE-READY", deadline)
         self.idle = True
         return data
@@ -265,7 +268,7 @@ class QemuBoard(BoardDriver):
         state = raw.out / "state"
         infra = state / "infra"
         if infra.is_file():
-            raise InfraError(f"in the guest: {infra.read_text().strip()}", path=infra)
+            raise InfraError(f"in the guest: {note(infra).strip()}", path=infra)
         tracers = state / "tracers"
         if plan.timerlat and tracers.is_file() and (
                 why := autoanalysis.lacking(_text(tracers), "the guest kernel")):
@@ -311,7 +314,8 @@ class QemuBoard(BoardDriver):
 
 def _text(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
+        with path.open("rb") as fh:
+            return fh.read(FACTS_CAP).decode("utf-8", "replace")
     except OSError:
         return ""
 

@@ -9,12 +9,14 @@ the same environment keys and load records a local result has.
 from __future__ import annotations
 
 import io
+import math
 import re
 import shutil
 import tarfile
+import zlib
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from rtgate.bench.environment import preempt_rt
 from rtgate.bench.plan import Plan
@@ -24,6 +26,45 @@ from rtgate.board.loadreport import LoadRecord
 from rtgate.board.spec import BoardSpec
 from rtgate.cyclictest.version import parse_help
 from rtgate.errors import InfraError
+
+MiB = 1 << 20
+# What a guest may send back, compressed, over the console or in a LAVA log: a run's files are
+# histograms, block maxima and load logs, a few MiB; the guest's description, a few KiB.
+WIRE_CAP = 64 * MiB
+# Unpacked, the same replies: an archive that inflates past this is refused before it is
+# written (a few MiB of zeros gzip into a few KiB).
+FACTS_CAP = 4 * MiB
+RESULTS_CAP = 256 * MiB
+MEMBERS_CAP = 4096
+# A note the guest's scripts leave in state/: one line.
+NOTE_CAP = 4096
+
+# What a damaged or hostile archive raises while it is read: a truncated gzip stream is an
+# EOFError, a corrupt one a zlib.error, tarfile's own complaints a TarError.
+_BROKEN = (tarfile.TarError, EOFError, zlib.error, OSError)
+
+
+def members(tar: tarfile.TarFile, cap: int, what: str) -> list[tarfile.TarInfo]:
+    """The archive's members, once their sizes are known to stay within ``cap`` bytes and
+    MEMBERS_CAP entries: read header by header, so a bomb stops at the header past the cap."""
+    found: list[tarfile.TarInfo] = []
+    total = 0
+    for member in tar:
+        found.append(member)
+        total += max(member.size, 0)
+        if total > cap or len(found) > MEMBERS_CAP:
+            raise InfraError(f"{what} would unpack to more than {cap // MiB} MiB or {MEMBERS_CAP} "
+                             f"files (at {member.name!r}): refused")
+    return found
+
+
+def note(path: Path) -> str:
+    """The text of a note a guest's script left (its first NOTE_CAP bytes); "" when none."""
+    try:
+        with path.open("rb") as fh:
+            return fh.read(NOTE_CAP).decode("utf-8", "replace")
+    except OSError:
+        return ""
 
 
 def _version(text: str) -> str | None:
@@ -39,15 +80,19 @@ class GuestFacts:
     @classmethod
     def from_tar(cls, data: bytes) -> GuestFacts:
         files: dict[str, str] = {}
+        what = "the guest's description"
+        if len(data) > WIRE_CAP:
+            raise InfraError(f"{what} is {len(data)} bytes compressed, more than "
+                             f"{WIRE_CAP // MiB} MiB: refused")
         try:
             with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
-                for member in tar.getmembers():
+                for member in members(tar, FACTS_CAP, what):
                     fh = tar.extractfile(member) if member.isfile() else None
                     if fh is not None:
                         files[Path(member.name).name] = fh.read().decode("utf-8", "replace")
-        except tarfile.TarError as exc:
-            raise InfraError(f"the guest's description is not a readable archive: {exc}") \
-                from exc
+        except _BROKEN as exc:
+            raise InfraError(f"{what} is not a readable archive: "
+                             f"{type(exc).__name__}: {exc}") from exc
         return cls(files)
 
     def get(self, name: str) -> str:
@@ -55,7 +100,10 @@ class GuestFacts:
 
     @property
     def cpus(self) -> int:
-        return int(self.get("nproc") or 1)
+        text = self.get("nproc") or "1"
+        if not text.isascii() or not text.isdigit() or not 1 <= int(text) <= 65536:
+            raise InfraError(f"the guest's meta/nproc is {text[:40]!r}, not a CPU count")
+        return int(text)
 
     @property
     def cyclictest_help(self) -> str:
@@ -97,40 +145,60 @@ def board_records(plan: Plan, state: Path) -> list[LoadRecord]:
         early = state / f"{load.name}.early"
         status = after = None
         if early.is_file():
-            fields = early.read_text().split()
-            status = int(fields[0]) if fields else -1
+            fields = note(early).split()
+            status = _number(int, fields[0], early) if fields else -1
             start = state / f"{load.name}.start"
-            if len(fields) > 1 and start.is_file():
-                after = float(fields[1]) - float(start.read_text().split()[0])
+            begun = note(start).split() if start.is_file() else []
+            if len(fields) > 1 and begun:
+                after = _number(float, fields[1], early) - _number(float, begun[0], start)
         records.append(LoadRecord(load.name, load.argv, status, after, "board"))
     return records
+
+
+N = TypeVar("N", int, float)
+
+
+def _number(kind: type[N], text: str, path: Path) -> N:
+    try:
+        value: N | None = kind(text)
+    except ValueError:
+        value = None
+    if value is None or not math.isfinite(value):
+        raise InfraError(f"the guest's note holds {text[:40]!r}, not a number", path=path)
+    return value
 
 
 def unpack(data: bytes, out: Path) -> None:
     """raw/ (the run's files), meta/ (the guest's description), state/ (the script's notes)."""
     for name in ("meta", "state"):
         shutil.rmtree(out / name, ignore_errors=True)
+    what = "results from the guest"
+    if len(data) > WIRE_CAP:
+        raise InfraError(f"{what} are {len(data)} bytes compressed, more than "
+                         f"{WIRE_CAP // MiB} MiB: refused", path=out)
     try:
         with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+            members(tar, RESULTS_CAP, what)
             tarsafe.extract(tar, out)
-    except (tarfile.TarError, OSError) as exc:
-        raise InfraError(f"results from the guest are not a readable archive: {exc}",
+    except _BROKEN as exc:
+        raise InfraError(f"{what} are not a readable archive: {type(exc).__name__}: {exc}",
                          path=out) from exc
 
 
 def noted(path: Path) -> int | None:
     """The number a script noted in ``path``; None when it noted none."""
     try:
-        return int(path.read_text().split()[0])
-    except (OSError, ValueError, IndexError):
+        return int(note(path).split()[0])
+    except (ValueError, IndexError):
         return None
 
 
 def _loadavg(path: Path) -> list[float] | None:
     try:
-        return [float(x) for x in path.read_text().split()[:3]]
-    except (OSError, ValueError):
+        values = [float(x) for x in note(path).split()[:3]]
+    except ValueError:
         return None
+    return values if all(math.isfinite(v) for v in values) else None
 
 
 def read_log(log: RunLog, plan: Plan, state: Path) -> None:
