@@ -14,6 +14,7 @@ from rtgate.bench.assemble import RunInfo, assemble
 from rtgate.bench.runner import execute, planned
 from rtgate.bench.scenario import load_scenario
 from rtgate.board.spec import BoardSpec, board_path, load_board
+from rtgate.ciout import escape
 from rtgate.cyclictest.version import detect
 from rtgate.errors import InfraError, InputError
 from rtgate.layout import RAW, RESULT
@@ -85,7 +86,7 @@ def measure(settings: BenchSettings) -> Result:
                if t.max_us is not None and t.avg_us is not None else f"{t.samples} samples")
     print(f"rtgate bench: {result.status}: {summary} -> {path}", file=sys.stderr)
     for reason in result.reasons:
-        print(f"rtgate bench:   {reason}", file=sys.stderr)
+        print(f"rtgate bench:   {escape(reason)}", file=sys.stderr)
     return result
 
 

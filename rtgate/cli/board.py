@@ -12,6 +12,7 @@ from rich.table import Table
 from rtgate.board.base import KernelArtifacts
 from rtgate.board.measure import measure
 from rtgate.board.spec import BoardSpec, list_boards, load_board
+from rtgate.ciout import escape
 from rtgate.cli.args import add_scale_option, duration
 from rtgate.errors import Exit
 
@@ -57,7 +58,7 @@ def run_command(args: argparse.Namespace) -> int:
     print(f"rtgate board run: {spec.name}: {m.result.status}: {summary} -> {m.result_path}",
           file=sys.stderr)
     for reason in m.result.reasons:
-        print(f"rtgate board run:   {reason}", file=sys.stderr)
+        print(f"rtgate board run:   {escape(reason)}", file=sys.stderr)
     return int(Exit.OK if m.result.status == "complete" else Exit.INCOMPLETE)
 
 

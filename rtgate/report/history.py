@@ -30,6 +30,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from rtgate import inputfile
+from rtgate.ciout import escape
 from rtgate.errors import InputError
 from rtgate.filelock import locked
 from rtgate.jsonfile import write_atomic
@@ -136,12 +137,12 @@ class History:
             try:
                 run = self.load(summary)
             except InputError as exc:
-                print(f"rtgate: {exc.oneline()} (run {summary.run_id} not published)",
+                print(f"rtgate: {exc.oneline()} (run {escape(summary.run_id)} not published)",
                       file=sys.stderr)
                 continue
             # A history checkout is a git tree, and git keeps symbolic links.
             for note in run.skipped:
-                print(f"rtgate: {note}", file=sys.stderr)
+                print(f"rtgate: {escape(note)}", file=sys.stderr)
             yield run
 
     def _store(self, run: RunFiles, summary: RunSummary) -> None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from rtgate.ciout import escape
 from rtgate.errors import Exit
 from rtgate.gate import infrarecord
 from rtgate.jsonfile import write_output
@@ -39,7 +40,7 @@ def make_site(settings: SiteSettings) -> Exit:
     runs = collect(inputs) if inputs else []
     bisects = bisectpage.collect(inputs)
     for note in dict.fromkeys(n for item in (*runs, *bisects) for n in item.skipped):
-        print(f"rtgate: {note}", file=sys.stderr)
+        print(f"rtgate: {escape(note)}", file=sys.stderr)
     if settings.history:
         history = History(settings.history)
         merged = history.merge(runs, provenance)
