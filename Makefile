@@ -58,10 +58,12 @@ endef
 check: deps
 	$(call pytest,tests/unit)
 
-# Everything, as CI runs it.
+# Everything, as CI runs it, on two workers: the e2e tier's guests and its containers in two
+# lanes side by side, the rest wherever a worker has room (tests/conftest.py, LANES).
+LANES := -n 2 --dist loadgroup
 test: deps
 	@$(DEPS) ci report kernel qemu docker
-	$(call pytest,tests)
+	$(call pytest,$(LANES) tests)
 
 # rtla is built from the kernel source (kernel, qemu); the fake Pi is a real sshd (qemu).
 test-integration: deps
@@ -70,7 +72,7 @@ test-integration: deps
 
 test-e2e: deps
 	@$(DEPS) ci report kernel qemu docker
-	$(call pytest,tests/e2e)
+	$(call pytest,$(LANES) tests/e2e)
 
 # The A/B gate's calibration on the virtual board (docs/statistics.md, "Calibration"): A/A and A/B
 # with the planted-latency kernel as B, then the A/B test alone (budgets no planted stall can fail),

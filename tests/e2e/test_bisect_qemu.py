@@ -5,7 +5,12 @@ tests/data/bisect/series-4: two harmless patches, the planted latency switched o
 (cache and ccache: a leaf file's comment per harmless patch) and every step real A/B rounds on
 qemu-arm64 under TCG. The plant is decided by the budget (a candidate round over 500 ms is worse
 at once); the harmless prefixes by the A/B comparison ("same" within the 200 ms minimum effect).
-About 9 minutes with the kernels cached.
+Rounds of 10 s: each still holds three stalls of the plant, which the budget judges, and a
+harmless prefix's intervals at 20 s were ±16 ms (p99) and ±38 ms (p99.9), a fifth of the 200 ms
+margin; the 5 s rounds of the qemu-arm64 calibration found the plant at the first look 10 of 10.
+A step-time of 5 min keeps the plan the alpha spending sees about what 20 s rounds and 10 min
+gave (the rounds a side the cap allows at the first pair's pace). About 4 minutes with the
+kernels cached.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ def test_bisect_names_and_confirms_the_planted_patch(rtgate_process: RunProcess,
     out = tmp_path / "bisect"
     proc = rtgate_process("bisect", "--board", "qemu-arm64", "--flavor", "stock", "--series",
                           str(DATA / "series-4"), "--scenarios", "idle", "--round-duration",
-                          "20s", "--step-time", "10m", "--thresholds",
+                          "10s", "--step-time", "5m", "--thresholds",
                           str(DATA / "thresholds.yml"), "--out", str(out), timeout=3000)
     assert proc.returncode == 1, proc.stdout + proc.stderr[-4000:]
     doc = json.loads((out / "bisect.json").read_text())
