@@ -58,8 +58,9 @@ endef
 check: deps
 	$(call pytest,tests/unit)
 
-# Everything, as CI runs it, on two workers: the e2e tier's guests and its containers in two
-# lanes side by side, the rest wherever a worker has room (tests/conftest.py, LANES).
+# Everything, as CI runs it, on two workers: the suite's latency measurements (guests, LAVA,
+# cyclictest here) in one lane, its containers and kernel trees in another beside it, the rest
+# wherever a worker has room (tests/conftest.py, LANES).
 LANES := -n 2 --dist loadgroup
 test: deps
 	@$(DEPS) ci report kernel qemu docker

@@ -4,10 +4,13 @@ Tiers: tests/unit (no external program; tests/unit/conftest.py enforces it), tes
 (real tools, seconds each), tests/e2e (kernels, containers, guests, LAVA).
 
 Lanes: `make test` runs the suite on two pytest-xdist workers (`--dist loadgroup`). The e2e
-modules run in two fixed lanes, one worker each, so that at most one emulated guest measures at a
-time and the long container work (the fresh machine's `make demo`, kernel trees, image builds)
-waits on the network and the disk beside it; every other module is one unit that either worker
-takes when it has room. Without xdist (`make check`, a file run by hand) the groups mean nothing.
+modules, and the integration modules that measure latency on this host, run in two fixed lanes,
+one worker each: `measuring` (one latency measurement at a time: a guest, LAVA's jobs, cyclictest
+under load here) and `containers` (the fresh machine, kernel trees, image builds, installs:
+mostly downloads, unpacking and waiting). Every other module is one unit that either worker
+takes when it has room. The fresh machine's `make demo` measures beside the other lane: 20 s of
+`net` needs 1000 of its ~40 000 samples, which only a host many times oversubscribed denies it.
+Without xdist (`make check`, a file run by hand) the lanes mean nothing.
 """
 
 from __future__ import annotations
@@ -28,24 +31,36 @@ from rtgate.kernel.runtime import BUILDER_IMAGE
 
 ROOT = Path(__file__).resolve().parent
 # Module -> lane, with each module's warm time in the full run of 2026-11-25 (docs/journal.md):
-# the two lanes' sums are kept near each other, and the longer one (guests) bounds `make test`.
+# the two lanes' sums are kept near each other, and the longer one (measuring) bounds `make test`.
 LANES = {
-    # One emulated guest at a time: QEMU under TCG takes both cores while it boots and its
-    # latencies are what these tests judge.
-    "e2e/test_bisect_qemu.py": "guests",  # ~4 min (10 s rounds)
-    "e2e/test_lava.py": "guests",  # 8.5 min, one LAVA lab for its 6 tests
-    "e2e/test_trace_qemu.py": "guests",  # 1.5 min
-    "e2e/test_act_gate.py": "guests",  # 0.8 min, the qemu-arm64 job boots a guest
-    "e2e/test_qemu_board.py": "guests",
-    "e2e/test_pipeline_qemu.py": "guests",
-    "e2e/test_timerlat_qemu.py": "guests",
-    "e2e/test_sweep_qemu.py": "guests",
+    # One measurement at a time: QEMU under TCG takes both cores while it boots and under load,
+    # a starved guest's cyclictest falls short of its samples, and the latencies are what these
+    # tests judge.
+    "e2e/test_bisect_qemu.py": "measuring",  # ~4 min (10 s rounds)
+    "e2e/test_lava.py": "measuring",  # 8.5 min, one LAVA lab for its 7 tests
+    "e2e/test_trace_qemu.py": "measuring",  # 2 min
+    "e2e/test_act_gate.py": "measuring",  # 0.8 min, the qemu-arm64 job boots a guest
+    "e2e/test_qemu_board.py": "measuring",
+    "e2e/test_pipeline_qemu.py": "measuring",
+    "e2e/test_timerlat_qemu.py": "measuring",
+    "e2e/test_sweep_qemu.py": "measuring",
+    "e2e/test_kernel_build.py": "measuring",  # boots each kernel to its banner
+    "integration/test_rpi5_ssh.py": "measuring",  # 1.8 min, the fake Pi is this host
+    "integration/test_ab_local.py": "measuring",
+    "integration/test_bench_integration.py": "measuring",
+    "integration/test_isolation.py": "measuring",
+    "integration/test_blocks_cyclictest.py": "measuring",
+    "integration/test_tuning_local.py": "measuring",
+    "integration/test_pipeline_local.py": "measuring",
+    "integration/test_board_local.py": "measuring",
+    "integration/test_board_peer_loads.py": "measuring",
+    "integration/test_trace_breaktrace_local.py": "measuring",
+    "integration/test_trace_rpi5.py": "measuring",
     # Containers, kernel trees and installs: mostly downloads, unpacking and waiting.
     "e2e/test_fresh_machine.py": "containers",  # 6.9 min
     "e2e/test_kernel_config.py": "containers",  # 3 min
     "e2e/test_kernel_docker.py": "containers",  # 1.8 min
     "e2e/test_kernel_cache.py": "containers",
-    "e2e/test_kernel_build.py": "containers",
     "e2e/test_install.py": "containers",
     "e2e/test_lava_store.py": "containers",
     "e2e/test_initramfs_build.py": "containers",
@@ -54,19 +69,28 @@ missing = [name for name in LANES if not (ROOT / name).is_file()]
 assert not missing, f"tests/conftest.py LANES names modules that do not exist: {missing}"
 
 
+def lane_of(nodeid: str) -> str:
+    module = nodeid.split("::")[0].removeprefix("tests/")
+    return LANES.get(module, module)
+
+
 class LaneScheduling(LoadScopeScheduling):
     """xdist's scope scheduling with a test's scope its lane, else its module: a module's tests
     stay on one worker, in order, sharing its module-scoped fixtures."""
 
     def _split_scope(self, nodeid: str) -> str:
-        module = nodeid.split("::")[0].removeprefix("tests/")
-        return LANES.get(module, module)
+        return lane_of(nodeid)
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Producer) -> LaneScheduling | None:
     # Our groups are the lanes (xdist's own loadgroup reads `xdist_group` markers through a
     # node id pytest 9.2 no longer lets it rewrite); any other --dist is xdist's.
-    return LaneScheduling(config, log) if config.getvalue("dist") == "loadgroup" else None
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    # Units in collection order, not by their number of tests: tests/e2e is collected first, so
+    # the two lanes start at once, one on each worker, and the modules follow.
+    config.option.loadscopereorder = False
+    return LaneScheduling(config, log)
 
 
 @pytest.fixture(scope="session")
