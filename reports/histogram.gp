@@ -1,15 +1,20 @@
-# Latency histogram in the style of OSADL's mklatencyplot: 1 µs bins, log-scale counts, one line
-# per column, latency budgets as vertical lines. rtgate uses it per core (one column per
-# cyclictest thread) and for the stock-vs-RT overlay (one column per kernel flavor).
-#   call 'histogram.gp' DATA OUTPUT-STEM NCOLUMNS XMAX BUDGETS BUDGET-LABELS
-# DATA: first row quoted column titles, then "latency count count ..." for every 1 µs bin.
+# Latency histogram in the style of OSADL's mklatencyplot: log-scale counts, one line per
+# column, latency budgets as vertical lines. rtgate uses it per core (one column per cyclictest
+# thread) and for the stock-vs-RT overlay (one column per kernel flavor).
+#   call 'histogram.gp' DATA OUTPUT-STEM NCOLUMNS XMAX BUDGETS BUDGET-LABELS LOG
+# DATA: first row quoted column titles, then "latency count count ..." for every non-empty bin
+# (its lower edge), each followed by a row of zeros where the next bin is empty.
 # BUDGETS: space-separated budget values in µs ('' for none); BUDGET-LABELS: one word each.
+# LOG: 1 for log-spaced bins on a log latency axis (a range of decades), 0 for 1 µs bins.
+# One gnuplot draws a batch of plots of every kind: nothing carries over from the last.
+reset
 data = ARG1
 stem = ARG2
 ncols = int(ARG3)
 xmax = real(ARG4)
 budgets = ARG5
 blabels = ARG6
+logx = int(ARG7)
 nbudgets = words(budgets)
 max(a, b) = a > b ? a : b
 dir = ARG0[1:strstrt(ARG0, 'histogram.gp') - 1]
@@ -30,9 +35,16 @@ do for [fmt in 'svg png'] {
     set logscale y 10
     set format y '%.0s%c'
     set yrange [0.8:*]
-    set xrange [0:xmax]
+    if (logx) {
+        set logscale x 10
+        set xrange [0.5:xmax]
+        set xlabel 'Latency (µs, log), log-spaced bins (20 a decade; counts per bin)'
+    } else {
+        unset logscale x
+        set xrange [0:xmax]
+        set xlabel 'Latency (µs), 1 µs bins'
+    }
     set mxtics
-    set xlabel 'Latency (µs), 1 µs bins'
     set ylabel 'Number of samples (log)'
     # Empty bins drop to the floor of the log axis instead of breaking the line.
     plot for [i = 2:ncols + 1] data using 1:(column(i) > 0 ? column(i) : 0.1) \

@@ -176,7 +176,7 @@ def plots_for(points: list[Point], out: Path) -> list[tuple[str, str]]:
         xmax = plots.histogram_xmax([c for _, c in columns], limit, [])
         write_atomic(out / data, plots.histogram_table("latency_us", columns, xmax))
         todo.append(plots.Plot("histogram.gp", data, Path(stem),
-                               (str(len(columns)), str(xmax), *plots.budget_args([]))))
+                               plots.histogram_args(len(columns), xmax, [])))
         made.append((scenario, stem))
     plots.render(todo, out)
     return made

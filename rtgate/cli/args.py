@@ -94,6 +94,13 @@ def count(text: str) -> int:
     return int(text)
 
 
+def runs_at_least_one(text: str) -> int:
+    """A whole number of runs, at least 1."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: a whole number of runs, at least 1")
+    return int(text)
+
+
 def rounds_at_least(minimum: int) -> Callable[[str], int]:
     """A whole number of rounds a side, at least ``minimum`` (the A/B test's least)."""
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rtgate.cli.args import add_thresholds_option, positive, rate
+from rtgate import paths
+from rtgate.cli.args import add_thresholds_option, positive, rate, runs_at_least_one
 from rtgate.errors import InputError
 from rtgate.report import site
 from rtgate.report.history import CLOCK_SKEW
@@ -72,6 +73,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     add_thresholds_option(p, optional=True)
     p.add_argument("--out", type=Path, required=True, metavar="SITE_DIR",
                    help="where the site is written (re-used: unchanged plots are not redrawn)")
+    p.add_argument("--full-runs", type=runs_at_least_one, default=site.FULL_RUNS, metavar="N",
+                   help="the newest N runs of each board × flavor × scenario get their own "
+                        "page, histogram and raw files; older ones live on in the long-term "
+                        f"views and downloads (default {site.FULL_RUNS})")
+    p.add_argument("--calibration", type=Path, default=paths.CALIBRATION, metavar="DIR",
+                   help="the boards' calibration records, DIR/<kind>.json "
+                        "(default: bench/calibration)")
     prov = p.add_argument_group(
         "provenance (with --history)",
         "Recorded with each run added to the history and shown on its pages: from these "
@@ -109,7 +117,8 @@ def report_handler(args: argparse.Namespace) -> int:
         raise InputError("rtgate report: provenance is recorded in a history: give --history")
     return int(make_site(SiteSettings(inputs=tuple(args.inputs), out=args.out,
                                       history=args.history, thresholds=args.thresholds,
-                                      provenance=provenance)))
+                                      provenance=provenance, full_runs=args.full_runs,
+                                      calibration=args.calibration)))
 
 
 def compare_handler(args: argparse.Namespace) -> int:

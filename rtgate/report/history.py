@@ -5,6 +5,14 @@
     HISTORY/runs/<run>/          result.json, raw/<tool outputs>
     HISTORY/index.lock           taken by every writer
 
+Each index line carries the run's digest (summary.Digest): the budget and verdict as judged when
+it was published, its kernel version and its histogram on log-spaced bins, so that the site's
+long-term views read the index alone. Retention: a run's ``result.json`` and index line are kept
+for ever (every number, the full 1 µs histogram, the verdict and budget of its day); its raw tool
+outputs (``raw/``, cyclictest's dense histogram text is the bulk: ~0.5 MB for 2 CPUs × 20 ms)
+only for the newest KEEP_RAW runs of its board × flavor × scenario. docs/results.md says what
+that means for the results branch.
+
 Publishing re-merges the same runs again and again and several CI jobs may publish at once, so a
 merge is idempotent by run id, serialised by an exclusive lock, and replaces the index by
 write-then-rename: a reader or a crash never sees half an index, and no earlier run is dropped.
@@ -35,6 +43,8 @@ from rtgate.errors import InputError
 from rtgate.filelock import locked
 from rtgate.jsonfile import write_atomic
 from rtgate.layout import RAW, RESULT
+from rtgate.report.digest import summarize
+from rtgate.report.judge import Judge
 from rtgate.report.provenance import Provenance, Publication
 from rtgate.report.runs import RunFiles, collect, load_run
 from rtgate.report.summary import RunSummary
@@ -47,6 +57,9 @@ RUNS = "runs"
 # NTP-synchronised lab machines agree to well under a second, a board without a real-time clock
 # falls behind (into the past) rather than ahead, and minutes cover a publisher lagging behind.
 CLOCK_SKEW = timedelta(minutes=10)
+# Raw outputs kept per board × flavor × scenario: more than the site shows in full
+# (site.FULL_RUNS), so that a site with a larger window can be rebuilt from the store.
+KEEP_RAW = 100
 
 
 def publication_order(runs: list[RunFiles], now: datetime) -> list[RunFiles]:
@@ -85,6 +98,10 @@ class MergeReport:
     already: list[str] = field(default_factory=list)
     corrupt: list[str] = field(default_factory=list)
     """One message per corrupt index line set aside: ``index.jsonl:LINE: problem``."""
+    digested: list[str] = field(default_factory=list)
+    """Runs from before digests whose digest was made now (judged by today's budgets)."""
+    reduced: list[str] = field(default_factory=list)
+    """Runs whose raw outputs were removed (older than the newest KEEP_RAW of their key)."""
 
 
 @dataclass(frozen=True)
@@ -129,6 +146,22 @@ class History:
         run = load_run(self.run_dir(summary) / RESULT)
         return dataclasses.replace(run, publication=summary.publication)
 
+    def load_all(self, summaries: list[RunSummary]) -> dict[str, RunFiles]:
+        """These runs by run id; one whose stored result cannot be read is reported and left
+        out (its index line still counts)."""
+        loaded = {}
+        for summary in summaries:
+            try:
+                run = self.load(summary)
+            except InputError as exc:
+                print(f"rtgate: {exc.oneline()} (run {summary.run_id} not published in full)",
+                      file=sys.stderr)
+                continue
+            for note in run.skipped:
+                print(f"rtgate: {note}", file=sys.stderr)
+            loaded[summary.run_id] = run
+        return loaded
+
     def runs(self) -> Iterator[RunFiles]:
         """Every run in the history, in publication order; one whose stored result cannot be
         read is reported and left where it is, so that one bad directory does not stop every
@@ -165,9 +198,13 @@ class History:
             shutil.rmtree(staging, ignore_errors=True)
             raise
 
-    def merge(self, runs: list[RunFiles], provenance: Provenance | None = None) -> MergeReport:
-        """Add the runs not yet in the history, each with the next publication number and
-        ``provenance``; a start in the future refuses them all (InputError), adding none."""
+    def merge(self, runs: list[RunFiles], provenance: Provenance | None = None,
+              judge: Judge | None = None, keep_raw: int = KEEP_RAW) -> MergeReport:
+        """Add the runs not yet in the history, each with the next publication number,
+        ``provenance`` and its digest judged by ``judge``; a start in the future refuses them
+        all (InputError), adding none. Index lines without a digest get one; raw outputs beyond
+        the newest ``keep_raw`` of a key are removed."""
+        judge = judge or Judge(None)
         report = MergeReport()
         with locked(self.root / LOCK):
             now = datetime.now(UTC)
@@ -179,24 +216,52 @@ class History:
                     fh.writelines(line.text + "\n" for _, line in bad)
                 report.corrupt = [f"{self.index}:{n}: {line.problem} (moved to {CORRUPT})"
                                   for n, line in bad]
-            known = {line.summary.run_id for line in lines if line.summary}
-            kept = [line.text for line in lines if line.summary]
-            seq = max((line.summary.publication.seq for line in lines
-                       if line.summary and line.summary.publication), default=0)
+            summaries = [self._digested(line.summary, judge, report)
+                         for line in lines if line.summary]
+            known = {s.run_id for s in summaries}
+            seq = max((s.publication.seq for s in summaries if s.publication), default=0)
             stated = (provenance or Provenance()).model_dump()
             for run in batch:
                 if run.result.run_id in known:
                     report.already.append(run.result.run_id)
                     continue
                 seq += 1
-                summary = RunSummary.of(run.result, Publication(
+                published = dataclasses.replace(run, publication=Publication(
                     seq=seq, published_at=now.isoformat(timespec="seconds"), **stated))
+                summary = summarize(published, judge)
                 self._store(run, summary)
-                kept.append(json.dumps(summary.model_dump(mode="json"), ensure_ascii=False))
+                summaries.append(summary)
                 known.add(summary.run_id)
                 report.added.append(summary.run_id)
-            if report.added or report.corrupt:
-                write_atomic(self.index, "".join(t + "\n" for t in kept))
+            if report.added or report.corrupt or report.digested:
+                write_atomic(self.index, "".join(
+                    json.dumps(s.model_dump(mode="json", exclude_none=True), ensure_ascii=False)
+                    + "\n" for s in summaries))
+            report.reduced = self._reduce(summaries, keep_raw)
         for message in report.corrupt:
             print(f"rtgate: {message}", file=sys.stderr)
         return report
+
+    def _digested(self, summary: RunSummary, judge: Judge, report: MergeReport) -> RunSummary:
+        """The line as it is, or with the digest it lacks (an index from before digests)."""
+        if summary.digest is not None:
+            return summary
+        try:
+            run = self.load(summary)
+        except InputError as exc:
+            print(f"rtgate: {exc.oneline()} (run {summary.run_id}: no digest)", file=sys.stderr)
+            return summary
+        report.digested.append(summary.run_id)
+        return summarize(run, judge)
+
+    def _reduce(self, summaries: list[RunSummary], keep_raw: int) -> list[str]:
+        """Remove the raw outputs of every run older than the newest ``keep_raw`` of its key."""
+        seen: dict[tuple[str, str, str], int] = {}
+        reduced = []
+        for summary in reversed(summaries):
+            seen[summary.key] = seen.get(summary.key, 0) + 1
+            raw = self.run_dir(summary) / RAW
+            if seen[summary.key] > keep_raw and raw.is_dir() and not raw.is_symlink():
+                shutil.rmtree(raw)
+                reduced.append(summary.run_id)
+        return reduced

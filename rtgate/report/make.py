@@ -11,11 +11,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from rtgate import paths
 from rtgate.ciout import escape
 from rtgate.errors import Exit
 from rtgate.gate import infrarecord
 from rtgate.jsonfile import write_output
 from rtgate.report import bisectpage, compare, site
+from rtgate.report.digest import summarize
 from rtgate.report.history import History, publication_order, runs_of
 from rtgate.report.judge import Judge
 from rtgate.report.provenance import stated
@@ -30,6 +32,8 @@ class SiteSettings:
     thresholds: Path | None = None  # None: the repository's when present
     provenance: Mapping[str, str | None] = field(default_factory=dict)
     """By field of report.provenance.OPTIONS: what the publishing job states, None for unsaid."""
+    full_runs: int = site.FULL_RUNS  # the newest runs of each key published in full
+    calibration: Path = paths.CALIBRATION  # the boards' calibration records
 
 
 def make_site(settings: SiteSettings) -> Exit:
@@ -43,15 +47,21 @@ def make_site(settings: SiteSettings) -> Exit:
         print(f"rtgate: {escape(note)}", file=sys.stderr)
     if settings.history:
         history = History(settings.history)
-        merged = history.merge(runs, provenance)
+        merged = history.merge(runs, provenance, judge)
         print(f"history {history.root}: {len(merged.added)} added, "
               f"{len(merged.already)} already there, {len(merged.corrupt)} corrupt line(s) "
-              "set aside", file=sys.stderr)
-        runs = list(history.runs())
+              f"set aside, {len(merged.digested)} digested, raw outputs of "
+              f"{len(merged.reduced)} older run(s) removed", file=sys.stderr)
+        summaries = history.entries()
+        full = history.load_all(site.newest_per_key(summaries, settings.full_runs))
     else:
-        runs = publication_order(runs, datetime.now(UTC))
+        ordered = publication_order(runs, datetime.now(UTC))
+        summaries = [summarize(r, judge) for r in ordered]
+        kept = {s.run_id for s in site.newest_per_key(summaries, settings.full_runs)}
+        full = {r.result.run_id: r for r in ordered if r.result.run_id in kept}
     failures = [infra for _, infra in infrarecord.find(inputs)]
-    index = site.build(runs, settings.out, judge, failures, bisects)
+    index = site.build(summaries, full, settings.out, judge, failures, bisects,
+                       settings.calibration)
     print(index)
     return Exit.INCOMPLETE if failures else Exit.OK
 

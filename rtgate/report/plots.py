@@ -23,11 +23,17 @@ from rich.progress import MofNCompleteColumn, Progress
 
 from rtgate import paths
 from rtgate.errors import InfraError
+from rtgate.report import bins
 from rtgate.textfmt import fmt
 
 FORMATS = ("svg", "png")
 # Plots per gnuplot process: its start-up is paid once per batch, and the progress bar moves.
 BATCH = 25
+# A histogram reaching beyond this is drawn on log-spaced bins and a log latency axis: 1 µs
+# bins over a 20 ms range are a comb of one-bucket spikes.
+LOG_ABOVE_US = 1000
+# On a log axis the first bin, [0, 1) µs, is drawn from here.
+LOG_FLOOR_US = 0.5
 # Legend text comes from results (kernel strings are written by anyone): gnuplot only ever gets
 # characters that mean nothing to it, inside quotes that cannot be closed.
 _UNSAFE = re.compile(r"[^A-Za-z0-9 ._:+()/,=%µ≥-]")
@@ -52,9 +58,12 @@ class Plot:
     """Where the images go, relative to the site root, without extension."""
     args: tuple[str, ...] = ()
     """Further template arguments: numbers and gp_word() lists only."""
+    formats: tuple[str, ...] = FORMATS
+    """What the template writes: a plot of years of runs is PNG only, its size bounded by its
+    pixels, where an SVG grows with every point."""
 
     def outputs(self, root: Path) -> list[Path]:
-        return [root / self.stem.with_suffix(f".{f}") for f in FORMATS]
+        return [root / self.stem.with_suffix(f".{f}") for f in self.formats]
 
     def stale(self, root: Path) -> bool:
         newest_input = max((root / self.data).stat().st_mtime,
@@ -74,11 +83,30 @@ def table(titles: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     return head + "\n" + "".join(" ".join(map(str, r)) + "\n" for r in rows)
 
 
+def log_scale(xmax: int) -> bool:
+    return xmax > LOG_ABOVE_US
+
+
 def histogram_table(x_title: str, columns: Sequence[tuple[str, dict[int, int]]],
                     xmax: int) -> str:
-    """Dense 1 µs bins 0..xmax-1, one count column per series (sparse input, zeros filled)."""
-    rows = [[x, *(counts.get(x, 0) for _, counts in columns)] for x in range(xmax)]
+    """One row per non-empty bin (1 µs bins, or log-spaced ones past LOG_ABOVE_US), each
+    followed by a row of zeros where the next bin is empty, so that gnuplot's steps drop to the
+    floor between them: the table costs the non-empty buckets, never the range they span."""
+    log = log_scale(xmax)
+    if log:
+        columns = [(t, bins.rebin(c.items())) for t, c in columns]
+    upper = bins.upper_edge if log else (lambda x: x + 1)
+    filled = sorted({x for _, counts in columns for x in counts if x < xmax})
+    rows: list[list[object]] = []
+    for x, following in zip(filled, [*filled[1:], None], strict=True):
+        rows.append([_edge(x, log), *(counts.get(x, 0) for _, counts in columns)])
+        if following != upper(x) and upper(x) < xmax:
+            rows.append([_edge(upper(x), log), *(0 for _ in columns)])
     return table([x_title, *(t for t, _ in columns)], rows)
+
+
+def _edge(x: int, log: bool) -> object:
+    return LOG_FLOOR_US if log and x == 0 else x
 
 
 def histogram_xmax(columns: Sequence[dict[int, int]], limit: int,
@@ -91,6 +119,12 @@ def histogram_xmax(columns: Sequence[dict[int, int]], limit: int,
 
 def budget_args(budgets: Sequence[tuple[str, float]]) -> tuple[str, str]:
     return (" ".join(fmt(v) for _, v in budgets), " ".join(gp_word(n) for n, _ in budgets))
+
+
+def histogram_args(ncolumns: int, xmax: int, budgets: Sequence[tuple[str, float]]
+                   ) -> tuple[str, ...]:
+    """histogram.gp's arguments after its data and stem."""
+    return (str(ncolumns), str(xmax), *budget_args(budgets), str(int(log_scale(xmax))))
 
 
 def _draw(gnuplot: str, batch: Sequence[Plot], root: Path) -> str | None:
@@ -125,12 +159,15 @@ def render(plots: Sequence[Plot], root: Path, jobs: int | None = None) -> int:
         raise InfraError("gnuplot not found: install it (scripts/deps.sh core)")
     for p in todo:
         (root / p.stem).parent.mkdir(parents=True, exist_ok=True)
-    batches = [todo[i:i + BATCH] for i in range(0, len(todo), BATCH)]
+    workers = jobs or os.cpu_count() or 1
+    # A handful of plots (one new run) still goes to every core.
+    size = max(1, min(BATCH, math.ceil(len(todo) / workers)))
+    batches = [todo[i:i + size] for i in range(0, len(todo), size)]
     errors: list[str] = []
     console = Console(stderr=True)
     with Progress(*Progress.get_default_columns(), MofNCompleteColumn(), console=console,
                   transient=True, disable=not console.is_terminal) as bar, \
-            ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
+            ThreadPoolExecutor(max_workers=workers) as pool:
         task = bar.add_task("gnuplot", total=len(todo))
         futures = {pool.submit(_draw, gnuplot, batch, root): len(batch) for batch in batches}
         for future in as_completed(futures):

@@ -18,9 +18,9 @@ XHTML ``.xml`` runs its script on the site's origin. So raw outputs are publishe
 from __future__ import annotations
 
 import json
-import math
+import sys
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,18 +28,29 @@ from typing import Any
 
 import jinja2
 
-from rtgate import __version__, paths
+from rtgate import __version__, calibration, paths
+from rtgate.errors import InputError
 from rtgate.gate.verdict import Infra
 from rtgate.layout import RAW, RESULT
-from rtgate.report import bisectpage, plots
+from rtgate.report import bisectpage, longterm, plots
 from rtgate.report.files import publish, write_if_changed
-from rtgate.report.judge import Judge, Judged
+from rtgate.report.judge import NO_BUDGET, Judge, Judged
 from rtgate.report.runs import RunFiles
 from rtgate.report.summary import RunSummary, safe_name
 from rtgate.result import Percentile, Result
 from rtgate.textfmt import fmt
 
 STYLE = "style.css"
+# The newest runs of each board × flavor × scenario kept in full: their page, histogram plot,
+# result.json and raw outputs. Older runs live on in the long-term views and downloads.
+FULL_RUNS = 10
+# What the site is made of below its root: every file there is this build's (_prune).
+AREAS = ("runs", "bisect", "plots", "keys", "boards", "data")
+DATA = "data"
+INDEX_JSONL = "index.jsonl"
+INDEX_CSV = "index.csv"
+# The MkDocs site, built into SITE/docs by the workflow before the results are rendered.
+DOCS = "docs"
 # The raw outputs a run page offers (by extension): what cyclictest, the loads and the parsers
 # write. Each is published as NAME.txt, served as text/plain whatever it holds.
 RAW_TYPES = frozenset({"json", "hist", "txt", "log", "stdout", "stderr", "csv", "dat"})
@@ -101,6 +112,12 @@ def _short_when(iso: str | None) -> str:
     return _when(iso, "%Y-%m-%d %H:%M").removesuffix(" UTC")
 
 
+def _rate(rate: calibration.Rate) -> str:
+    """``1.2 % [0.3, 4.1] (3/250, Clopper-Pearson 95 %)``."""
+    return (f"{fmt(rate.value * 100)} % [{fmt(rate.low * 100)}, {fmt(rate.high * 100)}] "
+            f"({rate.events}/{rate.trials}, {rate.method})")
+
+
 def _environment_value(value: Any) -> str:
     if value in (None, "", {}, []):
         return ""
@@ -116,6 +133,7 @@ def _templates() -> jinja2.Environment:
     env.filters["us"] = _us
     env.filters["when"] = _when
     env.filters["short_when"] = _short_when
+    env.filters["rate"] = _rate
     env.globals["version"] = __version__
     return env
 
@@ -125,30 +143,41 @@ def _key_name(*parts: str) -> str:
 
 
 class Site:
-    def __init__(self, out: Path, judge: Judge) -> None:
+    def __init__(self, out: Path, judge: Judge, calibration: Path = paths.CALIBRATION) -> None:
         self.out = out
         self.judge = judge
+        self.calibration = calibration
         self.templates = _templates()
         self.plots: list[plots.Plot] = []
         self.files: set[Path] = set()
         """Pages and downloads of this build, relative to ``out``."""
 
-    def build(self, runs: Iterable[RunFiles], failures: Sequence[Infra] = (),
+    def build(self, summaries: Sequence[RunSummary], full: Mapping[str, RunFiles],
+              failures: Sequence[Infra] = (),
               bisects: Sequence[bisectpage.BisectFiles] = ()) -> Path:
-        """The site of these runs, given oldest publication first: the last of a key is its
-        latest; ``failures`` (runs the lab could not measure) are listed on the index, and
-        each of ``bisects`` gets its page."""
-        pages = [Page(r, r.summary, self.judge(r)) for r in runs]
+        """The site of these runs, given oldest publication first (the last of a key is its
+        latest): every run in the long-term views and downloads, and those of ``full`` (by run
+        id: the newest of each key) with their own page, plots and raw files; ``failures``
+        (runs the lab could not measure) are listed on the index, and each of ``bisects`` gets
+        its page."""
         self.out.mkdir(parents=True, exist_ok=True)
-        by_key: dict[tuple[str, str, str], list[Page]] = defaultdict(list)
-        for page in pages:
-            by_key[page.summary.key].append(page)
-        latest = [by_key[k][-1] for k in sorted(by_key)]
+        self.templates.globals["docs"] = (self.out / DOCS / "index.html").is_file()
+        by_key: dict[tuple[str, str, str], list[RunSummary]] = defaultdict(list)
+        for summary in summaries:
+            by_key[summary.key].append(summary)
+        pages = [Page(full[s.run_id], s, self.judge(full[s.run_id]))
+                 for s in summaries if s.run_id in full]
+        paged = {p.summary.run_id: p for p in pages}
+        latest = [paged[g[-1].run_id] for k in sorted(by_key) if (g := by_key[k])[-1].run_id
+                  in paged]
         run_contexts = [self._run(page) for page in pages]
         bisect_pages = [(Path("bisect", name), self._bisect(Path("bisect", name), b))
                         for name, b in zip(bisectpage.page_names(bisects), bisects, strict=True)]
         overlays = self._overlays(latest)
-        groups = [self._trend(k, by_key[k]) for k in sorted(by_key)]
+        newest = max((longterm.when(s) for s in summaries), default=datetime.now(UTC))
+        groups = [self._key(k, by_key[k], paged, newest) for k in sorted(by_key)]
+        boards = self._boards(summaries)
+        self._downloads(summaries)
         plots.render(self.plots, self.out)
         self._prune()
 
@@ -157,10 +186,16 @@ class Site:
             self._write(Path("runs", page.summary.dir), "run.html", root="../../", **context)
         for home, context in bisect_pages:
             self._write(home, "bisect.html", root="../../", **context)
-        self._write(None, "history.html", page="history", groups=groups)
+        for g in groups:
+            self._write(Path(g["home"]), "key.html", root="../../", page="history", g=g)
+        for b in boards:
+            self._write(Path(b["home"]), "calibration.html", root="../../", page="boards", b=b)
+        self._write(None, "boards.html", page="boards", boards=boards)
+        self._write(None, "history.html", page="history", groups=groups, total=len(summaries))
         generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
         return self._write(None, "index.html", page="index", rows=latest, overlays=overlays,
-                           total=len(pages), generated=generated, failures=failures,
+                           total=len(summaries), generated=generated, failures=failures,
+                           boards={b["board"]: b for b in boards},
                            bisects=[{"href": f"{home.as_posix()}/index.html", **context}
                                     for home, context in bisect_pages])
 
@@ -170,7 +205,7 @@ class Site:
         runs/, bisect/ and plots/ is a page, plot or download of this build."""
         keep = self.files | {p.data for p in self.plots} | {
             o.relative_to(self.out) for p in self.plots for o in p.outputs(self.out)}
-        for area in ("runs", "bisect", "plots"):
+        for area in AREAS:
             # Deepest first, so that a directory is emptied before it is looked at.
             for stale in sorted((self.out / area).rglob("*"), reverse=True):
                 if stale.is_dir() and not stale.is_symlink():
@@ -279,7 +314,7 @@ class Site:
         data = Path(stem + ".dat")
         write_if_changed(self.out / data, plots.histogram_table("latency_us", columns, xmax))
         self.plots.append(plots.Plot(template, data, Path(stem),
-                                     (str(len(columns)), str(xmax), *plots.budget_args(budgets))))
+                                     plots.histogram_args(len(columns), xmax, budgets)))
 
     def _overlays(self, latest: list[Page]) -> list[dict[str, str]]:
         """Stock vs RT (every flavor) on the same board and scenario: the paper's Figure 1."""
@@ -313,26 +348,57 @@ class Site:
                                         + " vs ".join(p.summary.flavor for p in group)})
         return overlays
 
-    def _trend(self, key: tuple[str, str, str], group: list[Page]) -> dict[str, Any]:
-        rows = []
-        for i, page in enumerate(group):
-            s = page.summary
-            p9999 = s.p99_99
-            label = _short_when(s.start)[5:].replace(" ", "T") if s.start else f"run{i}"
-            rows.append([i, _num(s.max_us), _num(s.avg_us), _num(p9999 and p9999.value_us),
-                         int(bool(p9999 and p9999.relation == ">=")), plots.gp_word(label)])
-        stem = f"plots/trend-{_key_name(*key)}"
-        data = Path(stem + ".dat")
-        write_if_changed(self.out / data, plots.table(
-            ["run", "max", "avg", "p99.99", "p99.99 ≥ (overflow)", "label"], rows))
-        budgets = group[-1].judged.lines(("max", "avg", "p99.99"))
-        self.plots.append(plots.Plot("trend.gp", data, Path(stem),
-                                     (str(len(rows)), str(math.ceil(len(rows) / 10)),
-                                      *plots.budget_args(budgets))))
+    def _key(self, key: tuple[str, str, str], group: list[RunSummary],
+              paged: Mapping[str, Page], newest: datetime) -> dict[str, Any]:
+        """A key's long-term views (longterm.py) and the rows of its newest runs."""
+        home = Path("keys", _key_name(*key))
+        made = longterm.views(self.out, home, group, newest)
+        self.plots += made.plots
+        self.files |= made.files | {home / "index.html"}
+        rows = [{"summary": s, "verdict": s.digest.verdict if s.digest else NO_BUDGET,
+                 "href": paged[s.run_id].href if s.run_id in paged else None}
+                for s in group[-longterm.LAST_RUNS:][::-1]]
         board, flavor, scenario = key
         return {"board": board, "flavor": flavor, "scenario": scenario,
-                "anchor": "k-" + _key_name(*key), "stem": stem,
-                "virtual": any(p.summary.virtual for p in group), "rows": group[::-1]}
+                "anchor": "k-" + _key_name(*key), "home": home.as_posix(),
+                "href": f"{home.as_posix()}/index.html", "ranges": made.ranges,
+                "virtual": any(s.virtual for s in group), "rows": rows, "count": len(group),
+                "board_href": f"boards/{_key_name(board)}/index.html",
+                "full": sum(1 for s in group if s.run_id in paged)}
+
+    def _downloads(self, summaries: Sequence[RunSummary]) -> None:
+        """The whole history index: as the store keeps it (JSON Lines, digests included) and as
+        one CSV table of every run."""
+        lines = "".join(
+            json.dumps(s.model_dump(mode="json", exclude_none=True), ensure_ascii=False) + "\n"
+            for s in summaries)
+        csv = longterm.csv_text(longterm.SERIES_FIELDS,
+                                [longterm.series_row(s) for s in summaries])
+        for name, text in ((INDEX_JSONL, lines), (INDEX_CSV, csv)):
+            write_if_changed(self.out / DATA / name, text)
+            self.files.add(Path(DATA, name))
+
+    def _boards(self, summaries: Sequence[RunSummary]) -> list[dict[str, Any]]:
+        """Each board's calibration page: the record of its kind (today a board's kind is its
+        name), or a page saying it has none."""
+        virtual: dict[str, bool] = {}
+        for s in summaries:
+            virtual[s.board] = virtual.get(s.board, False) or s.virtual
+        boards = []
+        for board in sorted(virtual):
+            home = Path("boards", _key_name(board))
+            self.files.add(home / "index.html")
+            try:
+                record = calibration.for_kind(board, self.calibration)
+                problem = None
+            except InputError as exc:
+                record, problem = None, exc.oneline()
+                print(f"rtgate: {problem}", file=sys.stderr)
+            boards.append({"board": board, "virtual": virtual[board], "record": record,
+                           "problem": problem, "home": home.as_posix(),
+                           "href": f"{home.as_posix()}/index.html",
+                           "source": f"bench/calibration/{board}.json"})
+        return boards
 
 
 def raw_name(name: str) -> str | None:
@@ -344,13 +410,21 @@ def raw_name(name: str) -> str | None:
     return safe if safe.endswith(".txt") else f"{safe}.txt"
 
 
-def _num(value: float | None) -> str:
-    return "NaN" if value is None else fmt(value)
+def newest_per_key(summaries: Sequence[RunSummary], count: int = FULL_RUNS) -> list[RunSummary]:
+    """The runs a site keeps in full: the newest ``count`` of each key."""
+    seen: dict[tuple[str, str, str], int] = defaultdict(int)
+    kept = []
+    for s in reversed(summaries):
+        seen[s.key] += 1
+        if seen[s.key] <= count:
+            kept.append(s)
+    return kept[::-1]
 
 
-def build(runs: Iterable[RunFiles], out: Path, judge: Judge,
-          failures: Sequence[Infra] = (),
-          bisects: Sequence[bisectpage.BisectFiles] = ()) -> Path:
+def build(summaries: Sequence[RunSummary], full: Mapping[str, RunFiles], out: Path,
+          judge: Judge, failures: Sequence[Infra] = (),
+          bisects: Sequence[bisectpage.BisectFiles] = (),
+          calibration_dir: Path = paths.CALIBRATION) -> Path:
     """Write the site for these runs (and bisects) into ``out``; returns its index page."""
-    return Site(out, judge).build(runs, failures, bisects)
+    return Site(out, judge, calibration_dir).build(summaries, full, failures, bisects)
 

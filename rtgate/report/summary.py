@@ -26,6 +26,26 @@ def safe_name(text: str) -> str:
     return f"{slug}-{hashlib.sha256(text.encode()).hexdigest()[:12]}"
 
 
+class Digest(BaseModel):
+    """What a run keeps for the long-term views once its raw files are gone: set when it enters
+    the history, with the budget and verdict as judged then (the budget in force at that run)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kernel_version: str | None = None
+    """``uname -v``: the build number and date tell two builds of one release apart."""
+    verdict: str
+    """pass, fail, incomplete or "no budget", against the budget below."""
+    budget: dict[str, float] = Field(default_factory=dict)
+    """The budget's values by metric (max, avg, p99, p99.99), µs."""
+    budget_label: str | None = None
+    hist: list[tuple[int, int]] = Field(default_factory=list)
+    """Every thread's histogram merged on log-spaced bins (report.bins): [lower edge µs, count],
+    non-empty bins only; overflows are counted in the bin of the histogram's limit."""
+    overflows: int = 0
+    limit_us: int | None = None
+
+
 class RunSummary(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -49,9 +69,11 @@ class RunSummary(BaseModel):
     p99_99: Percentile | None = None
     # Set when the run entered a history (index lines written before it existed have none).
     publication: Publication | None = None
+    digest: Digest | None = None
 
     @classmethod
-    def of(cls, result: Result, publication: Publication | None = None) -> RunSummary:
+    def of(cls, result: Result, publication: Publication | None = None,
+           digest: Digest | None = None) -> RunSummary:
         t = result.totals
         return cls(
             run_id=result.run_id, dir=safe_name(result.run_id), board=result.board.name,
@@ -59,7 +81,7 @@ class RunSummary(BaseModel):
             profile=profile_of(result),
             kernel_release=result.kernel.release, start=result.start, status=result.status,
             samples=t.samples, min_us=t.min_us, avg_us=t.avg_us, max_us=t.max_us,
-            p99=t.p99, p99_99=t.p99_99, publication=publication)
+            p99=t.p99, p99_99=t.p99_99, publication=publication, digest=digest)
 
     @property
     def setup(self) -> str:

@@ -1,0 +1,217 @@
+"""Long-term views of one board × flavor × scenario, from the history index alone.
+
+For each of three ranges (the last LAST_RUNS runs, the last year, every run) a key gets:
+
+    keys/<key>/<range>/trend.png      max, p99.99, avg per run, the budget in force at each run,
+                                      kernel changes (and, on the short range, each commit)
+    keys/<key>/<range>/heatmap.png    latency over time: run date × log latency, log counts
+    keys/<key>/<range>/series.csv|json    every run's numbers, budget, verdict, kernel, commit
+    keys/<key>/<range>/heatmap.csv|json   every run's histogram on log-spaced bins (bins.EDGES)
+
+The plots of years of runs are PNG only (an SVG grows with every point); the short range is
+SVG too. The gnuplot data files (``*.dat``) are numbers only: kernel strings, which anyone may
+write, reach gnuplot only through plots.gp_word.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from rtgate.report import bins, plots
+from rtgate.report.files import write_if_changed
+from rtgate.report.summary import RunSummary
+from rtgate.textfmt import fmt
+
+LAST_RUNS = 30
+YEAR = timedelta(days=365)
+# Time slices of a heat map: a range with more runs sums the runs of each slice.
+HEAT_COLUMNS = 400
+RANGES = (("last30", f"last {LAST_RUNS} runs"), ("year", "last year"), ("all", "all runs"))
+SERIES_FIELDS = (
+    "seq", "date", "run_id", "board", "flavor", "scenario", "virtual", "kernel_release",
+    "kernel_version", "commit", "samples", "min_us", "avg_us", "p99_us", "p99_99_us",
+    "p99_99_bound", "max_us", "budget_max_us", "budget_p99_99_us", "budget_avg_us", "verdict")
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def when(s: RunSummary) -> datetime:
+    """A run's date on the time axis: its start, else when it was published."""
+    if s.started is not None:
+        return s.started
+    if s.publication is not None:
+        try:
+            published = datetime.fromisoformat(s.publication.published_at)
+        except ValueError:
+            return _EPOCH
+        return published if published.utcoffset() is not None else published.replace(tzinfo=UTC)
+    return _EPOCH
+
+
+def series_row(s: RunSummary) -> dict[str, Any]:
+    d = s.digest
+    budget = d.budget if d else {}
+    pub = s.publication
+    return {
+        "seq": pub.seq if pub else None,
+        "date": when(s).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "run_id": s.run_id, "board": s.board, "flavor": s.flavor, "scenario": s.setup,
+        "virtual": s.virtual, "kernel_release": s.kernel_release,
+        "kernel_version": d.kernel_version if d else None,
+        "commit": pub.commit if pub else None, "samples": s.samples, "min_us": s.min_us,
+        "avg_us": s.avg_us, "p99_us": s.p99.value_us if s.p99 else None,
+        "p99_99_us": s.p99_99.value_us if s.p99_99 else None,
+        "p99_99_bound": bool(s.p99_99 and s.p99_99.relation == ">="), "max_us": s.max_us,
+        "budget_max_us": budget.get("max"), "budget_p99_99_us": budget.get("p99.99"),
+        "budget_avg_us": budget.get("avg"), "verdict": d.verdict if d else None}
+
+
+def csv_text(fields: Sequence[str], rows: Sequence[dict[str, Any]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=fields, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+def json_text(document: Any) -> str:
+    return json.dumps(document, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def _n(value: float | None) -> str:
+    return "NaN" if value is None else fmt(value)
+
+
+@dataclass(frozen=True)
+class KeyViews:
+    plots: list[plots.Plot]
+    ranges: list[dict[str, Any]]
+    files: set[Path]
+
+
+def select(group: Sequence[RunSummary], name: str, newest: datetime) -> list[RunSummary]:
+    if name == "last30":
+        return list(group[-LAST_RUNS:])
+    if name == "year":
+        return [s for s in group if when(s) > newest - YEAR]
+    return list(group)
+
+
+def views(out: Path, home: Path, group: Sequence[RunSummary], newest: datetime) -> KeyViews:
+    """Write one key's series, heat maps and plot data for every range; ``group`` oldest
+    first, ``newest`` the date of the newest run of the whole site (so that "last year" does
+    not depend on the day the site is built)."""
+    made = KeyViews([], [], set())
+    board, flavor, setup = group[-1].key
+    for name, title in RANGES:
+        runs = select(group, name, newest)
+        where = home / name
+        rows = [series_row(s) for s in runs]
+        meta = {"board": board, "flavor": flavor, "scenario": setup, "range": title}
+        heat = [{"run_id": s.run_id, "date": r["date"], "bins": s.digest.hist}
+                for s, r in zip(runs, rows, strict=True) if s.digest and s.digest.hist]
+        texts = {
+            "series.csv": csv_text(SERIES_FIELDS, rows),
+            "series.json": json_text({**meta, "runs": rows}),
+            "heatmap.csv": csv_text(("date", "run_id", "bin_low_us", "bin_high_us", "count"), [
+                {"date": h["date"], "run_id": h["run_id"], "bin_low_us": lo,
+                 "bin_high_us": bins.upper_edge(lo), "count": count}
+                for h in heat for lo, count in h["bins"]]),
+            "heatmap.json": json_text({
+                **meta, "bins": "[lower edge µs, count]; a bin ends where the next edge of "
+                "bin_edges_us begins", "bin_edges_us": _edges_used(heat), "runs": heat}),
+            "trend.dat": _trend_table(runs),
+            "marks.dat": _marks(runs, commits=name == "last30"),
+            "heat.dat": _heat_table(runs),
+        }
+        for file, text in texts.items():
+            write_if_changed(out / where / file, text)
+            made.files.add(where / file)
+        formats = ("svg", "png") if name == "last30" else ("png",)
+        commits = int(name == "last30" and any(r["commit"] for r in rows))
+        made.plots.append(plots.Plot(
+            "longterm.gp", where / "trend.dat", where / "trend",
+            (str(where / "marks.dat"), " ".join(formats), str(commits)),
+            formats=formats))
+        if heat:
+            made.plots.append(plots.Plot(
+                "heatmap.gp", where / "heat.dat", where / "heatmap",
+                ("png",), formats=("png",)))
+        made.ranges.append({
+            "name": name, "title": title, "count": len(runs), "stem": f"{name}/trend",
+            "svg": "svg" in formats, "heatmap": f"{name}/heatmap" if heat else None,
+            "first": rows[0]["date"] if rows else None,
+            "last": rows[-1]["date"] if rows else None,
+            "downloads": [f"{name}/{f}" for f in texts if not f.endswith(".dat")]})
+    return made
+
+
+def _edges_used(heat: Sequence[dict[str, Any]]) -> list[int]:
+    top = max((lo for h in heat for lo, _ in h["bins"]), default=0)
+    return [e for e in bins.EDGES if e <= bins.upper_edge(top)]
+
+
+def _trend_table(runs: Sequence[RunSummary]) -> str:
+    lines = ["# epoch max p99.99 bounded avg budget-max budget-p99.99 budget-avg"]
+    for s in runs:
+        budget = s.digest.budget if s.digest else {}
+        p = s.p99_99
+        lines.append(" ".join([
+            str(int(when(s).timestamp())), _n(s.max_us), _n(p.value_us if p else None),
+            str(int(bool(p and p.relation == ">="))), _n(s.avg_us), _n(budget.get("max")),
+            _n(budget.get("p99.99")), _n(budget.get("avg"))]))
+    return "\n".join(lines) + "\n"
+
+
+def _marks(runs: Sequence[RunSummary], commits: bool) -> str:
+    """Kernel changes (release or build), and each run's commit when asked."""
+    lines = ["# epoch kind label"]
+    before: tuple[str | None, str | None] | None = None
+    for s in runs:
+        kernel = (s.kernel_release, s.digest.kernel_version if s.digest else None)
+        commit = (s.publication.commit or "")[:7] if s.publication else ""
+        epoch = str(int(when(s).timestamp()))
+        if kernel != before:
+            label = f"{s.kernel_release or '?'}" + (f" @{commit}" if commit else "")
+            lines.append(f"{epoch} 1 {plots.gp_word(plots.gp_text(label, 40))}")
+            before = kernel
+        if commits and commit:
+            lines.append(f"{epoch} 0 {plots.gp_word(commit)}")
+    return "\n".join(lines) + "\n"
+
+
+def _heat_table(runs: Sequence[RunSummary]) -> str:
+    """Non-empty cells: one column per run, or per time slice past HEAT_COLUMNS runs."""
+    points = [(when(s).timestamp(), s.digest.hist) for s in runs if s.digest and s.digest.hist]
+    lines = ["# x-low x-high y-low y-high count"]
+    if not points:
+        return "\n".join(lines) + "\n"
+    times = [t for t, _ in points]
+    columns: dict[tuple[float, float], dict[int, int]] = defaultdict(lambda: defaultdict(int))
+    if len(points) <= HEAT_COLUMNS:
+        gaps = [b - a for a, b in zip(times, times[1:], strict=False)] or [86400.0]
+        edges = [times[0] - gaps[0] / 2, *((a + b) / 2 for a, b in zip(times, times[1:],
+                                                                       strict=False)),
+                 times[-1] + gaps[-1] / 2]
+        spans = [(edges[i], max(edges[i + 1], edges[i] + 1)) for i in range(len(points))]
+    else:
+        width = max(times[-1] - times[0], 1.0) / HEAT_COLUMNS
+        spans = []
+        for t in times:
+            i = min(HEAT_COLUMNS - 1, int((t - times[0]) / width))
+            spans.append((times[0] + i * width, times[0] + (i + 1) * width))
+    for span, (_, hist) in zip(spans, points, strict=True):
+        for lo, count in hist:
+            columns[span][lo] += count
+    for (x0, x1), hist in columns.items():
+        for lo, count in sorted(hist.items()):
+            lines.append(f"{x0:.0f} {x1:.0f} {max(lo, plots.LOG_FLOOR_US):g} "
+                         f"{bins.upper_edge(lo)} {count}")
+    return "\n".join(lines) + "\n"
