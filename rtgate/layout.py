@@ -11,6 +11,10 @@ INFRA = "infra.json"
 """Beside where result.json would be, when the lab failed to measure."""
 RAW = "raw"
 """The raw files a result is derived from, kept beside it."""
+AB_JSON = "ab.json"
+AB_MARKDOWN = "ab.md"
+"""An A/B run's outputs (ab/doc.py), beside each other; the site reads their names from here
+without importing the A/B engine and its statistics."""
 
 
 def flavor_dir(flavor: str | None) -> str:

@@ -174,9 +174,10 @@ def plots_for(points: list[Point], out: Path) -> list[tuple[str, str]]:
         stem = f"plots/sweep-{safe_name(scenario)}"
         data = Path(f"{stem}.dat")
         xmax = plots.histogram_xmax([c for _, c in columns], limit, [])
-        write_atomic(out / data, plots.histogram_table("latency_us", columns, xmax))
+        log = plots.log_scale(xmax)
+        write_atomic(out / data, plots.histogram_table("latency_us", columns, xmax, log))
         todo.append(plots.Plot("histogram.gp", data, Path(stem),
-                               plots.histogram_args(len(columns), xmax, [])))
+                               plots.histogram_args(len(columns), xmax, [], log)))
         made.append((scenario, stem))
     plots.render(todo, out)
     return made

@@ -17,14 +17,15 @@ from pydantic_core import PydanticCustomError
 from rtgate.ab.loop import ABRun
 from rtgate.ab.render import markdown
 from rtgate.jsonfile import write_atomic
+from rtgate.layout import AB_JSON, AB_MARKDOWN
 from rtgate.outcome import AB_EXIT, ABOutcome, Comparison
 from rtgate.schemafile import schema_of
 from rtgate.stats import ab
 
 SCHEMA_ID = "rtgate/ab/v1"
 SCHEMA_FILE = Path(__file__).resolve().parent.parent / "schemas" / "ab-v1.schema.json"
-NAME = "ab.json"
-MARKDOWN = "ab.md"
+NAME = AB_JSON
+MARKDOWN = AB_MARKDOWN
 
 SideName = Literal["A", "B"]
 Number = Annotated[int | float, WithJsonSchema({"type": "number"})]

@@ -19,15 +19,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rtgate.ab import doc as ab_doc
 from rtgate.bisect import doc as bisect_doc
 from rtgate.bisect.doc import label, prefix
 from rtgate.errors import InputError
+from rtgate.layout import AB_JSON, AB_MARKDOWN
 from rtgate.outcome import BisectOutcome
 from rtgate.report.runs import SYMLINK, source_path
 from rtgate.report.summary import safe_name
 
-AB_FILES = (ab_doc.NAME, ab_doc.MARKDOWN)
+AB_FILES = (AB_JSON, AB_MARKDOWN)
 """A step's outputs, beside each other in its directory (bisect.json records the first)."""
 
 # How each outcome reads at the top of the page, and its colour (the verdict badges').

@@ -7,6 +7,7 @@ not stop at a result without a budget: such a run is published as "no budget".
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,14 +55,22 @@ class Judged:
     @property
     def text(self) -> str:
         """The budget in one line: ``max ≤ 155 · avg ≤ 7.4 µs``."""
-        if self.budget is None:
-            return "—"
-        return " · ".join(f"{n} ≤ {fmt(v)}" for n, v in self.lines()) + " µs"
+        return budget_text(self.lines()) if self.budget is not None else "—"
+
+
+def budget_text(lines: Iterable[tuple[str, float]]) -> str:
+    """Budget values (metric, µs) in one line: ``max ≤ 155 · avg ≤ 7.4 µs``."""
+    return " · ".join(f"{n} ≤ {fmt(v)}" for n, v in lines) + " µs"
 
 
 class Judge:
     def __init__(self, thresholds: Thresholds | None) -> None:
         self.thresholds = thresholds
+
+    @property
+    def identity(self) -> str:
+        """What the budgets are, as text: a page judged by other budgets is out of date."""
+        return self.thresholds.model_dump_json() if self.thresholds else NO_BUDGET
 
     @classmethod
     def from_file(cls, path: Path | None) -> Judge:

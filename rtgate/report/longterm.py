@@ -120,17 +120,18 @@ def views(out: Path, home: Path, group: Sequence[RunSummary], newest: datetime) 
         texts = {
             "series.csv": csv_text(SERIES_FIELDS, rows),
             "series.json": json_text({**meta, "runs": rows}),
-            "heatmap.csv": csv_text(("date", "run_id", "bin_low_us", "bin_high_us", "count"), [
-                {"date": h["date"], "run_id": h["run_id"], "bin_low_us": lo,
-                 "bin_high_us": bins.upper_edge(lo), "count": count}
-                for h in heat for lo, count in h["bins"]]),
-            "heatmap.json": json_text({
-                **meta, "bins": "[lower edge µs, count]; a bin ends where the next edge of "
-                "bin_edges_us begins", "bin_edges_us": _edges_used(heat), "runs": heat}),
             "trend.dat": _trend_table(runs),
             "marks.dat": _marks(runs, commits=name == "last30"),
             "heat.dat": _heat_table(runs),
         }
+        if name == "all":
+            # The histograms of every run, once: each shorter range's heat map is a slice.
+            edges = _edges_used(heat)
+            texts["heatmap.csv"] = _heat_csv(heat, edges)
+            texts["heatmap.json"] = json_text({
+                **meta, "bins": "[lower edge µs, count]; a bin ends where the next edge of "
+                "bin_edges_us begins; overflows are counted in the bin of the histogram's "
+                "limit", "bin_edges_us": edges, "runs": heat})
         for file, text in texts.items():
             write_if_changed(out / where / file, text)
             made.files.add(where / file)
@@ -149,13 +150,30 @@ def views(out: Path, home: Path, group: Sequence[RunSummary], newest: datetime) 
             "svg": "svg" in formats, "heatmap": f"{name}/heatmap" if heat else None,
             "first": rows[0]["date"] if rows else None,
             "last": rows[-1]["date"] if rows else None,
-            "downloads": [f"{name}/{f}" for f in texts if not f.endswith(".dat")]})
+            "downloads": [f"{name}/{f}" for f in texts if not f.endswith(".dat")]
+            + ([] if name == "all" else ["all/heatmap.csv", "all/heatmap.json"])})
     return made
 
 
 def _edges_used(heat: Sequence[dict[str, Any]]) -> list[int]:
     top = max((lo for h in heat for lo, _ in h["bins"]), default=0)
     return [e for e in bins.EDGES if e <= bins.upper_edge(top)]
+
+
+def _heat_csv(heat: Sequence[dict[str, Any]], edges: Sequence[int]) -> str:
+    """One row a run, one column a log-spaced bin (its edges in µs), empty where it holds no
+    sample: a spreadsheet's shape, at the cost of the filled bins."""
+    columns = {lo: i for i, lo in enumerate(edges[:-1])}
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["date", "run_id", *(f"{lo}-{hi}us" for lo, hi in zip(
+        edges, edges[1:], strict=False))])
+    for h in heat:
+        cells = [""] * len(columns)
+        for lo, count in h["bins"]:
+            cells[columns[lo]] = str(count)
+        writer.writerow([h["date"], h["run_id"], *cells])
+    return buffer.getvalue()
 
 
 def _trend_table(runs: Sequence[RunSummary]) -> str:

@@ -21,7 +21,8 @@ from rtgate.report.digest import summarize
 from rtgate.report.history import History, publication_order, runs_of
 from rtgate.report.judge import Judge
 from rtgate.report.provenance import stated
-from rtgate.report.runs import collect
+from rtgate.report.runs import RunFiles, collect
+from rtgate.report.summary import RunSummary
 
 
 @dataclass(frozen=True)
@@ -53,14 +54,17 @@ def make_site(settings: SiteSettings) -> Exit:
               f"set aside, {len(merged.digested)} digested, raw outputs of "
               f"{len(merged.reduced)} older run(s) removed", file=sys.stderr)
         summaries = history.entries()
-        full = history.load_all(site.newest_per_key(summaries, settings.full_runs))
+        load = history.load_or_say
     else:
         ordered = publication_order(runs, datetime.now(UTC))
         summaries = [summarize(r, judge) for r in ordered]
-        kept = {s.run_id for s in site.newest_per_key(summaries, settings.full_runs)}
-        full = {r.result.run_id: r for r in ordered if r.result.run_id in kept}
+        given = {r.result.run_id: r for r in ordered}
+
+        def load(summary: RunSummary) -> RunFiles | None:
+            return given.get(summary.run_id)
+    full = {s.run_id for s in site.newest_per_key(summaries, settings.full_runs)}
     failures = [infra for _, infra in infrarecord.find(inputs)]
-    index = site.build(summaries, full, settings.out, judge, failures, bisects,
+    index = site.build(summaries, full, load, settings.out, judge, failures, bisects,
                        settings.calibration)
     print(index)
     return Exit.INCOMPLETE if failures else Exit.OK

@@ -88,11 +88,10 @@ def log_scale(xmax: int) -> bool:
 
 
 def histogram_table(x_title: str, columns: Sequence[tuple[str, dict[int, int]]],
-                    xmax: int) -> str:
-    """One row per non-empty bin (1 µs bins, or log-spaced ones past LOG_ABOVE_US), each
-    followed by a row of zeros where the next bin is empty, so that gnuplot's steps drop to the
-    floor between them: the table costs the non-empty buckets, never the range they span."""
-    log = log_scale(xmax)
+                    xmax: int, log: bool) -> str:
+    """One row per non-empty bin (1 µs bins, or log-spaced ones: bins.EDGES), each followed by
+    a row of zeros where the next bin is empty, so that gnuplot's steps drop to the floor
+    between them: the table costs the non-empty buckets, never the range they span."""
     if log:
         columns = [(t, bins.rebin(c.items())) for t, c in columns]
     upper = bins.upper_edge if log else (lambda x: x + 1)
@@ -121,10 +120,10 @@ def budget_args(budgets: Sequence[tuple[str, float]]) -> tuple[str, str]:
     return (" ".join(fmt(v) for _, v in budgets), " ".join(gp_word(n) for n, _ in budgets))
 
 
-def histogram_args(ncolumns: int, xmax: int, budgets: Sequence[tuple[str, float]]
-                   ) -> tuple[str, ...]:
+def histogram_args(ncolumns: int, xmax: int, budgets: Sequence[tuple[str, float]],
+                   log: bool) -> tuple[str, ...]:
     """histogram.gp's arguments after its data and stem."""
-    return (str(ncolumns), str(xmax), *budget_args(budgets), str(int(log_scale(xmax))))
+    return (str(ncolumns), str(xmax), *budget_args(budgets), str(int(log)))
 
 
 def _draw(gnuplot: str, batch: Sequence[Plot], root: Path) -> str | None:

@@ -7,6 +7,7 @@ files, and a link planted next to a result would publish whatever it points at.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -77,10 +78,11 @@ def source_path(result_path: Path, recorded: str, skipped: list[str],
     return None
 
 
-def load_run(result_path: Path) -> RunFiles:
+def load_run(result_path: Path,
+             reader: Callable[[Path], Result] = load_result) -> RunFiles:
     if result_path.is_symlink():
         raise InputError(SYMLINK, path=result_path)
-    result = load_result(result_path)
+    result = reader(result_path)
     skipped: list[str] = []
     named = [s.path for s in result.sources] + (result.trace.raw if result.trace else [])
     raw = [p for name in named if (p := source_path(result_path, name, skipped)) is not None]

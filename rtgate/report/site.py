@@ -17,10 +17,11 @@ XHTML ``.xml`` runs its script on the site's origin. So raw outputs are publishe
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,9 +33,9 @@ from rtgate import __version__, calibration, paths
 from rtgate.errors import InputError
 from rtgate.gate.verdict import Infra
 from rtgate.layout import RAW, RESULT
-from rtgate.report import bisectpage, longterm, plots
+from rtgate.report import bins, bisectpage, longterm, plots
 from rtgate.report.files import publish, write_if_changed
-from rtgate.report.judge import NO_BUDGET, Judge, Judged
+from rtgate.report.judge import NO_BUDGET, Judge, Judged, budget_text
 from rtgate.report.runs import RunFiles
 from rtgate.report.summary import RunSummary, safe_name
 from rtgate.result import Percentile, Result
@@ -72,6 +73,16 @@ METRICS = (
     ("p99.99", "p99_99", "p9999_us"), ("max", "max_us", "max_us"),
     ("stddev", "stddev_us", None),
 )
+
+
+Loader = Callable[[RunSummary], RunFiles | None]
+
+
+def _identity(judge: Judge, docs: bool) -> str:
+    """The build a run page comes from: rtgate, its report definitions, the budgets."""
+    definitions = sorted((p.name, p.stat().st_mtime_ns) for p in paths.REPORTS.rglob("*")
+                         if p.is_file())
+    return json.dumps([__version__, definitions, judge.identity, docs])
 
 
 @dataclass(frozen=True)
@@ -152,37 +163,47 @@ class Site:
         self.files: set[Path] = set()
         """Pages and downloads of this build, relative to ``out``."""
 
-    def build(self, summaries: Sequence[RunSummary], full: Mapping[str, RunFiles],
+    def build(self, summaries: Sequence[RunSummary], full: Collection[str], load: Loader,
               failures: Sequence[Infra] = (),
               bisects: Sequence[bisectpage.BisectFiles] = ()) -> Path:
         """The site of these runs, given oldest publication first (the last of a key is its
-        latest): every run in the long-term views and downloads, and those of ``full`` (by run
-        id: the newest of each key) with their own page, plots and raw files; ``failures``
-        (runs the lab could not measure) are listed on the index, and each of ``bisects`` gets
-        its page."""
+        latest): every run in the long-term views and downloads, and those in ``full`` (run
+        ids: the newest of each key) with their own page, plots and raw files, each read by
+        ``load`` only when its page is out of date; ``failures`` (runs the lab could not
+        measure) are listed on the index, and each of ``bisects`` gets its page."""
         self.out.mkdir(parents=True, exist_ok=True)
-        self.templates.globals["docs"] = (self.out / DOCS / "index.html").is_file()
+        docs = (self.out / DOCS / "index.html").is_file()
+        self.templates.globals["docs"] = docs
+        self.identity = _identity(self.judge, docs)
         by_key: dict[tuple[str, str, str], list[RunSummary]] = defaultdict(list)
         for summary in summaries:
             by_key[summary.key].append(summary)
-        pages = [Page(full[s.run_id], s, self.judge(full[s.run_id]))
-                 for s in summaries if s.run_id in full]
-        paged = {p.summary.run_id: p for p in pages}
-        latest = [paged[g[-1].run_id] for k in sorted(by_key) if (g := by_key[k])[-1].run_id
-                  in paged]
-        run_contexts = [self._run(page) for page in pages]
+        pages: dict[str, str] = {}
+        """href of each run with its own page, by run id."""
+        todo = []
+        for s in summaries:
+            if s.run_id in full:
+                fingerprint = self._fingerprint(s)
+                if not self._current(s, fingerprint):
+                    run = load(s)
+                    if run is None:
+                        continue
+                    page = Page(run, s, self.judge(run))
+                    todo.append((page, {**self._run(page), "fingerprint": fingerprint}))
+                pages[s.run_id] = f"runs/{s.dir}/index.html"
+        latest = [self._row(g[-1], pages) for k in sorted(by_key) if (g := by_key[k])]
         bisect_pages = [(Path("bisect", name), self._bisect(Path("bisect", name), b))
                         for name, b in zip(bisectpage.page_names(bisects), bisects, strict=True)]
-        overlays = self._overlays(latest)
+        overlays = self._overlays([g[-1] for _, g in sorted(by_key.items())])
         newest = max((longterm.when(s) for s in summaries), default=datetime.now(UTC))
-        groups = [self._key(k, by_key[k], paged, newest) for k in sorted(by_key)]
+        groups = [self._key(k, by_key[k], pages, newest) for k in sorted(by_key)]
         boards = self._boards(summaries)
         self._downloads(summaries)
         plots.render(self.plots, self.out)
         self._prune()
 
         publish(paths.REPORTS / STYLE, self.out / STYLE)
-        for page, context in zip(pages, run_contexts, strict=True):
+        for page, context in todo:
             self._write(Path("runs", page.summary.dir), "run.html", root="../../", **context)
         for home, context in bisect_pages:
             self._write(home, "bisect.html", root="../../", **context)
@@ -198,6 +219,33 @@ class Site:
                            boards={b["board"]: b for b in boards},
                            bisects=[{"href": f"{home.as_posix()}/index.html", **context}
                                     for home, context in bisect_pages])
+
+    def _fingerprint(self, s: RunSummary) -> str:
+        """What a run's page is made from: its index line and everything the site's build
+        depends on (rtgate, its templates, the budgets)."""
+        return hashlib.sha256(
+            (self.identity + s.model_dump_json()).encode()).hexdigest()[:32]
+
+    def _current(self, s: RunSummary, fingerprint: str) -> bool:
+        """The run's page was made from the same run and the same build: keep it and every
+        file beside it, without reading its result again."""
+        home = self.out / "runs" / s.dir
+        try:
+            with open(home / "index.html", "rb") as fh:
+                head = fh.read(2048)
+        except OSError:
+            return False
+        if f'<meta name="rtgate-fingerprint" content="{fingerprint}">'.encode() not in head:
+            return False
+        self.files |= {f.relative_to(self.out) for f in home.rglob("*") if f.is_file()}
+        return True
+
+    def _row(self, s: RunSummary, pages: Mapping[str, str]) -> dict[str, Any]:
+        """A key's newest run in the index table, as judged when it was published."""
+        d = s.digest
+        return {"summary": s, "verdict": d.verdict if d else NO_BUDGET,
+                "budget": budget_text(d.budget.items()) if d and d.budget else "—",
+                "href": pages.get(s.run_id)}
 
     def _prune(self) -> None:
         """Remove what an earlier build of this site left and this one does not publish (an
@@ -309,54 +357,60 @@ class Site:
         return "histogram"
 
     def _plan(self, template: str, stem: str, columns: list[tuple[str, dict[int, int]]],
-              limit: int, budgets: list[tuple[str, float]]) -> None:
+              limit: int, budgets: list[tuple[str, float]], log: bool | None = None) -> None:
+        """A histogram plot: on log-spaced bins when asked (the columns already are) or when
+        its range is wide (plots.LOG_ABOVE_US)."""
         xmax = plots.histogram_xmax([c for _, c in columns], limit, [v for _, v in budgets])
+        log = plots.log_scale(xmax) if log is None else log
         data = Path(stem + ".dat")
-        write_if_changed(self.out / data, plots.histogram_table("latency_us", columns, xmax))
+        write_if_changed(self.out / data,
+                         plots.histogram_table("latency_us", columns, xmax, log))
         self.plots.append(plots.Plot(template, data, Path(stem),
-                                     plots.histogram_args(len(columns), xmax, budgets)))
+                                     plots.histogram_args(len(columns), xmax, budgets, log)))
 
-    def _overlays(self, latest: list[Page]) -> list[dict[str, str]]:
-        """Stock vs RT (every flavor) on the same board and scenario: the paper's Figure 1."""
-        by_setup: dict[tuple[str, str], list[Page]] = defaultdict(list)
-        for page in latest:
-            by_setup[(page.summary.board, page.summary.setup)].append(page)
+    def _overlays(self, latest: list[RunSummary]) -> list[dict[str, str]]:
+        """Stock vs RT (every flavor) on the same board and scenario: the paper's Figure 1,
+        from each newest run's digest (every thread, log-spaced bins, overflows left out)."""
+        by_setup: dict[tuple[str, str], list[RunSummary]] = defaultdict(list)
+        for s in latest:
+            if s.digest and s.digest.hist:
+                by_setup[(s.board, s.setup)].append(s)
         overlays = []
         for (board, scenario), group in sorted(by_setup.items()):
-            group = [p for p in group if any(t.histogram for t in p.result.threads)]
             if len(group) < 2:
                 continue
-            group.sort(key=lambda p: (p.summary.flavor != "stock", p.summary.flavor))
+            group.sort(key=lambda s: (s.flavor != "stock", s.flavor))
             columns, budgets, limit = [], [], 1
-            for p in group:
-                merged: dict[int, int] = defaultdict(int)
-                for t in p.result.threads:
-                    if t.histogram:
-                        limit = max(limit, t.histogram.limit_us)
-                        for latency, count in t.histogram.buckets:
-                            merged[latency] += count
-                s = p.summary
+            for s in group:
+                assert s.digest is not None
+                hist = dict(s.digest.hist)
+                if s.digest.limit_us is not None:
+                    limit = max(limit, s.digest.limit_us)
+                    if s.digest.overflows:
+                        edge = bins.lower_edge(s.digest.limit_us)
+                        hist[edge] -= s.digest.overflows
                 # The kernel string is cut short so that the legend keeps the maximum.
                 release = plots.gp_text(s.kernel_release or "", 32)
                 columns.append((f"{plots.gp_text(s.flavor, 16)} {release}: max {_us(s.max_us)} µs",
-                                dict(merged)))
-                budgets += [(f"{s.flavor}-{n}", v) for n, v in p.judged.lines(("max",))]
+                                {k: v for k, v in hist.items() if v > 0}))
+                if "max" in s.digest.budget:
+                    budgets.append((f"{s.flavor}-max", s.digest.budget["max"]))
             stem = f"plots/overlay-{_key_name(board, scenario)}"
-            self._plan("histogram.gp", stem, columns, limit, budgets)
+            self._plan("histogram.gp", stem, columns, limit, budgets, log=True)
             overlays.append({"stem": stem,
                              "caption": f"{board} · {scenario}: "
-                                        + " vs ".join(p.summary.flavor for p in group)})
+                                        + " vs ".join(s.flavor for s in group)})
         return overlays
 
     def _key(self, key: tuple[str, str, str], group: list[RunSummary],
-              paged: Mapping[str, Page], newest: datetime) -> dict[str, Any]:
+              pages: Mapping[str, str], newest: datetime) -> dict[str, Any]:
         """A key's long-term views (longterm.py) and the rows of its newest runs."""
         home = Path("keys", _key_name(*key))
         made = longterm.views(self.out, home, group, newest)
         self.plots += made.plots
         self.files |= made.files | {home / "index.html"}
         rows = [{"summary": s, "verdict": s.digest.verdict if s.digest else NO_BUDGET,
-                 "href": paged[s.run_id].href if s.run_id in paged else None}
+                 "href": pages.get(s.run_id)}
                 for s in group[-longterm.LAST_RUNS:][::-1]]
         board, flavor, scenario = key
         return {"board": board, "flavor": flavor, "scenario": scenario,
@@ -364,7 +418,7 @@ class Site:
                 "href": f"{home.as_posix()}/index.html", "ranges": made.ranges,
                 "virtual": any(s.virtual for s in group), "rows": rows, "count": len(group),
                 "board_href": f"boards/{_key_name(board)}/index.html",
-                "full": sum(1 for s in group if s.run_id in paged)}
+                "full": sum(1 for s in group if s.run_id in pages)}
 
     def _downloads(self, summaries: Sequence[RunSummary]) -> None:
         """The whole history index: as the store keeps it (JSON Lines, digests included) and as
@@ -421,10 +475,10 @@ def newest_per_key(summaries: Sequence[RunSummary], count: int = FULL_RUNS) -> l
     return kept[::-1]
 
 
-def build(summaries: Sequence[RunSummary], full: Mapping[str, RunFiles], out: Path,
+def build(summaries: Sequence[RunSummary], full: Collection[str], load: Loader, out: Path,
           judge: Judge, failures: Sequence[Infra] = (),
           bisects: Sequence[bisectpage.BisectFiles] = (),
           calibration_dir: Path = paths.CALIBRATION) -> Path:
     """Write the site for these runs (and bisects) into ``out``; returns its index page."""
-    return Site(out, judge, calibration_dir).build(summaries, full, failures, bisects)
+    return Site(out, judge, calibration_dir).build(summaries, full, load, failures, bisects)
 
