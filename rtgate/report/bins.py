@@ -44,11 +44,16 @@ def upper_edge(lower: int) -> int:
 def rebin(buckets: Iterable[tuple[int, int]]) -> dict[int, int]:
     """Sparse 1 µs buckets (latency, count) to sparse log bins {lower edge: count}: the cost is
     the number of non-empty buckets, never the range they span."""
+    ordered = sorted(buckets)
     binned: dict[int, int] = defaultdict(int)
-    for latency, count in buckets:
+    # Both ascending: one walk along the edges.
+    i, last = 0, len(EDGES) - 1
+    for latency, count in ordered:
+        while i < last and EDGES[i + 1] <= latency:
+            i += 1
         if count:
-            binned[lower_edge(latency)] += count
-    return dict(sorted(binned.items()))
+            binned[EDGES[i]] += count
+    return dict(binned)
 
 
 def merge(histograms: Iterable[Mapping[int, int]]) -> dict[int, int]:

@@ -1,4 +1,4 @@
-"""A run's digest (summary.Digest): made once, when the run enters the history, so that the
+"""A run's digest (summary.RunDigest): made once, when the run enters the history, so that the
 long-term views of years of runs never open a result file again."""
 
 from __future__ import annotations
@@ -6,10 +6,10 @@ from __future__ import annotations
 from rtgate.report import bins
 from rtgate.report.judge import Judge, Judged
 from rtgate.report.runs import RunFiles
-from rtgate.report.summary import Digest, RunSummary
+from rtgate.report.summary import RunDigest, RunSummary
 
 
-def digest(run: RunFiles, judged: Judged) -> Digest:
+def digest(run: RunFiles, judged: Judged) -> RunDigest:
     result = run.result
     threads = [t.histogram for t in result.threads if t.histogram is not None]
     # rtla's bins may be wider than 1 µs: each is counted at its lower edge, as bins.rebin
@@ -21,7 +21,7 @@ def digest(run: RunFiles, judged: Judged) -> Digest:
         edge = bins.lower_edge(limit)
         hist[edge] = hist.get(edge, 0) + overflows
         hist = dict(sorted(hist.items()))
-    return Digest(
+    return RunDigest(
         kernel_version=result.kernel.version, verdict=judged.verdict,
         budget=dict(judged.lines()), budget_label=judged.budget.label if judged.budget else None,
         hist=list(hist.items()), overflows=overflows, limit_us=limit)

@@ -5,7 +5,7 @@
     HISTORY/runs/<run>/          result.json, raw/<tool outputs>
     HISTORY/index.lock           taken by every writer
 
-Each index line carries the run's digest (summary.Digest): the budget and verdict as judged when
+Each index line carries the run's digest (summary.RunDigest): the budget and verdict as judged when
 it was published, its kernel version and its histogram on log-spaced bins, so that the site's
 long-term views read the index alone. Retention: a run's ``result.json`` and index line are kept
 for ever (every number, the full 1 µs histogram, the verdict and budget of its day); its raw tool
@@ -243,7 +243,7 @@ class History:
                 report.added.append(summary.run_id)
             if report.added or report.corrupt or report.digested:
                 write_atomic(self.index, "".join(
-                    json.dumps(s.model_dump(mode="json", exclude_none=True), ensure_ascii=False)
+                    json.dumps(s.model_dump(mode="json"), ensure_ascii=False)
                     + "\n" for s in summaries))
             report.reduced = self._reduce(summaries, keep_raw)
         for message in report.corrupt:

@@ -59,7 +59,7 @@ def series_row(s: RunSummary) -> dict[str, Any]:
     d = s.digest
     budget = d.budget if d else {}
     pub = s.publication
-    return {
+    row = {
         "seq": pub.seq if pub else None,
         "date": when(s).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "run_id": s.run_id, "board": s.board, "flavor": s.flavor, "scenario": s.setup,
@@ -71,6 +71,8 @@ def series_row(s: RunSummary) -> dict[str, Any]:
         "p99_99_bound": bool(s.p99_99 and s.p99_99.relation == ">="), "max_us": s.max_us,
         "budget_max_us": budget.get("max"), "budget_p99_99_us": budget.get("p99.99"),
         "budget_avg_us": budget.get("avg"), "verdict": d.verdict if d else None}
+    # 1128, not 1128.0: a number as a maintainer writes it, in the CSV and the JSON alike.
+    return {k: int(v) if isinstance(v, float) and v.is_integer() else v for k, v in row.items()}
 
 
 def csv_text(fields: Sequence[str], rows: Sequence[dict[str, Any]]) -> str:

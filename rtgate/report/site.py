@@ -44,7 +44,7 @@ from rtgate.textfmt import fmt
 STYLE = "style.css"
 # The newest runs of each board × flavor × scenario kept in full: their page, histogram plot,
 # result.json and raw outputs. Older runs live on in the long-term views and downloads.
-FULL_RUNS = 10
+FULL_RUNS = 5
 # What the site is made of below its root: every file there is this build's (_prune).
 AREAS = ("runs", "bisect", "plots", "keys", "boards", "data")
 DATA = "data"
@@ -424,7 +424,7 @@ class Site:
         """The whole history index: as the store keeps it (JSON Lines, digests included) and as
         one CSV table of every run."""
         lines = "".join(
-            json.dumps(s.model_dump(mode="json", exclude_none=True), ensure_ascii=False) + "\n"
+            json.dumps(s.model_dump(mode="json"), ensure_ascii=False) + "\n"
             for s in summaries)
         csv = longterm.csv_text(longterm.SERIES_FIELDS,
                                 [longterm.series_row(s) for s in summaries])

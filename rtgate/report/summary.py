@@ -26,7 +26,7 @@ def safe_name(text: str) -> str:
     return f"{slug}-{hashlib.sha256(text.encode()).hexdigest()[:12]}"
 
 
-class Digest(BaseModel):
+class RunDigest(BaseModel):
     """What a run keeps for the long-term views once its raw files are gone: set when it enters
     the history, with the budget and verdict as judged then (the budget in force at that run)."""
 
@@ -69,11 +69,11 @@ class RunSummary(BaseModel):
     p99_99: Percentile | None = None
     # Set when the run entered a history (index lines written before it existed have none).
     publication: Publication | None = None
-    digest: Digest | None = None
+    digest: RunDigest | None = None
 
     @classmethod
     def of(cls, result: Result, publication: Publication | None = None,
-           digest: Digest | None = None) -> RunSummary:
+           digest: RunDigest | None = None) -> RunSummary:
         t = result.totals
         return cls(
             run_id=result.run_id, dir=safe_name(result.run_id), board=result.board.name,

@@ -151,7 +151,7 @@ def test_symlinks_planted_in_a_history_checkout_are_not_followed(rtgate_cli: Run
     assert proc.returncode == 0, proc.stderr
     assert f"rtgate: {linked_raw}: a symbolic link, not followed\n" in proc.stderr
     assert f"rtgate: {linked_result}: a symbolic link, not followed (run run-001 not " \
-        "published)" in proc.stderr
+        "published in full)" in proc.stderr
     published = [p for p in (tmp_path / "again").rglob("*") if p.is_file()]
     assert not [p for p in published if b"build-host-7" in p.read_bytes()]
     assert not (tmp_path / "again" / "runs" / "run-001").exists()

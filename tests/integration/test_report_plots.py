@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import shutil
 import subprocess
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 from clirun import RunCli
 
+from rtgate.report import plots
 from rtgate.report.plots import gp_text
 from rtgate.result import load_result
 
@@ -58,11 +60,14 @@ def test_per_core_histogram_has_max_per_core_in_the_legend_and_the_budget_line(
     for t in result.threads:
         assert f"CPU{t.cpu} max {t.max_us:g} µs" in titles
     assert "budget max 1000 µs" in titles  # inside the histogram's range, drawn
-    xmax = int((site / "runs" / result.run_id / "histogram.dat").read_text()
-               .splitlines()[-1].split()[0]) + 1
+    # A 20 ms histogram filled to 3.2 ms: log-spaced bins on a log axis from 0.5 µs.
+    xmax = plots.histogram_xmax([dict(t.histogram.buckets) for t in result.threads
+                                 if t.histogram], 20_000, [1000])
+    assert plots.log_scale(xmax)
     left, right = plot_box(svg.read_text())
     (x,) = vertical_budget_lines(svg.read_text())
-    assert x == pytest.approx(left + 1000 / xmax * (right - left), abs=1.0)
+    share = math.log(1000 / plots.LOG_FLOOR_US) / math.log(xmax / plots.LOG_FLOOR_US)
+    assert x == pytest.approx(left + share * (right - left), abs=1.0)
     assert (svg.with_suffix(".png")).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
@@ -87,13 +92,20 @@ def test_stock_vs_rt_overlay_of_the_same_board_and_scenario(site: Path) -> None:
 
 
 def test_trend_has_max_avg_p9999_and_budgets(site: Path) -> None:
-    svg = site / "plots" / "trend-local--stock--cpu.svg"
+    home = site / "keys" / "local--stock--cpu"
+    svg = home / "last30" / "trend.svg"
     titles = svg_texts(svg)
-    assert {"max", "avg", "p99.99", "budget max 1000 µs", "budget avg 1000 µs"} <= set(titles)
-    data = (site / "plots" / "trend-local--stock--cpu.dat").read_text().splitlines()
-    # Oldest first; the old run's p99.99 is a lower bound (overflow), the new one exact.
-    assert [row.split()[3:5] for row in data[1:]] == [["400", "1"], ["1174", "0"]]
+    assert {"max", "avg", "p99.99", "budget max", "budget avg", "budget p99.99",
+            "kernel change", "6.18.44-fc-v657"} <= set(titles)
+    data = (home / "last30" / "trend.dat").read_text().splitlines()
+    # Oldest first; the old run's p99.99 is a lower bound (overflow), the new one exact; the
+    # budget in force at each (max, p99.99, avg).
+    assert [row.split()[2:4] + row.split()[5:] for row in data[1:]] == [
+        ["400", "1", "1000", "NaN", "1000"], ["1174", "0", "1000", "NaN", "1000"]]
     assert svg.with_suffix(".png").stat().st_size > 1000
+    # Years of runs are drawn as images whose size does not grow with them.
+    assert not (home / "all" / "trend.svg").exists()
+    assert (home / "all" / "trend.png").stat().st_size > 1000
 
 
 def test_unchanged_plots_are_not_redrawn(rtgate_cli: RunCli, site: Path, tmp_path: Path) -> None:
@@ -128,7 +140,8 @@ def test_a_gnuplot_failure_is_an_infrastructure_error_and_leaves_no_image(
     from rtgate.errors import Exit, InfraError
     from rtgate.report.plots import Plot, histogram_table, render
 
-    (tmp_path / "h.dat").write_text(histogram_table("latency_us", [("CPU0", {5: 3})], 10))
+    (tmp_path / "h.dat").write_text(histogram_table("latency_us", [("CPU0", {5: 3})], 10,
+                                                    log=False))
     broken = Plot("histogram.gp", Path("h.dat"), Path("h"), ("not-a-number", "10", "", ""))
     with pytest.raises(InfraError) as caught:
         render([broken], tmp_path)

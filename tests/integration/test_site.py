@@ -4,8 +4,10 @@ local link, image and stylesheet on every page, from file:// and from a sub-path
 
 from __future__ import annotations
 
+import csv
 import functools
 import http.server
+import json
 import os
 import shutil
 import threading
@@ -15,8 +17,11 @@ from typing import Any
 from urllib.parse import unquote, urldefrag, urlparse
 
 import pytest
-from browser import Browser
+from browser import Browser, overflowing_pages
 from clirun import RunCli
+
+from rtgate.report import bins
+from rtgate.result import load_result
 
 # Debian's chromium comes from `scripts/deps.sh report` (make test installs it): a missing
 # browser fails these tests, it never skips them.
@@ -24,6 +29,7 @@ pytestmark = pytest.mark.integration
 
 DATA = Path(__file__).parents[1] / "data" / "report"
 THRESHOLDS = DATA / "thresholds.yml"
+CALIBRATION = DATA / "calibration"
 VIRTUAL = "virtual board — not a real-time claim"
 
 
@@ -39,9 +45,9 @@ def site(rtgate_cli: RunCli, tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("published")
     history, out = tmp / "history", tmp / "site"
     report(rtgate_cli, DATA / "local", DATA / "qemu", "--history", history,
-           "--thresholds", THRESHOLDS, "--out", out)
+           "--thresholds", THRESHOLDS, "--out", out, "--calibration", CALIBRATION)
     index = report(rtgate_cli, DATA / "candidate", DATA / "local", "--history", history,
-                   "--thresholds", THRESHOLDS, "--out", out)
+                   "--thresholds", THRESHOLDS, "--out", out, "--calibration", CALIBRATION)
     assert index == out / "index.html"
     return out
 
@@ -59,7 +65,7 @@ ROWS_JS = """[...document.querySelectorAll('#latest tbody tr')].map(tr => {
           cells: [...tr.cells].map(td => td.innerText.trim()),
           verdict: v.textContent.trim(), verdictColour: getComputedStyle(v).backgroundColor,
           badge: badge && badge.offsetWidth > 0 ? badge.textContent.trim() : null,
-          run: tr.querySelector('a').getAttribute('href')};
+          run: tr.querySelector('td[data-label=Run] a').getAttribute('href')};
 })"""
 
 
@@ -83,12 +89,12 @@ def test_index_rows_and_verdict_badges(site: Path, browser: Browser, tmp_path: P
     # The newest run of a key wins: the candidate run, not the older capture merged first.
     cpu = rows[("local", "stock", "cpu")]
     assert cpu["run"] == "runs/local-cpu-20261122T001033Z/index.html"
-    board, flavor, scenario, kernel, run, samples, mn, avg, mx, p9999, budget, verdict = \
+    board, flavor, scenario, verdict, mx, p9999, avg, mn, samples, budget, run, kernel = \
         cpu["cells"]
     assert (kernel, run, samples, mx, p9999) == ("6.18.44-fc-v657", "2026-11-22 00:10", "59367",
                                                  "3209", "1174")
     assert budget.replace("\n", " ") == "max ≤ 1000 · avg ≤ 1000 µs"
-    assert rows[("qemu-x86-tcg", "rt", "idle")]["cells"][9] == "≥400"  # a lower bound
+    assert rows[("qemu-x86-tcg", "rt", "idle")]["cells"][5] == "≥400"  # a lower bound
 
     shot = browser.screenshot(tmp_path / "index.png")
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 50_000
@@ -143,8 +149,12 @@ def test_every_link_image_and_stylesheet_on_every_page(site: Path, browser: Brow
                   lambda url: Path(unquote(urlparse(url).path)))
     names = {Path(urlparse(u).path).relative_to(site).as_posix() for u in pages}
     runs = sorted(p.parent.name for p in (site / "runs").glob("*/result.json"))
-    assert names == {"index.html", "history.html", *(f"runs/{r}/index.html" for r in runs)}
-    assert len(runs) == 8
+    keys = sorted(p.parent.name for p in (site / "keys").glob("*/index.html"))
+    assert names == {"index.html", "history.html", "boards.html",
+                     "boards/local/index.html", "boards/qemu-x86-tcg/index.html",
+                     *(f"keys/{k}/index.html" for k in keys),
+                     *(f"runs/{r}/index.html" for r in runs)}
+    assert len(runs) == 8 and len(keys) == 6
 
     run = (site / "runs" / "local-cpu-20261122T001033Z" / "index.html").as_uri()
     downloads = {raw for raw, _ in pages[run]["links"]}
@@ -189,13 +199,11 @@ def test_the_site_works_from_a_sub_path_over_http(site: Path, served: str,
                                                   browser: Browser) -> None:
     pages = crawl(browser, served + "index.html",
                   lambda url: site / unquote(urlparse(url).path).removeprefix(f"/{site.name}/"))
-    assert len(pages) == 10
+    assert len(pages) == 19  # index, history, boards and 2 boards, 6 keys, 8 runs
 
 
 def test_strings_from_results_are_escaped(rtgate_cli: RunCli,
                                           tmp_path: Path, browser: Browser) -> None:
-    from rtgate.result import load_result
-
     base = load_result(DATA / "qemu" / "stock-idle" / "result.json")
     evil = "<script>document.title='pwned'</script><img src=x onerror=\"document.title='pwned'\">"
     kernel = base.kernel.model_copy(update={"release": evil})
@@ -260,3 +268,69 @@ def test_raw_files_never_run_script_on_the_site(rtgate_cli: RunCli,
     published = sorted(p.relative_to(home).as_posix() for p in home.rglob("*") if p.is_file())
     assert [p for p in published if not p.startswith("histogram")] == [
         "index.html", "raw/cyclictest.txt", "raw/evil.json.txt", "result.json"]
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_no_page_scrolls_sideways_and_every_verdict_is_in_view(site: Path, width: int) -> None:
+    with Browser(width, 800) as narrow:
+        assert overflowing_pages(narrow, site) == {}
+        narrow.goto((site / "index.html").as_uri())
+        header = narrow.js("getComputedStyle(document.querySelector('#latest thead')).display")
+        assert (header == "none") == (width < 820)  # a card per run on a phone
+
+
+def test_each_key_has_three_ranges_with_plots_and_downloads(site: Path, browser: Browser) -> None:
+    home = site / "keys" / "local--stock--cpu"
+    browser.goto((home / "index.html").as_uri())
+    sections = browser.js("[...document.querySelectorAll('section.group')].map(s => ({id: s.id, "
+                          "images: [...s.querySelectorAll('img')].map(i => i.getAttribute('src')),"
+                          " data: [...s.querySelectorAll('.downloads a')].map(a => "
+                          "a.getAttribute('href'))}))")
+    assert [x["id"] for x in sections] == ["last30", "year", "all"]
+    assert sections[0]["images"] == ["last30/trend.svg", "last30/heatmap.png"]
+    assert sections[2]["images"] == ["all/trend.png", "all/heatmap.png"]
+    assert set(sections[1]["data"]) == {"year/series.csv", "year/series.json",
+                                        "all/heatmap.csv", "all/heatmap.json"}
+    rows = list(csv.DictReader((home / "all" / "series.csv").open()))
+    # Oldest first, with the budget in force when each was published and its verdict then.
+    assert [(r["max_us"], r["p99_99_us"], r["p99_99_bound"], r["budget_max_us"], r["verdict"])
+            for r in rows] == [("1128", "400", "True", "1000", "fail"),
+                               ("3209", "1174", "False", "1000", "fail")]
+    series = json.loads((home / "all" / "series.json").read_text())
+    assert [r["run_id"] for r in series["runs"]] == [r["run_id"] for r in rows]
+    heat = json.loads((home / "all" / "heatmap.json").read_text())
+    result = load_result(DATA / "candidate" / "stock-cpu" / "result.json")
+    assert sum(c for _, c in heat["runs"][-1]["bins"]) == sum(
+        c for t in result.threads if t.histogram for _, c in t.histogram.buckets) + sum(
+        t.histogram.overflows for t in result.threads if t.histogram)
+    index = (site / "data" / "index.csv").read_text().splitlines()
+    assert len(index) == 1 + 8  # every run published, the header first
+
+
+def test_a_20ms_range_is_drawn_on_log_spaced_bins(site: Path) -> None:
+    result = load_result(DATA / "candidate" / "stock-cpu" / "result.json")
+    (hist,) = {t.histogram.limit_us for t in result.threads if t.histogram}
+    assert hist == 20_000
+    filled = {b for t in result.threads if t.histogram for b, _ in t.histogram.buckets}
+    rows = (site / "runs" / result.run_id / "histogram.dat").read_text().splitlines()[1:]
+    # A row per non-empty log bin (and its closing zero), never one per µs of range.
+    assert len(rows) <= 2 * len({bins.lower_edge(b) for b in filled}) < len(filled)
+    svg = (site / "runs" / result.run_id / "histogram.svg").read_text()
+    assert "log-spaced bins" in svg
+
+
+def test_calibration_pages(site: Path, browser: Browser) -> None:
+    browser.goto((site / "boards" / "qemu-x86-tcg" / "index.html").as_uri())
+    cells = browser.js("[...document.querySelectorAll('#calibration tbody tr')].map("
+                       "tr => [...tr.cells].map(td => td.innerText.trim()))")
+    flavor, scenario, false_alarm, power, rounds, minutes, *_ = cells[0]
+    assert (flavor, scenario) == ("rt", "idle")
+    assert false_alarm.startswith("5 % [0.61, 16.92] (2/40")
+    assert power.startswith("77.5 % [61.55, 89.16] (31/40")
+    assert (rounds, minutes) == ("9", "22.5")
+    assert cells[1][4] == "not reached"
+    assert "say nothing about a\nRaspberry Pi" in (site / "boards" / "qemu-x86-tcg" /
+                                                    "index.html").read_text()
+    browser.goto((site / "boards" / "local" / "index.html").as_uri())
+    assert "No calibration record" in browser.js("document.querySelector('#no-calibration')"
+                                                 ".innerText")
