@@ -33,7 +33,7 @@ from rtgate.textfmt import fmt
 LAST_RUNS = 30
 YEAR = timedelta(days=365)
 # Time slices of a heat map: a range with more runs sums the runs of each slice.
-HEAT_COLUMNS = 400
+HEAT_COLUMNS = 240
 RANGES = (("last30", f"last {LAST_RUNS} runs"), ("year", "last year"), ("all", "all runs"))
 SERIES_FIELDS = (
     "seq", "date", "run_id", "board", "flavor", "scenario", "virtual", "kernel_release",
@@ -124,7 +124,7 @@ def views(out: Path, home: Path, group: Sequence[RunSummary], newest: datetime) 
             "series.json": json_text({**meta, "runs": rows}),
             "trend.dat": _trend_table(runs),
             "marks.dat": _marks(runs, commits=name == "last30"),
-            "heat.dat": _heat_table(runs),
+            "heat.dat": (heat_table := _heat_table(runs)),
         }
         if name == "all":
             # The histograms of every run, once: each shorter range's heat map is a slice.
@@ -146,7 +146,7 @@ def views(out: Path, home: Path, group: Sequence[RunSummary], newest: datetime) 
         if heat:
             made.plots.append(plots.Plot(
                 "heatmap.gp", where / "heat.dat", where / "heatmap",
-                ("png",), formats=("png",)))
+                ("png", heat_table.split("\n", 1)[0].split()[-1]), formats=("png",)))
         made.ranges.append({
             "name": name, "title": title, "count": len(runs), "stem": f"{name}/trend",
             "svg": "svg" in formats, "heatmap": f"{name}/heatmap" if heat else None,
@@ -208,12 +208,13 @@ def _marks(runs: Sequence[RunSummary], commits: bool) -> str:
 
 
 def _heat_table(runs: Sequence[RunSummary]) -> str:
-    """Non-empty cells: one column per run, or per time slice past HEAT_COLUMNS runs."""
+    """Non-empty cells: one column per run, or per time slice past HEAT_COLUMNS runs; x in
+    hours after the first run (its epoch in the first line), so that a cell is a short row."""
     points = [(when(s).timestamp(), s.digest.hist) for s in runs if s.digest and s.digest.hist]
-    lines = ["# x-low x-high y-low y-high count"]
     if not points:
-        return "\n".join(lines) + "\n"
+        return "# origin 0\n# hours-low hours-high y-low y-high count\n"
     times = [t for t, _ in points]
+    origin = times[0]
     columns: dict[tuple[float, float], dict[int, int]] = defaultdict(lambda: defaultdict(int))
     if len(points) <= HEAT_COLUMNS:
         gaps = [b - a for a, b in zip(times, times[1:], strict=False)] or [86400.0]
@@ -225,13 +226,14 @@ def _heat_table(runs: Sequence[RunSummary]) -> str:
         width = max(times[-1] - times[0], 1.0) / HEAT_COLUMNS
         spans = []
         for t in times:
-            i = min(HEAT_COLUMNS - 1, int((t - times[0]) / width))
-            spans.append((times[0] + i * width, times[0] + (i + 1) * width))
+            i = min(HEAT_COLUMNS - 1, int((t - origin) / width))
+            spans.append((origin + i * width, origin + (i + 1) * width))
     for span, (_, hist) in zip(spans, points, strict=True):
         for lo, count in hist:
             columns[span][lo] += count
+    lines = [f"# origin {origin:.0f}", "# hours-low hours-high y-low y-high count"]
     for (x0, x1), hist in columns.items():
-        for lo, count in sorted(hist.items()):
-            lines.append(f"{x0:.0f} {x1:.0f} {max(lo, plots.LOG_FLOOR_US):g} "
-                         f"{bins.upper_edge(lo)} {count}")
+        h0, h1 = f"{(x0 - origin) / 3600:.2f}", f"{(x1 - origin) / 3600:.2f}"
+        lines += [f"{h0} {h1} {max(lo, plots.LOG_FLOOR_US):g} {bins.upper_edge(lo)} {count}"
+                  for lo, count in sorted(hist.items())]
     return "\n".join(lines) + "\n"
