@@ -58,7 +58,7 @@ from rtgate.report.summary import RunSummary  # noqa: E402
 from rtgate.result import Histogram, Percentile, load_result  # noqa: E402
 
 CAPTURE = ROOT / "tests" / "data" / "report" / "qemu-arm64-gate.tar.xz"
-THRESHOLDS = ROOT / "tests" / "data" / "report" / "thresholds.yml"
+THRESHOLDS = Path(__file__).with_suffix(".thresholds.yml")
 SIZES = (1000, 10_000)
 HOUR_SAMPLES = 36_000_000  # a thread's samples in an hour at -i100
 KEYS = [(board, flavor, scenario) for board in ("qemu-arm64", "rpi5-sized")
@@ -115,6 +115,11 @@ def templates(work: Path) -> dict[str, Path]:
     return {"qemu-arm64": gate, "rpi5-sized": big}
 
 
+def kernel_version(flavor: str, n: int) -> str:
+    """A new kernel every 60 runs of a key (``uname -v``)."""
+    return f"#{1 + n // 60} SMP {'PREEMPT_RT ' if flavor == 'rt' else ''}"
+
+
 def variant(src: Path, dest: Path, key: tuple[str, str, str], n: int, when: datetime,
             rng: random.Random) -> Path:
     """The template run as run ``n`` of ``key``: its own id, start, kernel and drifting
@@ -133,7 +138,7 @@ def variant(src: Path, dest: Path, key: tuple[str, str, str], n: int, when: date
     release = f"6.12.{100 + n // 60}"
     kernel = result.kernel.model_copy(update={
         "release": release, "flavor": flavor, "preempt_rt": flavor == "rt",
-        "version": f"#1 SMP {'PREEMPT_RT ' if flavor == 'rt' else ''}{when:%a %b %d %Y}"})
+        "version": kernel_version(flavor, n)})
     home = dest / f"{board}-{flavor}-{scenario}-{n:05d}"
     shutil.copytree(src / "raw", home / "raw")
     result.model_copy(update={
@@ -186,7 +191,8 @@ def store(count: int, work: Path, sources: dict[str, Path]) -> tuple[Path, Path]
                 "p99_99": p9999.model_copy(update={"value_us": round(p9999.value_us * drift)})
                 if p9999 else None,
                 "publication": pub,
-                "digest": base.digest.model_copy(update={"kernel_version": f"#1 {n // 60}"})})
+                "digest": base.digest.model_copy(update={
+                    "kernel_version": kernel_version(key[1], n)})})
         lines.append(json.dumps(summary.model_dump(mode="json", exclude_none=True)) + "\n")
     raise AssertionError("unreachable")
 

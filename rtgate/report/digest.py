@@ -6,7 +6,7 @@ from __future__ import annotations
 from rtgate.report import bins
 from rtgate.report.judge import Judge, Judged
 from rtgate.report.runs import RunFiles
-from rtgate.report.summary import RunDigest, RunSummary
+from rtgate.report.summary import RunDigest, RunSummary, ThreadNumbers
 
 
 def digest(run: RunFiles, judged: Judged) -> RunDigest:
@@ -24,7 +24,11 @@ def digest(run: RunFiles, judged: Judged) -> RunDigest:
     return RunDigest(
         kernel_version=result.kernel.version, verdict=judged.verdict,
         budget=dict(judged.lines()), budget_label=judged.budget.label if judged.budget else None,
-        hist=list(hist.items()), overflows=overflows, limit_us=limit)
+        hist=list(hist.items()), overflows=overflows, limit_us=limit,
+        threads=[ThreadNumbers(thread=t.thread, cpu=t.cpu, samples=t.samples, min_us=t.min_us,
+                               avg_us=t.avg_us, max_us=t.max_us,
+                               overflows=t.histogram.overflows if t.histogram else 0)
+                 for t in result.threads])
 
 
 def summarize(run: RunFiles, judge: Judge) -> RunSummary:

@@ -5,13 +5,13 @@
     HISTORY/runs/<run>/          result.json, raw/<tool outputs>
     HISTORY/index.lock           taken by every writer
 
-Each index line carries the run's digest (summary.RunDigest): the budget and verdict as judged when
-it was published, its kernel version and its histogram on log-spaced bins, so that the site's
-long-term views read the index alone. Retention: a run's ``result.json`` and index line are kept
-for ever (every number, the full 1 µs histogram, the verdict and budget of its day); its raw tool
-outputs (``raw/``, cyclictest's dense histogram text is the bulk: ~0.5 MB for 2 CPUs × 20 ms)
-only for the newest KEEP_RAW runs of its board × flavor × scenario. docs/results.md says what
-that means for the results branch.
+Each index line carries the run's digest (summary.RunDigest): the budget and verdict as judged
+when it was published, its kernel version, each thread's numbers and its histogram on log-spaced
+bins, so that the site's long-term views read the index alone. Retention, per board × flavor ×
+scenario: the index line of every run for ever; the raw tool outputs (``raw/``: cyclictest's dense
+histogram text, the block maxima) of the newest KEEP_RAW runs; the ``result.json`` (1 µs
+histograms, block maxima, environment) of the newest KEEP_RESULTS. docs/publishing.md has the
+figures and what it means for the results branch.
 
 Publishing re-merges the same runs again and again and several CI jobs may publish at once, so a
 merge is idempotent by run id, serialised by an exclusive lock, and replaces the index by
@@ -59,8 +59,10 @@ RUNS = "runs"
 # falls behind (into the past) rather than ahead, and minutes cover a publisher lagging behind.
 CLOCK_SKEW = timedelta(minutes=10)
 # Raw outputs kept per board × flavor × scenario: more than the site shows in full
-# (site.FULL_RUNS), so that a site with a larger window can be rebuilt from the store.
+# (site.FULL_RUNS), so that a site with a larger window can be rebuilt from the store; results
+# for about half a year of twice-daily runs, what an A/B baseline or a bisect looks back on.
 KEEP_RAW = 100
+KEEP_RESULTS = 400
 
 
 def publication_order(runs: list[RunFiles], now: datetime) -> list[RunFiles]:
@@ -171,10 +173,13 @@ class History:
         return run
 
     def runs(self) -> Iterator[RunFiles]:
-        """Every run in the history, in publication order; one whose stored result cannot be
+        """Every run in the history that still has its result (the retention leaves only the
+        index line of older ones), in publication order; one whose stored result cannot be
         read is reported and left where it is, so that one bad directory does not stop every
         later publication."""
         for summary in self.entries():
+            if not self.run_dir(summary).exists() and summary.digest is not None:
+                continue  # reduced to its index line by the retention
             try:
                 run = self.load(summary)
             except InputError as exc:
@@ -207,11 +212,12 @@ class History:
             raise
 
     def merge(self, runs: list[RunFiles], provenance: Provenance | None = None,
-              judge: Judge | None = None, keep_raw: int = KEEP_RAW) -> MergeReport:
+              judge: Judge | None = None, keep_raw: int = KEEP_RAW,
+              keep_results: int = KEEP_RESULTS) -> MergeReport:
         """Add the runs not yet in the history, each with the next publication number,
         ``provenance`` and its digest judged by ``judge``; a start in the future refuses them
         all (InputError), adding none. Index lines without a digest get one; raw outputs beyond
-        the newest ``keep_raw`` of a key are removed."""
+        the newest ``keep_raw`` of a key are removed, results beyond ``keep_results``."""
         judge = judge or Judge(None)
         report = MergeReport()
         with locked(self.root / LOCK):
@@ -245,7 +251,7 @@ class History:
                 write_atomic(self.index, "".join(
                     json.dumps(s.model_dump(mode="json"), ensure_ascii=False)
                     + "\n" for s in summaries))
-            report.reduced = self._reduce(summaries, keep_raw)
+            report.reduced = self._reduce(summaries, keep_raw, keep_results)
         for message in report.corrupt:
             print(f"rtgate: {message}", file=sys.stderr)
         return report
@@ -262,14 +268,22 @@ class History:
         report.digested.append(summary.run_id)
         return summarize(run, judge)
 
-    def _reduce(self, summaries: list[RunSummary], keep_raw: int) -> list[str]:
-        """Remove the raw outputs of every run older than the newest ``keep_raw`` of its key."""
+    def _reduce(self, summaries: list[RunSummary], keep_raw: int,
+                keep_results: int) -> list[str]:
+        """Remove the raw outputs of every run older than the newest ``keep_raw`` of its key,
+        and the run's directory beyond ``keep_results`` (its index line stays)."""
         seen: dict[tuple[str, str, str], int] = {}
         reduced = []
         for summary in reversed(summaries):
             seen[summary.key] = seen.get(summary.key, 0) + 1
-            raw = self.run_dir(summary) / RAW
-            if seen[summary.key] > keep_raw and raw.is_dir() and not raw.is_symlink():
-                shutil.rmtree(raw)
+            home = self.run_dir(summary)
+            if home.is_symlink() or not home.is_dir():
+                continue
+            if seen[summary.key] > keep_results and summary.digest is not None:
+                shutil.rmtree(home)
+                reduced.append(summary.run_id)
+            elif seen[summary.key] > keep_raw and (home / RAW).is_dir() \
+                    and not (home / RAW).is_symlink():
+                shutil.rmtree(home / RAW)
                 reduced.append(summary.run_id)
         return reduced

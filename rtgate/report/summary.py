@@ -26,6 +26,18 @@ def safe_name(text: str) -> str:
     return f"{slug}-{hashlib.sha256(text.encode()).hexdigest()[:12]}"
 
 
+class ThreadNumbers(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    thread: int
+    cpu: int | None = None
+    samples: int
+    min_us: float | None = None
+    avg_us: float | None = None
+    max_us: float | None = None
+    overflows: int = 0
+
+
 class RunDigest(BaseModel):
     """What a run keeps for the long-term views once its raw files are gone: set when it enters
     the history, with the budget and verdict as judged then (the budget in force at that run)."""
@@ -44,6 +56,8 @@ class RunDigest(BaseModel):
     non-empty bins only; overflows are counted in the bin of the histogram's limit."""
     overflows: int = 0
     limit_us: int | None = None
+    threads: list[ThreadNumbers] = Field(default_factory=list)
+    """Each thread's numbers, as its run page shows them."""
 
 
 class RunSummary(BaseModel):

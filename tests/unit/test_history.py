@@ -12,6 +12,7 @@ from clirun import RunCli
 
 from rtgate.errors import InputError
 from rtgate.report.history import CLOCK_SKEW, CORRUPT, INDEX, History
+from rtgate.report.judge import Judge
 from rtgate.report.runs import collect, load_run
 from rtgate.result import load_result
 
@@ -149,3 +150,41 @@ def test_provenance_that_is_no_run_or_commit_is_a_usage_error(
     assert proc.returncode == 2
     assert proc.stderr.startswith(f"rtgate: {option}: ") and proc.stderr.count("\n") == 1
     assert not (tmp_path / "h").exists()
+
+
+def test_retention_keeps_every_index_line_and_the_newest_files(tmp_path: Path) -> None:
+    history = History(tmp_path / "h")
+    judge = Judge.from_file(DATA / "thresholds.yml")
+    for i in range(4):
+        history.merge(collect(make_runs(tmp_path / str(i), 1, f"r{i}")), judge=judge,
+                      keep_raw=1, keep_results=2)
+    # Every run's verdict, budget, kernel and numbers stay in the index.
+    lines = index_lines(tmp_path / "h")
+    assert [line["run_id"] for line in lines] == ["r0-000", "r1-000", "r2-000", "r3-000"]
+    result = load_result(FIXTURE / "result.json")
+    for line in lines:
+        digest = line["digest"]
+        assert (digest["verdict"], digest["budget"]["max"]) == ("incomplete", 100000)
+        assert digest["kernel_version"] == result.kernel.version
+        assert [t["max_us"] for t in digest["threads"]] == [t.max_us for t in result.threads]
+        assert sum(c for _, c in digest["hist"]) == sum(
+            c for t in result.threads if t.histogram for _, c in t.histogram.buckets) + sum(
+            t.histogram.overflows for t in result.threads if t.histogram)
+    runs = tmp_path / "h" / "runs"
+    assert not (runs / "r0-000").exists() and not (runs / "r1-000").exists()
+    assert (runs / "r2-000" / "result.json").is_file() and not (runs / "r2-000" / "raw").exists()
+    assert (runs / "r3-000" / "raw" / "cyclictest.json").is_file()
+    assert [r.result.run_id for r in history.runs()] == ["r2-000", "r3-000"]
+
+
+def test_an_index_from_before_digests_gets_them(tmp_path: Path) -> None:
+    history = History(tmp_path / "h")
+    history.merge(collect(make_runs(tmp_path / "a", 2)))
+    lines = index_lines(tmp_path / "h")
+    for line in lines:
+        del line["digest"]
+    (tmp_path / "h" / INDEX).write_text("".join(json.dumps(x) + "\n" for x in lines))
+    report = history.merge([], judge=Judge.from_file(DATA / "thresholds.yml"))
+    assert report.digested == ["run-000", "run-001"]
+    assert [line["digest"]["verdict"] for line in index_lines(tmp_path / "h")] == [
+        "incomplete", "incomplete"]
