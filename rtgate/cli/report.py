@@ -23,7 +23,11 @@ on stderr; a result.json that is one is an input error).
 With --history DIR the runs are first merged into that history store (idempotent by run id,
 never dropping older runs; corrupt index lines are set aside in index.corrupt.jsonl) and the
 site shows every run in it, in the order they were published: each run added gets the next
-number of the history's publication sequence and the provenance stated above.
+number of the history's publication sequence, the provenance stated above, and its digest (the
+budget and verdict of that day, kernel, each thread's numbers, log-binned histogram). The store
+keeps every index line for ever, the raw outputs of the newest 100 runs of a board × flavor ×
+scenario and their results of the newest 400. The site shows the newest --full-runs of each in
+full; every run is in the long-term views and the CSV/JSON downloads.
 A result whose start is more than {CLOCK_SKEW.total_seconds() / 60:g} minutes in the future \
 (allowed clock skew) is refused:
 nothing is merged or written, exit 2.
