@@ -189,7 +189,7 @@ def page(points: list[Point], notes: str, figures: list[tuple[str, str]], board:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(paths.REPORTS / "templates"),
                              autoescape=True, undefined=jinja2.StrictUndefined)
     return env.get_template("sweep.html").render(
-        root="", page="sweep", version=__version__, board=board, virtual=virtual,
+        root="", page="sweep", version=__version__, docs=False, board=board, virtual=virtual,
         header=HEADER, rows=rows(points), notes=notes.strip().splitlines(), figures=figures)
 
 

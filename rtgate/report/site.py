@@ -146,6 +146,7 @@ def _templates() -> jinja2.Environment:
     env.filters["short_when"] = _short_when
     env.filters["rate"] = _rate
     env.globals["version"] = __version__
+    env.globals["docs"] = False  # a results site sets it when the MkDocs site is beside it
     return env
 
 

@@ -65,7 +65,7 @@ def test_the_install_is_a_plain_one(workspace: tuple[Path, dict[str, str]]) -> N
                             "import rtgate.paths as p; print(p.PACKAGE); print(p.REPORTS)"],
                            cwd=ws, capture_output=True, text=True, check=True).stdout.split()
     assert all("site-packages" in w for w in where), where
-    assert (Path(where[1]) / "trend.gp").is_file()
+    assert (Path(where[1]) / "longterm.gp").is_file()
 
 
 def test_the_pages_job_builds_the_site_then_the_publisher_posts_real_verdicts(
