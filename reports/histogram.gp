@@ -1,11 +1,12 @@
 # Latency histogram in the style of OSADL's mklatencyplot: log-scale counts, one line per
 # column, latency budgets as vertical lines. rtgate uses it per core (one column per cyclictest
 # thread) and for the stock-vs-RT overlay (one column per kernel flavor).
-#   call 'histogram.gp' DATA OUTPUT-STEM NCOLUMNS XMAX BUDGETS BUDGET-LABELS LOG
+#   call 'histogram.gp' DATA OUTPUT-STEM NCOLUMNS XMAX BUDGETS BUDGET-LABELS LOG XMIN
 # DATA: first row quoted column titles, then "latency count count ..." for every non-empty bin
 # (its lower edge), each followed by a row of zeros where the next bin is empty.
 # BUDGETS: space-separated budget values in µs ('' for none); BUDGET-LABELS: one word each.
-# LOG: 1 for log-spaced bins on a log latency axis (a range of decades), 0 for 1 µs bins.
+# LOG: 1 for log-spaced bins on a log latency axis (a range of decades), 0 for 1 µs bins;
+# XMIN: where a log axis starts.
 # One gnuplot draws a batch of plots of every kind: nothing carries over from the last.
 reset
 data = ARG1
@@ -15,6 +16,7 @@ xmax = real(ARG4)
 budgets = ARG5
 blabels = ARG6
 logx = int(ARG7)
+xmin = real(ARG8)
 nbudgets = words(budgets)
 max(a, b) = a > b ? a : b
 dir = ARG0[1:strstrt(ARG0, 'histogram.gp') - 1]
@@ -37,7 +39,7 @@ do for [fmt in 'svg png'] {
     set yrange [0.8:*]
     if (logx) {
         set logscale x 10
-        set xrange [0.5:xmax]
+        set xrange [xmin:xmax]
         set xlabel 'Latency (µs, log), log-spaced bins (20 a decade; counts per bin)'
     } else {
         unset logscale x

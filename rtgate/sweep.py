@@ -177,7 +177,8 @@ def plots_for(points: list[Point], out: Path) -> list[tuple[str, str]]:
         log = plots.log_scale(xmax)
         write_atomic(out / data, plots.histogram_table("latency_us", columns, xmax, log))
         todo.append(plots.Plot("histogram.gp", data, Path(stem),
-                               plots.histogram_args(len(columns), xmax, [], log)))
+                               plots.histogram_args(len(columns), xmax, [], log,
+                                                    [c for _, c in columns])))
         made.append((scenario, stem))
     plots.render(todo, out)
     return made

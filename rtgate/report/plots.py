@@ -121,9 +121,12 @@ def budget_args(budgets: Sequence[tuple[str, float]]) -> tuple[str, str]:
 
 
 def histogram_args(ncolumns: int, xmax: int, budgets: Sequence[tuple[str, float]],
-                   log: bool) -> tuple[str, ...]:
-    """histogram.gp's arguments after its data and stem."""
-    return (str(ncolumns), str(xmax), *budget_args(budgets), str(int(log)))
+                   log: bool, columns: Sequence[dict[int, int]] = ()) -> tuple[str, ...]:
+    """histogram.gp's arguments after its data and stem. A log axis starts a decade below
+    the lowest filled bin (at LOG_FLOOR_US at the lowest), not in empty decades."""
+    lowest = min((min(c) for c in columns if c), default=0)
+    xmin = max(LOG_FLOOR_US, 10 ** math.floor(math.log10(lowest))) if lowest else LOG_FLOOR_US
+    return (str(ncolumns), str(xmax), *budget_args(budgets), str(int(log)), fmt(xmin))
 
 
 def _draw(gnuplot: str, batch: Sequence[Plot], root: Path) -> str | None:

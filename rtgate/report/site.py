@@ -339,7 +339,7 @@ class Site:
                                               for k, v in present)))
         return rows
 
-    def _histogram(self, page: Page) -> str | None:
+    def _histogram(self, page: Page) -> dict[str, str] | None:
         threads = [t for t in page.result.threads if t.histogram is not None]
         if not threads:
             return None
@@ -353,21 +353,24 @@ class Site:
             columns.append((title, dict(t.histogram.buckets)))
         limit = max(t.histogram.limit_us for t in threads if t.histogram)
         budgets = page.judged.lines(("max", "p99.99"))
-        self._plan("histogram.gp", f"runs/{page.summary.dir}/histogram", columns, limit,
-                   budgets)
-        return "histogram"
+        log = self._plan("histogram.gp", f"runs/{page.summary.dir}/histogram", columns, limit,
+                         budgets)
+        return {"stem": "histogram",
+                "bins": "log-spaced bins (20 a decade)" if log else "1 µs bins"}
 
     def _plan(self, template: str, stem: str, columns: list[tuple[str, dict[int, int]]],
-              limit: int, budgets: list[tuple[str, float]], log: bool | None = None) -> None:
+              limit: int, budgets: list[tuple[str, float]], log: bool | None = None) -> bool:
         """A histogram plot: on log-spaced bins when asked (the columns already are) or when
-        its range is wide (plots.LOG_ABOVE_US)."""
+        its range is wide (plots.LOG_ABOVE_US); says which."""
         xmax = plots.histogram_xmax([c for _, c in columns], limit, [v for _, v in budgets])
         log = plots.log_scale(xmax) if log is None else log
         data = Path(stem + ".dat")
         write_if_changed(self.out / data,
                          plots.histogram_table("latency_us", columns, xmax, log))
         self.plots.append(plots.Plot(template, data, Path(stem),
-                                     plots.histogram_args(len(columns), xmax, budgets, log)))
+                                     plots.histogram_args(len(columns), xmax, budgets, log,
+                                                          [c for _, c in columns])))
+        return log
 
     def _overlays(self, latest: list[RunSummary]) -> list[dict[str, str]]:
         """Stock vs RT (every flavor) on the same board and scenario: the paper's Figure 1,
