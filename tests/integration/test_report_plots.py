@@ -61,12 +61,15 @@ def test_per_core_histogram_has_max_per_core_in_the_legend_and_the_budget_line(
         assert f"CPU{t.cpu} max {t.max_us:g} µs" in titles
     assert "budget max 1000 µs" in titles  # inside the histogram's range, drawn
     # A 20 ms histogram filled to 3.2 ms: log-spaced bins on a log axis from 0.5 µs.
-    xmax = plots.histogram_xmax([dict(t.histogram.buckets) for t in result.threads
-                                 if t.histogram], 20_000, [1000])
+    columns = [dict(t.histogram.buckets) for t in result.threads if t.histogram]
+    xmax = plots.histogram_xmax(columns, 20_000, [1000])
     assert plots.log_scale(xmax)
+    # The axis starts a decade below the lowest filled bin.
+    xmin = float(plots.histogram_args(len(columns), xmax, [], True, columns)[-1])
+    assert xmin == 10 ** math.floor(math.log10(min(min(c) for c in columns)))
     left, right = plot_box(svg.read_text())
     (x,) = vertical_budget_lines(svg.read_text())
-    share = math.log(1000 / plots.LOG_FLOOR_US) / math.log(xmax / plots.LOG_FLOOR_US)
+    share = math.log(1000 / xmin) / math.log(xmax / xmin)
     assert x == pytest.approx(left + share * (right - left), abs=1.0)
     assert (svg.with_suffix(".png")).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
