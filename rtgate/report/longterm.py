@@ -119,12 +119,13 @@ def views(out: Path, home: Path, group: Sequence[RunSummary], newest: datetime) 
         meta = {"board": board, "flavor": flavor, "scenario": setup, "range": title}
         heat = [{"run_id": s.run_id, "date": r["date"], "bins": s.digest.hist}
                 for s, r in zip(runs, rows, strict=True) if s.digest and s.digest.hist]
+        heat_table = _heat_table(runs)
         texts = {
             "series.csv": csv_text(SERIES_FIELDS, rows),
             "series.json": json_text({**meta, "runs": rows}),
             "trend.dat": _trend_table(runs),
             "marks.dat": _marks(runs, commits=name == "last30"),
-            "heat.dat": (heat_table := _heat_table(runs)),
+            "heat.dat": heat_table,
         }
         if name == "all":
             # The histograms of every run, once: each shorter range's heat map is a slice.
@@ -146,7 +147,7 @@ def views(out: Path, home: Path, group: Sequence[RunSummary], newest: datetime) 
         if heat:
             made.plots.append(plots.Plot(
                 "heatmap.gp", where / "heat.dat", where / "heatmap",
-                ("png", heat_table.split("\n", 1)[0].split()[-1]), formats=("png",)))
+                ("png", _origin(heat_table)), formats=("png",)))
         made.ranges.append({
             "name": name, "title": title, "count": len(runs), "stem": f"{name}/trend",
             "svg": "svg" in formats, "heatmap": f"{name}/heatmap" if heat else None,
@@ -199,12 +200,17 @@ def _marks(runs: Sequence[RunSummary], commits: bool) -> str:
         commit = (s.publication.commit or "")[:7] if s.publication else ""
         epoch = str(int(when(s).timestamp()))
         if kernel != before:
-            label = f"{s.kernel_release or '?'}" + (f" @{commit}" if commit else "")
+            label = f"{s.kernel_release or '?'}" + (f" {commit}" if commit else "")
             lines.append(f"{epoch} 1 {plots.gp_word(plots.gp_text(label, 40))}")
             before = kernel
         if commits and commit:
             lines.append(f"{epoch} 0 {plots.gp_word(commit)}")
     return "\n".join(lines) + "\n"
+
+
+def _origin(heat_table: str) -> str:
+    """The epoch a heat map's hours count from (its data's first line)."""
+    return heat_table.split("\n", 1)[0].split()[-1]
 
 
 def _heat_table(runs: Sequence[RunSummary]) -> str:
