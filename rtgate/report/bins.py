@@ -35,10 +35,13 @@ def lower_edge(latency_us: int) -> int:
     return EDGES[bisect.bisect_right(EDGES, latency_us) - 1]
 
 
+_NEXT = dict(zip(EDGES, EDGES[1:], strict=False))
+
+
 def upper_edge(lower: int) -> int:
     """The bin's upper edge (exclusive); past the last edge, one decade more."""
-    i = bisect.bisect_left(EDGES, lower)
-    return EDGES[i + 1] if i + 1 < len(EDGES) else lower * 10
+    return _NEXT.get(lower) or EDGES[bisect.bisect_right(EDGES, lower)] \
+        if lower < EDGES[-1] else lower * 10
 
 
 def rebin(buckets: Iterable[tuple[int, int]]) -> dict[int, int]:

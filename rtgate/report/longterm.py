@@ -106,10 +106,11 @@ def select(group: Sequence[RunSummary], name: str, newest: datetime) -> list[Run
     return list(group)
 
 
-def views(out: Path, home: Path, group: Sequence[RunSummary], newest: datetime) -> KeyViews:
+def views(out: Path, home: Path, group: Sequence[RunSummary]) -> KeyViews:
     """Write one key's series, heat maps and plot data for every range; ``group`` oldest
-    first, ``newest`` the date of the newest run of the whole site (so that "last year" does
-    not depend on the day the site is built)."""
+    first. "The last year" is the year up to the key's newest run: it does not depend on the
+    day the site is built, nor on other keys' runs."""
+    newest = when(group[-1])
     made = KeyViews([], [], set())
     board, flavor, setup = group[-1].key
     for name, title in RANGES:

@@ -196,8 +196,7 @@ class Site:
         bisect_pages = [(Path("bisect", name), self._bisect(Path("bisect", name), b))
                         for name, b in zip(bisectpage.page_names(bisects), bisects, strict=True)]
         overlays = self._overlays([g[-1] for _, g in sorted(by_key.items())])
-        newest = max((longterm.when(s) for s in summaries), default=datetime.now(UTC))
-        groups = [self._key(k, by_key[k], pages, newest) for k in sorted(by_key)]
+        groups = [self._key(k, by_key[k], pages) for k in sorted(by_key)]
         boards = self._boards(summaries)
         self._downloads(summaries)
         plots.render(self.plots, self.out)
@@ -209,7 +208,9 @@ class Site:
         for home, context in bisect_pages:
             self._write(home, "bisect.html", root="../../", **context)
         for g in groups:
-            self._write(Path(g["home"]), "key.html", root="../../", page="history", g=g)
+            if g["ranges"] is not None:
+                self._write(Path(g["home"]), "key.html", root="../../", page="history", g=g,
+                            fingerprint=g["fingerprint"])
         for b in boards:
             self._write(Path(b["home"]), "calibration.html", root="../../", page="boards", b=b)
         self._write(None, "boards.html", page="boards", boards=boards)
@@ -230,14 +231,19 @@ class Site:
     def _current(self, s: RunSummary, fingerprint: str) -> bool:
         """The run's page was made from the same run and the same build: keep it and every
         file beside it, without reading its result again."""
-        home = self.out / "runs" / s.dir
+        return self._current_page(Path("runs", s.dir, "index.html"), fingerprint)
+
+    def _current_page(self, page: Path, fingerprint: str) -> bool:
+        """``page`` (below the site) was made with ``fingerprint``: it and every file beside
+        it are kept."""
         try:
-            with open(home / "index.html", "rb") as fh:
+            with open(self.out / page, "rb") as fh:
                 head = fh.read(2048)
         except OSError:
             return False
         if f'<meta name="rtgate-fingerprint" content="{fingerprint}">'.encode() not in head:
             return False
+        home = self.out / page.parent
         self.files |= {f.relative_to(self.out) for f in home.rglob("*") if f.is_file()}
         return True
 
@@ -407,22 +413,33 @@ class Site:
         return overlays
 
     def _key(self, key: tuple[str, str, str], group: list[RunSummary],
-              pages: Mapping[str, str], newest: datetime) -> dict[str, Any]:
-        """A key's long-term views (longterm.py) and the rows of its newest runs."""
+              pages: Mapping[str, str]) -> dict[str, Any]:
+        """A key's long-term views (longterm.py) and the rows of its newest runs. Its index
+        lines only ever grow at the end (or get a digest they lacked), so a key whose count,
+        ends, digests and full runs are those its page was made from is kept as it is; its
+        ranges are then None."""
         home = Path("keys", _key_name(*key))
-        made = longterm.views(self.out, home, group, newest)
-        self.plots += made.plots
-        self.files |= made.files | {home / "index.html"}
+        full = sum(1 for s in group if s.run_id in pages)
+        fingerprint = hashlib.sha256((self.identity + json.dumps([
+            len(group), group[0].model_dump_json(), group[-1].model_dump_json(),
+            sum(1 for s in group if s.digest), full])).encode()).hexdigest()[:32]
+        ranges = None
+        if not self._current_page(home / "index.html", fingerprint):
+            made = longterm.views(self.out, home, group)
+            self.plots += made.plots
+            self.files |= made.files | {home / "index.html"}
+            ranges = made.ranges
         rows = [{"summary": s, "verdict": s.digest.verdict if s.digest else NO_BUDGET,
                  "href": pages.get(s.run_id)}
                 for s in group[-longterm.LAST_RUNS:][::-1]]
         board, flavor, scenario = key
         return {"board": board, "flavor": flavor, "scenario": scenario,
                 "anchor": "k-" + _key_name(*key), "home": home.as_posix(),
-                "href": f"{home.as_posix()}/index.html", "ranges": made.ranges,
+                "href": f"{home.as_posix()}/index.html", "ranges": ranges,
+                "fingerprint": fingerprint,
                 "virtual": any(s.virtual for s in group), "rows": rows, "count": len(group),
                 "board_href": f"boards/{_key_name(board)}/index.html",
-                "full": sum(1 for s in group if s.run_id in pages)}
+                "full": full}
 
     def _downloads(self, summaries: Sequence[RunSummary]) -> None:
         """The whole history index: as the store keeps it (JSON Lines, digests included) and as
