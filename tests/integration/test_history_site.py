@@ -155,3 +155,22 @@ def test_symlinks_planted_in_a_history_checkout_are_not_followed(rtgate_cli: Run
     published = [p for p in (tmp_path / "again").rglob("*") if p.is_file()]
     assert not [p for p in published if b"build-host-7" in p.read_bytes()]
     assert not (tmp_path / "again" / "runs" / "run-001").exists()
+
+
+@pytest.mark.integration
+def test_one_new_run_rewrites_its_own_key_and_nothing_older(rtgate_cli: RunCli,
+                                                             tmp_path: Path) -> None:
+    history, site = tmp_path / "h", tmp_path / "site"
+    data = Path(__file__).parents[1] / "data" / "report"
+    assert rtgate_cli("report", data / "qemu", "--history", history, "--out", site,
+                      "--thresholds", data / "thresholds.yml").returncode == 0
+    stamps = {p: p.stat().st_mtime_ns for p in site.rglob("*") if p.is_file()}
+    (new,) = make_runs(tmp_path / "a", 1, "new")
+    assert rtgate_cli("report", new, "--history", history, "--out", site,
+                      "--thresholds", data / "thresholds.yml").returncode == 0
+    changed = {p.relative_to(site).parts[:2] for p, t in stamps.items()
+               if not p.exists() or p.stat().st_mtime_ns != t}
+    # The new run's key is new; the qemu keys' pages, plots and runs are left as they were.
+    assert not {c for c in changed if c[0] in ("keys", "runs", "plots")}
+    assert (site / "keys" / "local--stock--idle" / "index.html").is_file()
+    assert (site / "runs" / "new-000" / "index.html").is_file()
