@@ -100,8 +100,8 @@ def _stored(path: Path) -> Result:
     parser (an hour's run in a tenth of the time); whatever that parser does not take (an older
     schema version, a file changed since) goes through load_result and its one-line errors."""
     try:
-        return Result.model_validate_json(path.read_bytes())
-    except (ValidationError, OSError):
+        return Result.model_validate_json(inputfile.read_bytes(path, inputfile.RESULT))
+    except ValidationError:
         return load_result(path)
 
 
@@ -165,11 +165,12 @@ class History:
         try:
             run = self.load(summary)
         except InputError as exc:
-            print(f"rtgate: {exc.oneline()} (run {summary.run_id} not published in full)",
+            print(f"rtgate: {exc.oneline()} (run {escape(summary.run_id)} not published in "
+                  "full)",
                   file=sys.stderr)
             return None
         for note in run.skipped:
-            print(f"rtgate: {note}", file=sys.stderr)
+            print(f"rtgate: {escape(note)}", file=sys.stderr)
         return run
 
     def runs(self) -> Iterator[RunFiles]:
@@ -263,7 +264,8 @@ class History:
         try:
             run = self.load(summary)
         except InputError as exc:
-            print(f"rtgate: {exc.oneline()} (run {summary.run_id}: no digest)", file=sys.stderr)
+            print(f"rtgate: {exc.oneline()} (run {escape(summary.run_id)}: no digest)",
+                  file=sys.stderr)
             return summary
         report.digested.append(summary.run_id)
         return summarize(run, judge)

@@ -30,6 +30,7 @@ from typing import Any
 import jinja2
 
 from rtgate import __version__, calibration, paths
+from rtgate.ciout import escape
 from rtgate.errors import InputError
 from rtgate.gate.verdict import Infra
 from rtgate.layout import RAW, RESULT
@@ -468,7 +469,7 @@ class Site:
                 problem = None
             except InputError as exc:
                 record, problem = None, exc.oneline()
-                print(f"rtgate: {problem}", file=sys.stderr)
+                print(f"rtgate: {escape(problem)}", file=sys.stderr)
             boards.append({"board": board, "virtual": virtual[board], "record": record,
                            "problem": problem, "home": home.as_posix(),
                            "href": f"{home.as_posix()}/index.html",
