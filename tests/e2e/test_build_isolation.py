@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -159,3 +160,46 @@ def test_under_sudo_the_container_runs_as_the_caller(builder_image: str,
     written = _wrapper("--rw", str(tmp_path), "--", "touch", f"{tmp_path}/by-4321", env=caller)
     assert written.returncode == 0, written.stderr
     assert (tmp_path / "by-4321").stat().st_uid == 4321
+
+
+RUNNER = "rtgate-sudo-probe"
+
+
+@pytest.fixture
+def runner_user() -> Iterator[int]:
+    """A runner user outside the docker group, allowed docker/rtgate-builder through sudo (as
+    docs/security.md installs it, at the repository's root-owned copy): removed afterwards."""
+    sudoers = Path("/etc/sudoers.d/rtgate-builder-probe")
+    subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/bin/sh", RUNNER],
+                   check=True, capture_output=True)
+    try:
+        sudoers.write_text(f"{RUNNER} ALL=(root) NOPASSWD: {BUILDER_WRAPPER}\n")
+        sudoers.chmod(0o440)
+        subprocess.run(["visudo", "-cf", str(sudoers)], check=True, capture_output=True)
+        yield int(subprocess.run(["id", "-u", RUNNER], capture_output=True, text=True,
+                                 check=True).stdout)
+    finally:
+        sudoers.unlink(missing_ok=True)
+        subprocess.run(["userdel", RUNNER], capture_output=True)
+
+
+def _as_runner(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["runuser", "-u", RUNNER, "--", *argv], capture_output=True,
+                          text=True, timeout=120, cwd="/")
+
+
+def test_a_runner_outside_the_docker_group_builds_through_the_wrapper_only(
+        builder_image: str, runner_user: int) -> None:
+    assert _as_runner("docker", "info").returncode != 0
+    # sudo allows the wrapper and nothing else: not docker itself.
+    assert _as_runner("sudo", "-n", "/usr/bin/docker", "info").returncode != 0
+    probe = _as_runner("sudo", "-n", str(BUILDER_WRAPPER), "--", "sh", "-c",
+                       "id -u; grep -E '^(CapEff|NoNewPrivs)' /proc/self/status")
+    assert probe.returncode == 0, probe.stderr
+    uid, capeff, nnp = probe.stdout.split("\n")[:3]
+    assert int(uid) == runner_user
+    assert capeff.split() == ["CapEff:", "0000000000000000"] and nnp.split() == ["NoNewPrivs:",
+                                                                                 "1"]
+    # Nothing of root's through a mount: a writable one must be the runner's own.
+    refused = _as_runner("sudo", "-n", str(BUILDER_WRAPPER), "--rw", "/root", "--", "true")
+    assert refused.returncode == 2 and "/root: not owned by uid" in refused.stderr
