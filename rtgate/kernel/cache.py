@@ -31,6 +31,7 @@ from rtgate.errors import InputError
 from rtgate.kernel.source import sha256_file
 
 TRUST_ENV = "RTGATE_CACHE_TRUST"
+MAIN_ENV = "RTGATE_CACHE_MAIN"
 TRUST_DOMAINS = ("trusted", "untrusted")
 METADATA = "metadata.json"
 METADATA_SCHEMA = "rtgate/kernel-build/v1"
@@ -60,8 +61,11 @@ def cache_root(trust: str | None = None) -> Path:
 
 
 def main_ccache() -> Path:
-    """The compiler results of trusted builds, which untrusted builds may only read."""
-    return cache_root("trusted") / "ccache-main"
+    """The compiler results of trusted builds, which untrusted builds may only read: under
+    $RTGATE_CACHE_MAIN when set (a lab controller keeps main's and pull requests' caches in
+    two roots, docs/lab.md), else under the trusted domain's root."""
+    main = os.environ.get(MAIN_ENV)
+    return (Path(main) if main else cache_root("trusted")) / "ccache-main"
 
 
 def output_hashes(root: Path) -> dict[str, str]:

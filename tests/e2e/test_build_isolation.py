@@ -77,6 +77,7 @@ PROBE = MAKEFILE.replace("tinyconfig:\n", """tinyconfig:
 def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("RTGATE_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("RTGATE_CACHE_TRUST", raising=False)
+    monkeypatch.delenv("RTGATE_CACHE_MAIN", raising=False)
     return tmp_path / "cache"
 
 
@@ -99,10 +100,18 @@ def _build(tmp_path: Path, name: str, makefile: str, trust: str) -> str:
     return result.log.read_text().replace("\t", " ")
 
 
-def test_one_pull_request_cannot_reach_the_next_ones_build(builder_image: str, cache: Path,
-                                                           tmp_path: Path) -> None:
+@pytest.mark.parametrize("roots", ["one", "two"])
+def test_one_pull_request_cannot_reach_the_next_ones_build(
+        builder_image: str, cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        roots: str) -> None:
+    """roots: one $RTGATE_CACHE for both domains, or a lab controller's two, main's and pull
+    requests' ($RTGATE_CACHE_MAIN and $RTGATE_CACHE_PR, docs/lab.md)."""
     assert not _sleepers()
     main = _build(tmp_path, "main", MAKEFILE, "trusted")
+    if roots == "two":
+        monkeypatch.setenv("RTGATE_CACHE_MAIN", str(cache))
+        cache = tmp_path / "cache-pr"
+        monkeypatch.setenv("RTGATE_CACHE", str(cache))
     assert "STAT cache_miss 2" in main
     shared = main_ccache()
     assert any(shared.rglob("*")), "the trusted build shared nothing into main's ccache"
