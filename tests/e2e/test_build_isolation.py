@@ -70,6 +70,8 @@ PROBE = MAKEFILE.replace("tinyconfig:\n", """tinyconfig:
 \t@echo "PROBE memory=$$(cat /sys/fs/cgroup/memory.max \\
 \t  /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null)"
 \t@touch /planted 2>/dev/null && echo "PROBE rootfs writable" || echo "PROBE rootfs read-only"
+\t@for c in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < $$c; echo; done | grep '^timeout' \\
+\t  | sed 's/^/PROBE limit /'
 """)
 
 
@@ -147,6 +149,8 @@ def test_the_build_container_is_confined(builder_image: str, cache: Path,
     assert "PROBE pids.max=4096" in log
     assert f"PROBE memory={8 << 30}" in log
     assert "PROBE rootfs read-only" in log
+    # The time limit: make runs under the container's timeout, whose end ends the container.
+    assert "PROBE limit timeout --kill-after=30 14400 make " in log
 
 
 def _wrapper(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
