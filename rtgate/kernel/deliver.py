@@ -168,7 +168,11 @@ def deliver(src: Path, dest: Path) -> Delivery:
                 if name not in (LOG, CONFIG) or METADATA in files]
     if refused:
         raise InfraError(f"refused, nothing delivered: {'; '.join(refused)}", path=src)
-    dest.mkdir(parents=True)
+    try:
+        dest.mkdir(parents=True)
+    except OSError as exc:
+        raise InfraError(f"cannot create the delivery directory: {exc.strerror}",
+                         path=dest) from exc
     delivered = sorted(set(expected) & files)
     try:
         for name in delivered:

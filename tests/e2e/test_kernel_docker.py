@@ -104,6 +104,9 @@ def test_the_kernels_workflow_builds_offline_as_the_runners_user(builder_image: 
            "FLAVOR": "rt", "BUILDER_IMAGE": builder_image}
     proc = _bash(script, ws, env)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    # What the step's `mkdir -p delivery` makes as the runner's user.
+    (ws / "delivery").mkdir()
+    os.chown(ws / "delivery", RUNNER_UID, RUNNER_UID)
     proc = _bash(deliver, ws, env)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     out = ws / "delivery" / "qemu-arm64-rt"
@@ -120,7 +123,7 @@ def test_the_kernels_workflow_builds_offline_as_the_runners_user(builder_image: 
     built = ws / "cache" / "out" / "qemu-arm64-rt"
     (built / "leak").symlink_to("/proc/self/environ")
     (built / ".tmpdir").symlink_to(ws)
-    shutil.rmtree(ws / "delivery")
+    shutil.rmtree(ws / "delivery" / "qemu-arm64-rt")
     proc = _bash(deliver, ws, env)
     assert proc.returncode == 3
     assert "leak (a symbolic link)" in proc.stderr and ".tmpdir (a symbolic link)" in proc.stderr
