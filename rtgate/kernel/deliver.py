@@ -22,14 +22,13 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from rtgate import inputfile
 from rtgate.errors import InfraError, InputError
 from rtgate.kernel.cache import METADATA, METADATA_SCHEMA, UNHASHED
 from rtgate.kernel.targets import KernelTarget, load_target
 
 LOG = "build.log"
 CONFIG = ".config"
-METADATA_CAP = 1 << 20
-"""A kernel's metadata.json is a few kB; more is not one."""
 
 
 @dataclass(frozen=True)
@@ -76,11 +75,9 @@ def _entries(root: Path) -> tuple[set[str], list[str]]:
 def _metadata(src: Path) -> dict[str, Any]:
     path = src / METADATA
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-        with os.fdopen(fd, "rb") as f:
-            data = f.read(METADATA_CAP + 1)
-        meta = json.loads(data) if len(data) <= METADATA_CAP else None
-    except (OSError, ValueError) as exc:
+        meta = json.loads(inputfile.read_bytes(path, inputfile.DOCUMENT))
+    except (InputError, ValueError) as exc:
+        # The build's own output: unusable is an infrastructure failure, not the user's input.
         raise InfraError(f"unreadable: {exc}", path=path) from exc
     if (not isinstance(meta, dict) or meta.get("schema") != METADATA_SCHEMA
             or not isinstance(meta.get("outputs"), dict)
@@ -88,8 +85,7 @@ def _metadata(src: Path) -> dict[str, Any]:
                        for k, v in meta["outputs"].items())
             or not isinstance(meta.get("plan"), dict)
             or not isinstance(meta["plan"].get("board"), dict)):
-        raise InfraError(f"not a {METADATA_SCHEMA} record (at most {METADATA_CAP} bytes)",
-                         path=path)
+        raise InfraError(f"not a {METADATA_SCHEMA} record", path=path)
     return meta
 
 
