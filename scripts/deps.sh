@@ -13,8 +13,9 @@ declare -A APT=(
   # and arm64): rtla from the kernel source (rtgate/trace).
   [qemu]="qemu-system-arm openssh-client openssh-server cpio binutils gcc libc6-dev make pkg-config libtracefs-dev libtraceevent-dev libtracefs-dev:arm64 libtraceevent-dev:arm64"
   [report]="chromium"
-  # nginx-light: the LAVA tests' image store (its WebDAV module takes the uploads).
-  [docker]="docker.io debootstrap qemu-user-static binfmt-support nginx-light"
+  # nginx-light: the LAVA tests' image store (its WebDAV module takes the uploads). sudo: a
+  # runner user outside the docker group starts the builder through it (docs/security.md).
+  [docker]="docker.io debootstrap qemu-user-static binfmt-support nginx-light sudo"
   [ci]="shellcheck jq"
 )
 

@@ -27,6 +27,7 @@ from rtgate.board.rawrun import RawRun
 from rtgate.board.spec import BoardSpec
 from rtgate.board.tuning import Profile
 from rtgate.errors import InputError, RtgateError
+from rtgate.kernel.deliver import inside
 from rtgate.result import Result, Trace
 
 
@@ -56,15 +57,20 @@ class KernelArtifacts:
             raise InputError(f"not a kernel build: {exc}", path=meta_path) from exc
         except (ValueError, KeyError, TypeError) as exc:
             raise InputError(f"not a kernel build's metadata: {exc}", path=meta_path) from exc
-        image = d / image_name
-        if not image.is_file():
+        if not isinstance(image_name, str):
+            raise InputError("not a kernel build's metadata: image_name is not a string",
+                             path=meta_path)
+        # A kernel directory is untrusted data (rtgate.kernel.deliver): the image it names is
+        # one of its own files, never /etc/hostname or ../../etc/os-release.
+        image = inside(d, image_name)
+        if image.is_symlink() or not image.is_file():
             raise InputError(f"kernel build has no image {image_name} (config-only build?)",
                              path=d)
         dtbs, modules = d / "dtbs", d / "modules.tar.gz"
         return cls(dir=d, image=image, release=release, flavor=meta["plan"].get("flavor"),
                    uts_version=meta.get("uts_version"),
-                   dtbs=dtbs if dtbs.is_dir() else None,
-                   modules=modules if modules.is_file() else None)
+                   dtbs=dtbs if dtbs.is_dir() and not dtbs.is_symlink() else None,
+                   modules=modules if modules.is_file() and not modules.is_symlink() else None)
 
 
     def mismatch(self, release: str | None, version: str | None) -> str | None:

@@ -1,4 +1,4 @@
-"""`rtgate kernel plan` and `rtgate kernel build`."""
+"""`rtgate kernel plan`, `rtgate kernel build` and `rtgate kernel deliver`."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 
 from rtgate.kernel.build import build
 from rtgate.kernel.cache import TRUST_DOMAINS, TRUST_ENV
+from rtgate.kernel.deliver import deliver
 from rtgate.kernel.patches import PatchError
 from rtgate.kernel.plan import make_plan
 from rtgate.kernel.runtime import RUNTIMES, get_runtime
@@ -24,6 +25,13 @@ exit codes:
      after olddefconfig (each one listed with its fragment and line)
   3  the build itself failed (compiler error, missing tool, builder image/dockerd unavailable);
      build.log in --out keeps the whole output
+"""
+
+DELIVER_EPILOG = """exit codes:
+  0  delivered
+  2  --to exists
+  3  refused (each link, unexpected or missing file named; nothing delivered), or a failed
+     build: its build.log and .config delivered, no kernel
 """
 
 
@@ -64,6 +72,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
                          f"${TRUST_ENV}, else trusted")
     build_p.set_defaults(func=_build)
 
+    deliver_p = sub.add_parser(
+        "deliver", help="copy a built kernel's files, and nothing else, into a fresh directory",
+        description="Copy what a kernel build leaves (the target's image, .config, dtbs/, "
+        "modules.tar.gz, build.log, metadata.json) as regular files, each checked against the "
+        "sha256 metadata.json records, from a directory a build could write into one that "
+        "does not exist yet. Links, other files and names outside the directory are refused.",
+        epilog=DELIVER_EPILOG, formatter_class=fmt)
+    deliver_p.add_argument("--from", dest="src", type=Path, required=True, metavar="DIR",
+                           help="the build's output directory (rtgate kernel build --out)")
+    deliver_p.add_argument("--to", dest="dest", type=Path, required=True, metavar="DIR",
+                           help="the delivery directory; must not exist")
+    deliver_p.set_defaults(func=_deliver)
+
 
 def _plan(args: argparse.Namespace) -> int:
     runtime = get_runtime(args.runtime)
@@ -86,4 +107,14 @@ def _build(args: argparse.Namespace) -> int:
                       else None, "kernel_release": result.kernel_release,
                       "uts_version": result.uts_version, "cache_hit": result.cache_hit,
                       "cache_key": result.plan.cache_key}, indent=2))
+    return 0
+
+
+def _deliver(args: argparse.Namespace) -> int:
+    done = deliver(args.src, args.dest)
+    if not done.complete:
+        print(f"rtgate kernel deliver: {args.src}: no metadata.json, a failed build: delivered "
+              f"its {' and '.join(done.files) or 'nothing'} only", file=sys.stderr)
+        return 3
+    print(json.dumps({"out": str(done.dest), "files": done.files}, indent=2))
     return 0

@@ -9,7 +9,9 @@ A finished build is kept under the cache by the plan's cache key; the same plan 
 from there, once the entry matches the sha256s it recorded (a refused entry is set aside and the
 kernel rebuilt).
 The build runs on a copy of the pristine source and, in the docker runtime, sees only its work
-area and ccache: kbuild runs the Makefiles of the tree it builds, a pull request's included.
+area (writable) and main's ccache (read-only): kbuild runs the Makefiles of the tree it builds,
+a pull request's included. An untrusted build's own ccache lives in its work area and goes with
+it (rtgate.kernel.cache).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from rtgate import paths
 from rtgate.errors import InfraError, InputError
 from rtgate.filelock import locked
 from rtgate.kernel.cache import (
@@ -32,8 +35,10 @@ from rtgate.kernel.cache import (
     RefusedEntry,
     cache_root,
     check_outputs,
+    main_ccache,
     output_hashes,
     read_entry,
+    trust_domain,
 )
 from rtgate.kernel.kconfig import describe_unmet, effective_requests, parse_config, unmet
 from rtgate.kernel.patches import PatchError, patch_command
@@ -44,6 +49,7 @@ from rtgate.kernel.source import materialize, working_copy
 
 _DIAGNOSTIC = re.compile(r"\b(fatal )?error:")
 OUT_ROOT = Path("out") / "kernels"
+CCACHE_CONFIG = paths.KERNEL / "ccache.conf"
 
 
 @dataclass(frozen=True)
@@ -71,6 +77,13 @@ class _Slot:
     """
 
     root: Path
+    cache: Path
+    trusted: bool
+
+    @property
+    def ccache(self) -> Path:
+        """The ccache a build writes: its domain's for a trusted build, else its own."""
+        return self.cache / "ccache" if self.trusted else self.root / "ccache"
 
     @property
     def src(self) -> Path:
@@ -124,8 +137,12 @@ def build(target: str, flavor: str, *, source: str | None = None, series: Path |
     (the build failed, a tool is missing).
     """
     cache = cache_root(trust)
-    slot = _Slot((cache / "work").resolve() / f"{target}-{flavor}")
-    rt = get_runtime(runtime, [slot.root, cache / "ccache"])
+    trusted = trust_domain(trust) == "trusted"
+    slot = _Slot((cache / "work").resolve() / f"{target}-{flavor}", cache.resolve(), trusted)
+    # A trusted build writes main's ccache; an untrusted one only reads it.
+    shared = main_ccache().resolve()
+    rt = get_runtime(runtime, [slot.root, *([slot.ccache, shared] if trusted else [])],
+                     read_only=[CCACHE_CONFIG, *([] if trusted else [shared])])
     plan = make_plan(target, flavor, rt, source=source, series=series, extra_fragments=fragments)
     out = out if out is not None else OUT_ROOT / f"{target}-{flavor}"
     entry = cache / "kernels" / plan.cache_key
@@ -137,14 +154,17 @@ def build(target: str, flavor: str, *, source: str | None = None, series: Path |
             return hit
         with BuildProgress(slot.log, f"{target} {flavor}", enabled=progress) as prog:
             try:
-                release = _configure(plan, rt, slot, cache, prog)
+                release = _configure(plan, rt, slot, prog)
                 if config_only:
                     return _deliver_config(plan, slot, out, release, prog.elapsed(), rt.name)
-                _compile(plan, rt, slot, cache, prog, jobs)
+                _compile(plan, rt, slot, prog, jobs)
                 meta = _store(plan, slot, entry, release, prog.elapsed(), rt.name)
             except (InputError, InfraError) as exc:
                 _save_raw(slot, out, exc)
                 raise
+            finally:
+                if not trusted:
+                    shutil.rmtree(slot.ccache, ignore_errors=True)
     try:
         return _deliver(entry, out, plan, meta, cache_hit=False)
     except RefusedEntry as exc:
@@ -183,14 +203,21 @@ def _make(plan: BuildPlan, slot: _Slot, *goals: str, jobs: int | None = None) ->
     return [*argv, *goals]
 
 
-def _env(cache: Path) -> dict[str, str]:
+def _env(slot: _Slot) -> dict[str, str]:
     # A fixed user@host keeps the banner the same whichever machine or container built it; a
     # fixed LANG (which ccache hashes) lets host and container builds share ccache entries.
-    return {"CCACHE_DIR": str(cache / "ccache"), "KBUILD_BUILD_USER": "rtgate",
+    # ccache reads no configuration a build could have written (CCACHE_CONFIGPATH replaces
+    # CCACHE_DIR/ccache.conf and /etc/ccache.conf); paths below the work area are hashed
+    # relative to it (CCACHE_BASEDIR), so a trusted and an untrusted work area share results.
+    shared = f"file:{main_ccache().resolve()}"
+    ccache = ({"CCACHE_REMOTE_STORAGE": shared, "CCACHE_RESHARE": "true"} if slot.trusted
+              else {"CCACHE_REMOTE_STORAGE": f"{shared}|read-only"})
+    return {"CCACHE_DIR": str(slot.ccache), "CCACHE_CONFIGPATH": str(CCACHE_CONFIG),
+            "CCACHE_BASEDIR": str(slot.root), **ccache, "KBUILD_BUILD_USER": "rtgate",
             "KBUILD_BUILD_HOST": "rtgate", "LANG": "C.UTF-8"}
 
 
-def _run(rt: Runtime, argv: list[str], slot: _Slot, cache: Path, prog: BuildProgress,
+def _run(rt: Runtime, argv: list[str], slot: _Slot, prog: BuildProgress,
          what: str) -> list[str]:
     lines: list[str] = []
 
@@ -199,7 +226,7 @@ def _run(rt: Runtime, argv: list[str], slot: _Slot, cache: Path, prog: BuildProg
         prog.line(line)
 
     prog.line("$ " + " ".join(argv))
-    code = rt.run(argv, cwd=slot.root, env=_env(cache), sink=sink)
+    code = rt.run(argv, cwd=slot.root, env=_env(slot), sink=sink)
     if code != 0:
         # The first compiler diagnostic says what broke; make's "*** [...] Error 1" only where.
         errors = ([ln for ln in lines if _DIAGNOSTIC.search(ln)]
@@ -210,15 +237,17 @@ def _run(rt: Runtime, argv: list[str], slot: _Slot, cache: Path, prog: BuildProg
     return lines
 
 
-def _prepare(plan: BuildPlan, slot: _Slot, cache: Path) -> list[Path]:
+def _prepare(plan: BuildPlan, slot: _Slot) -> list[Path]:
     """A fresh copy of the pristine tree and copies of the inputs, in the slot."""
-    tree = materialize(plan.source, cache)
+    tree = materialize(plan.source, slot.cache)
     # Whatever an earlier build left, symbolic links included, goes (rmtree follows none).
     if slot.root.is_symlink():
         slot.root.unlink()
     shutil.rmtree(slot.root, ignore_errors=True)
     slot.root.mkdir(parents=True)
-    (cache / "ccache").mkdir(exist_ok=True)
+    slot.ccache.mkdir(exist_ok=True)
+    if slot.trusted:
+        main_ccache().mkdir(exist_ok=True)
     working_copy(tree, slot.src)
     slot.obj.mkdir()
     slot.inputs.mkdir()
@@ -235,26 +264,26 @@ def _prepare(plan: BuildPlan, slot: _Slot, cache: Path) -> list[Path]:
     return copies
 
 
-def _configure(plan: BuildPlan, rt: Runtime, slot: _Slot, cache: Path,
+def _configure(plan: BuildPlan, rt: Runtime, slot: _Slot,
                prog: BuildProgress) -> str:
     prog.stage("preparing the source tree")
-    fragments = _prepare(plan, slot, cache)
+    fragments = _prepare(plan, slot)
     for index, patch in enumerate(plan.patches):
         prog.stage(f"applying {patch.name}")
-        _apply(plan, rt, slot, cache, prog, index)
+        _apply(plan, rt, slot, prog, index)
     prog.stage(f"configuring ({plan.base_config} + {len(fragments)} fragments)")
-    _run(rt, _make(plan, slot, plan.base_config), slot, cache, prog, plan.base_config)
+    _run(rt, _make(plan, slot, plan.base_config), slot, prog, plan.base_config)
     merge = [str(slot.src / "scripts" / "kconfig" / "merge_config.sh"), "-m", "-O",
              str(slot.obj), str(slot.obj / ".config"), *map(str, fragments)]
-    _run(rt, merge, slot, cache, prog, "merge_config.sh")
-    _run(rt, _make(plan, slot, "olddefconfig"), slot, cache, prog, "olddefconfig")
+    _run(rt, merge, slot, prog, "merge_config.sh")
+    _run(rt, _make(plan, slot, "olddefconfig"), slot, prog, "olddefconfig")
     _verify(fragments, plan, slot.built(slot.obj / ".config"))
-    release = _run(rt, _make(plan, slot, "-s", "kernelrelease"), slot, cache, prog,
+    release = _run(rt, _make(plan, slot, "-s", "kernelrelease"), slot, prog,
                    "make kernelrelease")
     return release[-1].strip() if release else ""
 
 
-def _apply(plan: BuildPlan, rt: Runtime, slot: _Slot, cache: Path, prog: BuildProgress,
+def _apply(plan: BuildPlan, rt: Runtime, slot: _Slot, prog: BuildProgress,
            index: int) -> None:
     patch = plan.patches[index]
     rejects = slot.root / f"patch-{index:03d}.rej"
@@ -267,7 +296,7 @@ def _apply(plan: BuildPlan, rt: Runtime, slot: _Slot, cache: Path, prog: BuildPr
 
     argv = patch_command(slot.inputs / f"patch-{index:03d}.patch", slot.src, rejects)
     prog.line("$ " + " ".join(argv))
-    if rt.run(argv, cwd=slot.root, env=_env(cache), sink=sink) == 0:
+    if rt.run(argv, cwd=slot.root, env=_env(slot), sink=sink) == 0:
         return
     rejected = slot.built(rejects).read_text() if rejects.exists() else ""
     prog.line(rejected)
@@ -292,24 +321,24 @@ def _verify(fragments: list[Path], plan: BuildPlan, config: Path) -> None:
                          f"(unmet dependencies?): {text}", path=config)
 
 
-def _compile(plan: BuildPlan, rt: Runtime, slot: _Slot, cache: Path, prog: BuildProgress,
+def _compile(plan: BuildPlan, rt: Runtime, slot: _Slot, prog: BuildProgress,
              jobs: int | None) -> None:
     target = plan.target
     jobs = jobs or os.cpu_count() or 1
     goals = [Path(target.image).name] + (["dtbs"] if target.dtbs else []) + (
         ["modules"] if target.modules else [])
     prog.stage(f"compiling {' '.join(goals)} (-j{jobs})")
-    _run(rt, _make(plan, slot, *goals, jobs=jobs), slot, cache, prog, "make")
+    _run(rt, _make(plan, slot, *goals, jobs=jobs), slot, prog, "make")
     stage = slot.root / "stage"
     shutil.rmtree(stage, ignore_errors=True)
     if target.dtbs:
         prog.stage("installing dtbs")
         _run(rt, _make(plan, slot, "dtbs_install", f"INSTALL_DTBS_PATH={stage / 'dtbs'}"),
-             slot, cache, prog, "make dtbs_install")
+             slot, prog, "make dtbs_install")
     if target.modules:
         prog.stage("installing modules")
         _run(rt, _make(plan, slot, "modules_install", f"INSTALL_MOD_PATH={stage / 'modules'}",
-                       "INSTALL_MOD_STRIP=1"), slot, cache, prog, "make modules_install")
+                       "INSTALL_MOD_STRIP=1"), slot, prog, "make modules_install")
 
 
 def _uts_version(slot: _Slot) -> str | None:

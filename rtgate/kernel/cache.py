@@ -4,8 +4,15 @@ the check a cached kernel passes before it is served.
 Two trust domains share $RTGATE_CACHE (default ~/.cache/rtgate). `trusted` (the root itself) is
 for builds of inputs the default branch vouches for; `untrusted` (the root's `untrusted/`) for
 builds that run a pull request's kernel Makefiles, which can write anything the build can reach.
-A build reads and writes only its own domain's sources, ccache and kernels, so nothing an
-untrusted build left behind is ever read by a trusted one.
+A build reads and writes only its own domain's sources and kernels, so nothing an untrusted
+build left behind is ever read by a trusted one.
+
+Compiler caches: a trusted build keeps its own ccache (`ccache/`) and shares every result into
+`ccache-main/` (ccache's file storage); an untrusted build reads `ccache-main/` only (read-only
+remote storage, mounted read-only in the builder container) and writes to a ccache of its own in
+its work area, discarded with it: no two untrusted builds share a writable file. ccache's
+configuration is the harness's (`kernel/ccache.conf`, CCACHE_CONFIGPATH), never a file a
+build could write.
 
 A cache entry (`kernels/KEY/`) holds the outputs, build.log and metadata.json, which records the
 plan and the sha256 of every output. A hit is served only when the entry is exactly that: right
@@ -24,6 +31,7 @@ from rtgate.errors import InputError
 from rtgate.kernel.source import sha256_file
 
 TRUST_ENV = "RTGATE_CACHE_TRUST"
+MAIN_ENV = "RTGATE_CACHE_MAIN"
 TRUST_DOMAINS = ("trusted", "untrusted")
 METADATA = "metadata.json"
 METADATA_SCHEMA = "rtgate/kernel-build/v1"
@@ -35,16 +43,29 @@ class RefusedEntry(Exception):
     """A cache entry that is not what its metadata.json records: never served."""
 
 
-def cache_root(trust: str | None = None) -> Path:
-    """The cache of one trust domain: `trust`, else $RTGATE_CACHE_TRUST, else trusted."""
-    env = os.environ.get("RTGATE_CACHE")
-    base = Path(env) if env else Path.home() / ".cache" / "rtgate"
+def trust_domain(trust: str | None = None) -> str:
+    """`trust`, else $RTGATE_CACHE_TRUST, else trusted."""
     domain = trust or os.environ.get(TRUST_ENV) or "trusted"
     if domain not in TRUST_DOMAINS:
         raise InputError(f"unknown cache trust domain {domain!r} (--cache-trust or {TRUST_ENV}: "
                          f"{' or '.join(TRUST_DOMAINS)})")
+    return domain
+
+
+def cache_root(trust: str | None = None) -> Path:
+    """The cache of one trust domain (trust_domain)."""
+    env = os.environ.get("RTGATE_CACHE")
+    base = Path(env) if env else Path.home() / ".cache" / "rtgate"
     # The trusted domain keeps the root itself, so caches made before domains existed stay hits.
-    return base if domain == "trusted" else base / "untrusted"
+    return base if trust_domain(trust) == "trusted" else base / "untrusted"
+
+
+def main_ccache() -> Path:
+    """The compiler results of trusted builds, which untrusted builds may only read: under
+    $RTGATE_CACHE_MAIN when set (a lab controller keeps main's and pull requests' caches in
+    two roots, docs/lab.md), else under the trusted domain's root."""
+    main = os.environ.get(MAIN_ENV)
+    return (Path(main) if main else cache_root("trusted")) / "ccache-main"
 
 
 def output_hashes(root: Path) -> dict[str, str]:

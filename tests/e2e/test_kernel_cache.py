@@ -10,19 +10,18 @@ test_kernel_config.py.
 from __future__ import annotations
 
 import json
-import tarfile
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from clirun import RunCli
+from fakekernel import VERSION_C, pr_tarball
 
 from rtgate.errors import InfraError
 from rtgate.kernel.build import BuildResult, build
 from rtgate.kernel.cache import cache_root
 from rtgate.kernel.source import materialize, resolve
 
-VERSION_C = "const char linux_banner[] = \"Linux version 6.12.0-pr\";\n"
 MAKEFILE = """\
 MAKEFLAGS += --no-print-directory
 tinyconfig:
@@ -43,28 +42,6 @@ ESCAPE = MAKEFILE + """\
 \t-@for f in $(CURDIR)/../../../sources/*/init/version.c; do echo pwned >> $$f; done
 \t-@cd $(CURDIR)/../../.. && mkdir -p kernels/planted && echo planted > kernels/planted/Image
 """
-MERGE = """\
-#!/bin/sh
-# merge_config.sh -m -O DIR BASE FRAGMENT...: the fragments in order (the last one wins).
-shift 2; dir=$1; shift
-cat "$@" > "$dir/.config.new" && mv "$dir/.config.new" "$dir/.config"
-"""
-
-
-def pr_tarball(root: Path, makefile: str) -> str:
-    """tar:PATH of a pull request's kernel tree with this Makefile."""
-    tree = root / "linux"
-    (tree / "init").mkdir(parents=True)
-    (tree / "init" / "version.c").write_text(VERSION_C)
-    (tree / "Makefile").write_text(makefile)
-    merge = tree / "scripts" / "kconfig" / "merge_config.sh"
-    merge.parent.mkdir(parents=True)
-    merge.write_text(MERGE)
-    merge.chmod(0o755)
-    tarball = tree.parent / "linux.tar.gz"
-    with tarfile.open(tarball, "w:gz") as tar:
-        tar.add(tree, arcname="linux")
-    return f"tar:{tarball}"
 
 
 @pytest.fixture(scope="module")
@@ -206,8 +183,10 @@ def test_an_untrusted_build_is_invisible_to_a_trusted_one(rtgate_cli: RunCli,
     assert pr.returncode == 0, pr.stderr
     # Sources, work tree, ccache and the built kernel: all under untrusted/, nothing beside it.
     assert {p.name for p in cache.iterdir()} == {"untrusted"}
-    assert f"ccache in {cache / 'untrusted' / 'ccache'}" in (tmp_path / "pr" /
-                                                             "build.log").read_text()
+    # Its ccache is its own, in its work area (and gone with it).
+    ccache = cache / "untrusted" / "work" / "qemu-arm64-rt" / "ccache"
+    assert f"ccache in {ccache}" in (tmp_path / "pr" / "build.log").read_text()
+    assert not ccache.exists()
     key = json.loads(pr.stdout)["cache_key"]
     assert f"kernels/{key}/Image" in _files(cache / "untrusted")
 

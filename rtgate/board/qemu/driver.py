@@ -102,7 +102,11 @@ class QemuBoard(BoardDriver):
             "-m", self.opts.memory, "-smp", str(self.smp), "-accel", "tcg",
             "-nodefaults", "-no-user-config", "-display", "none", "-monitor", "none",
             "-serial", "stdio", "-no-reboot",
-            "-netdev", f"user,id=n0,hostfwd=tcp:127.0.0.1:{self.host_port}-:"
+            # restrict=on: the kernel under test reaches nothing, neither the host (10.0.2.2
+            # is the controller's loopback) nor what the controller reaches; the one way in is
+            # the forward to the guest's iperf3 server, which the host's peer connects to.
+            # Control stays on the serial console.
+            "-netdev", f"user,id=n0,restrict=on,hostfwd=tcp:127.0.0.1:{self.host_port}-:"
                        f"{self.opts.peer.board_port}",
             # No option ROM: it only serves PXE boot, and -kernel boots without it. The ROM file
             # is in ipxe-qemu, which qemu-system-arm merely recommends: a fresh install lacks it.
