@@ -59,6 +59,7 @@ from rtgate.board import tarsafe
 from rtgate.board.base import BoardDriver, KernelArtifacts, MeasuredRun
 from rtgate.board.loadreport import LoadReport
 from rtgate.board.peer import PeerLoads, controller_cpus, peer_records, split
+from rtgate.board.privileges import TRIAL, Trial, judge
 from rtgate.board.rawrun import RawRun, RunningKernel
 from rtgate.board.spec import BoardSpec, SshOptions, board_path
 from rtgate.board.ssh import SSH_FAILED, SshSession
@@ -335,6 +336,36 @@ class Rpi5Board(BoardDriver):
         return caps, RunningKernel(release=lines[0], version=lines[1], machine=lines[2],
                                    realtime=lines[3].strip() if len(lines) > 3 else None)
 
+    def _with_user_path(self, command: str) -> str:
+        """``command`` as root with the bench user's PATH: sudo's secure_path may find other
+        tools than the ones checked."""
+        user_path = self.ssh.output("printf '%s' \"$PATH\"")
+        return self.ssh.root(f"PATH={shlex.quote(user_path)}; export PATH; {command}")
+
+    def _as_bench(self, command: str) -> str:
+        """``command`` as the bench runs: through sudo on the sudo route, else as the user."""
+        if self.opts.measure_privilege == "sudo" and self.opts.sudo:
+            return self._with_user_path(command)
+        return command
+
+    def check_privileges(self) -> Trial:
+        """The real cyclictest tried through the bench's route, before any load starts: a bench
+        user that cannot get SCHED_FIFO 99, mlockall or /dev/cpu_dma_latency is refused
+        (InfraError), naming what is missing."""
+        proc = self.ssh.run(self._as_bench("sh -s"), stdin=TRIAL.encode(), check=False,
+                            timeout_s=60)
+        if proc.returncode == SSH_FAILED:
+            raise InfraError(f"lost {self.spec.name} while trying its privileges",
+                             path=self.ssh.log)
+        trial = judge(self.opts.measure_privilege, proc.stdout.decode("utf-8", "replace"))
+        if trial.missing:
+            raise InfraError(
+                f"{self.spec.name}: the bench cannot measure as {trial.facts.get('user', '?')} "
+                f"(measure_privilege: {self.opts.measure_privilege}): missing "
+                f"{'; '.join(trial.missing)}; refused before any load started "
+                "(docs/rpi5.md, \"Measurement privileges\")", path=self.ssh.log)
+        return trial
+
     def _wait_listening(self, port: int, bench: subprocess.Popen[bytes]) -> None:
         """Until something listens on the board's ``port``, or ``bench`` ended first."""
         pattern = f"^ *[0-9]+: [0-9A-F]+:{port:04X} [0-9A-F]+:[0-9A-F]+ 0A"
@@ -431,6 +462,7 @@ class Rpi5Board(BoardDriver):
         # Under the kernel under test, right before it measures.
         tools = self.verify_tools("before measuring")
         caps, running = self._running()
+        trial = self.check_privileges()
         out.mkdir(parents=True, exist_ok=True)
         rawdir = (out / RAW).resolve()
         # A previous run's files in the same OUT must not pass for this run's.
@@ -446,6 +478,9 @@ class Rpi5Board(BoardDriver):
         command = self._bench(remote, spec.name, duration_s, scale)
         if flavor is not None:
             command += f" --flavor {shlex.quote(flavor)}"
+        # The loads start from the same shell as cyclictest: as root on the sudo route, as the
+        # user (without cyclictest's capabilities) otherwise; recorded so.
+        command = self._as_bench(command)
         sampler_sh = None
         if self.tuned:
             pidfile = f"{remote}/{BENCH_PID}"
@@ -468,7 +503,8 @@ class Rpi5Board(BoardDriver):
                       run_id=f"{self.spec.name}-{spec.name}-{start:%Y%m%dT%H%M%SZ}",
                       plan=plan, start=start, end=end, peer_loads=peer.ended(), board_exit=rc,
                       cyclictest_version=caps.version, kernel=running, tool_sha256=tools,
-                      board_loads=on_board.loads)
+                      board_loads=on_board.loads,
+                      privileges={**trial.facts, "loads_as": trial.facts.get("user", "")})
 
     def trace(self, scenario: str, threshold_us: float, cap_s: int, out: Path, *,
               scale: float | None = None) -> Trace:
@@ -490,11 +526,9 @@ class Rpi5Board(BoardDriver):
         (out / TRACE_CLAIMS).unlink(missing_ok=True)
         _, on_peer, remote = self._staged(spec)
         what = "rtgate bench --trace-breach"
-        # Root's PATH (sudo's secure_path) may find other tools than the ones checked above.
-        user_path = self.ssh.output("printf '%s' \"$PATH\"")
         bench = f"{self._bench(remote, spec.name, cap_s, scale)} --trace-breach " \
                 f"{float(threshold_us)!r}"
-        command = self.ssh.root(f"PATH={shlex.quote(user_path)}; export PATH; {bench}")
+        command = self._with_user_path(bench)
         log = out / "trace-bench.log"
         with tempfile.TemporaryDirectory(prefix="rtgate-trace-peer-") as tmp:
             try:
@@ -559,7 +593,7 @@ class Rpi5Board(BoardDriver):
         env = {**claims.environment, "kernel_release": running.release,
                "kernel_version": running.version, "machine": running.machine,
                "sys_kernel_realtime": running.realtime, "preempt_rt": rt,
-               "tool_sha256": raw.tool_sha256}
+               "tool_sha256": raw.tool_sha256, "privileges": raw.privileges}
         tools = env.get("tools")
         env["tools"] = tools if isinstance(tools, dict) else {}
         run_log = RunLog(start=raw.start, end=raw.end)

@@ -27,6 +27,7 @@ import signal
 import subprocess
 import sys
 import tarfile
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -198,11 +199,49 @@ def _fake_tree(fake: Path) -> None:
     (fake / "class" / "bluetooth" / "hci0").mkdir()
 
 
+BENCH_USER, BENCH_UID = "rtbench", 4242
+"""The board's login: not root, as on a lab Pi. It exists in sshd's mount namespace only (its
+/etc/passwd, group, shadow and sudoers are the fake Pi's), with sudo for everything, as
+docs/rpi5.md sets the Pi's rtgate user up."""
+SUDO = "sudo -n"
+
+
+def _accounts(root: Path) -> dict[str, Path]:
+    """The fake Pi's account files, bound over /etc's in sshd's namespace."""
+    etc = root / "etc"
+    etc.mkdir()
+    lines = {"passwd": f"{BENCH_USER}:x:{BENCH_UID}:{BENCH_UID}::{root}/home:/bin/sh",
+             "group": f"{BENCH_USER}:x:{BENCH_UID}:",
+             "shadow": f"{BENCH_USER}:*:19000:0:99999:7:::"}
+    files = {}
+    for name, line in lines.items():
+        text = Path("/etc", name).read_text()
+        (etc / name).write_text(text + ("" if text.endswith("\n") else "\n") + line + "\n")
+        files[f"/etc/{name}"] = etc / name
+    (etc / "shadow").chmod(0o640)
+    sudoers = etc / "sudoers"
+    sudoers.write_text("Defaults env_reset\nroot ALL=(ALL:ALL) ALL\n"
+                       f"{BENCH_USER} ALL=(ALL:ALL) NOPASSWD: ALL\n")
+    sudoers.chmod(0o440)
+    files["/etc/sudoers"] = sudoers
+    (root / "home").mkdir()
+    os.chown(root / "home", BENCH_UID, BENCH_UID)
+    return files
+
+
 @pytest.fixture
 def pi(tmp_path: Path) -> Iterator[FakePi]:
     if not os.access(SSHD, os.X_OK):
         pytest.fail("sshd is missing: scripts/deps.sh qemu installs openssh-server")
-    root = tmp_path / "pi"
+    if not shutil.which("sudo"):
+        pytest.fail("sudo is missing: scripts/deps.sh qemu installs it")
+    # Outside pytest's private temp root: the bench user must reach the fake Pi's files.
+    root = Path(tempfile.mkdtemp(prefix="rtgate-pi-"))
+    root.chmod(0o755)
+    accounts = _accounts(root)
+    # Where the bench user writes its runs (/var/tmp on a Pi).
+    (root / "var").mkdir()
+    os.chown(root / "var", BENCH_UID, BENCH_UID)
     (root / "boot" / "firmware").mkdir(parents=True)
     (root / "lib" / "modules").mkdir(parents=True)
     (root / "bin").mkdir()
@@ -227,8 +266,8 @@ def pi(tmp_path: Path) -> Iterator[FakePi]:
         f"SetEnv PATH={root}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n")
     Path("/run/sshd").mkdir(exist_ok=True)  # sshd's privilege-separation directory
     log = open(root / "sshd.log", "wb")
-    mounts = "".join(f"mount --bind {root / 'fake' / fake} {path} && "
-                     for path, fake in FAKE_MOUNTS.items())
+    binds = {**{path: root / "fake" / fake for path, fake in FAKE_MOUNTS.items()}, **accounts}
+    mounts = "".join(f"mount --bind {src} {path} && " for path, src in binds.items())
     proc = subprocess.Popen(["unshare", "--mount", "--propagation", "private", "sh", "-c",
                              f"{mounts}exec {SSHD} -D -e -f {root / 'sshd_config'}"],
                             stdout=log, stderr=log)
@@ -247,6 +286,7 @@ def pi(tmp_path: Path) -> Iterator[FakePi]:
         for pid in pids.read_text().split() if pids.is_file() else []:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(int(pid), signal.SIGTERM)
+    shutil.rmtree(root, ignore_errors=True)
 
 
 def _kernel(tmp_path: Path, release: str) -> Path:
@@ -277,11 +317,11 @@ def _root(tmp_path: Path, pi: FakePi, **overrides: object) -> Path:
     (root / "bench" / "tuning").symlink_to(paths.ROOT / "bench" / "tuning")
     board = yaml.safe_load((paths.BOARDS / "rpi5.yml").read_text())
     board["options"].update({
-        "host": "127.0.0.1", "port": pi.port, "user": "root",
+        "host": "127.0.0.1", "port": pi.port, "user": BENCH_USER,
         "identity_file": str(pi.root / "client_key"),
         "ssh_options": ["BatchMode=yes", "StrictHostKeyChecking=no",
                         "UserKnownHostsFile=/dev/null", "ConnectTimeout=2", "LogLevel=ERROR"],
-        "sudo": "", "firmware_dir": str(pi.firmware), "modules_dir": str(pi.modules),
+        "sudo": SUDO, "firmware_dir": str(pi.firmware), "modules_dir": str(pi.modules),
         "reboot_tryboot": f"{pi.root}/fake-reboot '0 tryboot'",
         "reboot_normal": f"{pi.root}/fake-reboot",
         "boot_id_command": f"cat {pi.root}/boot_id",
@@ -343,6 +383,61 @@ def test_tryboot_deploys_side_slot_measures_and_restores(rtgate_process: RunProc
     # sending then ends on a broken pipe.)
     client = (out / "raw" / "iperf3-client.stdout").read_text()
     assert re.search(r"sec\s+[\d.]+ [KMG]Bytes\s+[\d.]+ [KMG]bits/sec", client), client[-2000:]
+    # Measured through the board file's sudo: cyclictest and the loads ran as root, and said so.
+    privileges = result.environment["privileges"]
+    assert privileges["route"] == "sudo" and privileges["user"] == "root"
+    assert privileges["loads_as"] == "root" and privileges["trial"] == "0"
+
+
+def _with_caps(pi: FakePi, caps: str | None) -> Path:
+    """A copy of cyclictest first on the board's PATH, with ``caps`` set (None: no
+    capabilities), and /dev/cpu_dma_latency the bench user's (what docs/rpi5.md's udev rule
+    gives its group)."""
+    tool = pi.root / "bin" / "cyclictest"
+    shutil.copyfile(shutil.which("cyclictest") or "/usr/bin/cyclictest", tool)
+    tool.chmod(0o755)
+    if caps:
+        subprocess.run(["setcap", caps, str(tool)], check=True, timeout=30)
+        os.chown(pi.fake / "cpu_dma_latency", BENCH_UID, BENCH_UID)
+    return tool
+
+
+def test_an_unprivileged_bench_user_is_refused_before_any_load(rtgate_process: RunProcess,
+                                                               tmp_path: Path,
+                                                               pi: FakePi) -> None:
+    _with_caps(pi, None)
+    out = tmp_path / "out"
+    proc = _board_run(rtgate_process, _root(tmp_path, pi, measure_privilege="file-capabilities"),
+                      _kernel(tmp_path, RELEASE), out)
+    assert proc.returncode == 3, proc.stderr
+    assert f"the bench cannot measure as {BENCH_USER}" in proc.stderr, proc.stderr
+    for missing in ("file capabilities cap_ipc_lock,cap_sys_nice=ep",
+                    "SCHED_FIFO 99 for cyclictest", "write access to /dev/cpu_dma_latency"):
+        assert missing in proc.stderr, proc.stderr
+    assert "refused before any load started" in proc.stderr
+    # Nothing measured, no load started on either side; the board is back on its kernel.
+    assert not (out / "bench.log").exists() and not (out / "raw" / "iperf3-client.stdout").exists()
+    assert "rtgate bench" not in (out / "ssh.log").read_text(errors="replace")
+    assert pi.reboots() == ["reboot 0 tryboot", "reboot "]
+
+
+def test_file_capabilities_let_a_non_root_bench_measure(rtgate_process: RunProcess,
+                                                        tmp_path: Path, pi: FakePi) -> None:
+    tool = _with_caps(pi, "cap_sys_nice,cap_ipc_lock+ep")
+    out = tmp_path / "out"
+    proc = _board_run(rtgate_process, _root(tmp_path, pi, measure_privilege="file-capabilities"),
+                      _kernel(tmp_path, RELEASE), out)
+    assert proc.returncode == 0, proc.stderr
+    result = load_result(out / "result.json")
+    assert result.status == "complete" and result.totals.samples > 0
+    privileges = result.environment["privileges"]
+    assert privileges["route"] == "file-capabilities" and privileges["user"] == BENCH_USER
+    assert privileges["cyclictest"] == str(tool)
+    assert "cap_ipc_lock,cap_sys_nice=ep" in privileges["getcap"]
+    # The loads ran as the user: only cyclictest carries the capabilities.
+    assert privileges["loads_as"] == BENCH_USER
+    # cyclictest held /dev/cpu_dma_latency (the fake Pi's file) at 0 while it measured.
+    assert (pi.fake / "cpu_dma_latency").read_bytes() == (0).to_bytes(4, "little")
 
 
 def test_board_that_never_comes_back_is_infra_and_config_untouched(rtgate_process: RunProcess,
