@@ -57,8 +57,9 @@ def has_caps(getcap: str) -> bool:
     return all(c in granted for c in NEEDED_CAPS)
 
 
-def judge(route: Route, output: str) -> Trial:
-    """The trial's reading: ``output`` is what TRIAL printed through ``route``."""
+def judge(route: Route, output: str, error: str = "") -> Trial:
+    """The trial's reading: ``output`` is what TRIAL printed through ``route``, ``error`` what
+    the route itself said (sudo's refusal)."""
     facts: dict[str, str] = {"route": route}
     said: list[str] = []
     for line in output.splitlines():
@@ -69,6 +70,9 @@ def judge(route: Route, output: str) -> Trial:
             facts[key] = value.strip()
     if said:
         facts["said"] = " | ".join(s for s in said if s)
+    if "cyclictest" not in facts:
+        said_last = error.strip().splitlines()[-1:] or ["no output"]
+        return Trial(facts, [f"the trial did not run through {route} ({said_last[0]})"])
     if not facts.get("cyclictest"):
         return Trial(facts, ["cyclictest (not on the bench's PATH)"])
     missing: list[str] = []

@@ -151,6 +151,12 @@ class Rpi5Board(BoardDriver):
                 files[dtb.name] = dtb
             for overlay in sorted(kernel.dtbs.rglob("overlays/*")):
                 files[f"overlays/{overlay.name}"] = overlay
+            # With os_prefix the firmware reads <prefix>overlays/ only when it holds a README
+            # (else the known-good overlays load); a kernel build has none: the known-good one.
+            readme = self.ssh.run(f"cat {shlex.quote(self._fw('overlays/README'))}",
+                                  check=False).stdout
+            files["overlays/README"] = readme or \
+                f"Overlays of the rtgate test kernel {kernel.release}.\n".encode()
         # os_prefix applies to cmdline.txt too: the slot boots with the known-good command line,
         # plus the profile's words.
         cmdline = self._read("cmdline.txt")
@@ -348,16 +354,20 @@ class Rpi5Board(BoardDriver):
             return self._with_user_path(command)
         return command
 
-    def check_privileges(self) -> Trial:
-        """The real cyclictest tried through the bench's route, before any load starts: a bench
-        user that cannot get SCHED_FIFO 99, mlockall or /dev/cpu_dma_latency is refused
-        (InfraError), naming what is missing."""
+    def trial(self) -> Trial:
+        """The real cyclictest tried through the bench's route: what it may do."""
         proc = self.ssh.run(self._as_bench("sh -s"), stdin=TRIAL.encode(), check=False,
                             timeout_s=60)
         if proc.returncode == SSH_FAILED:
             raise InfraError(f"lost {self.spec.name} while trying its privileges",
                              path=self.ssh.log)
-        trial = judge(self.opts.measure_privilege, proc.stdout.decode("utf-8", "replace"))
+        return judge(self.opts.measure_privilege, proc.stdout.decode("utf-8", "replace"),
+                     proc.stderr.decode("utf-8", "replace"))
+
+    def check_privileges(self) -> Trial:
+        """The trial, before any load starts: a bench user that cannot get SCHED_FIFO 99,
+        mlockall or /dev/cpu_dma_latency is refused (InfraError), naming what is missing."""
+        trial = self.trial()
         if trial.missing:
             raise InfraError(
                 f"{self.spec.name}: the bench cannot measure as {trial.facts.get('user', '?')} "

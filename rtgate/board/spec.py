@@ -134,6 +134,10 @@ class SshOptions(_Options):
         None, description="Run on the controller when the board does not come back (a smart "
                           "plug, a PoE port, a relay): the board then boots config.txt's "
                           "known-good kernel. None: a person power-cycles it.")
+    tryboot_flag: str = Field(
+        "/proc/device-tree/chosen/bootloader/tryboot",
+        description="The firmware's flag (a big-endian 1) that this boot was a tryboot: the "
+                    "board runs a test kernel.")
     pstore_dir: str = Field(
         "/sys/fs/pstore", description="Where the board's kernel keeps the previous boot's "
                                       "panic log (ramoops/efi-pstore); read after a fallback.")

@@ -48,6 +48,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
 RELEASE = os.uname().release
 CONFIG_TXT = "# known-good\narm_64bit=1\ndtparam=watchdog=on\n"
+OVERLAYS_README = "Device Tree overlays of the known-good kernel\n"
 CMDLINE_TXT = "console=serial0,115200 root=PARTUUID=1234-02 rootwait\n"
 
 REBOOT = """#!/bin/sh
@@ -247,6 +248,8 @@ def pi(tmp_path: Path) -> Iterator[FakePi]:
     (root / "bin").mkdir()
     (root / "boot" / "firmware" / "config.txt").write_text(CONFIG_TXT)
     (root / "boot" / "firmware" / "cmdline.txt").write_text(CMDLINE_TXT)
+    (root / "boot" / "firmware" / "overlays").mkdir()
+    (root / "boot" / "firmware" / "overlays" / "README").write_text(OVERLAYS_README)
     (root / "boot_id").write_text("first-boot\n")
     _fake_tree(root / "fake")
     (root / "mode").write_text("comeback")
@@ -357,6 +360,8 @@ def test_tryboot_deploys_side_slot_measures_and_restores(rtgate_process: RunProc
     assert (slot / "kernel_2712.img").read_bytes() == (kernel / "kernel_2712.img").read_bytes()
     assert (slot / "bcm2712-rpi-5-b.dtb").is_file()
     assert (slot / "overlays" / "disable-wifi.dtbo").is_file()
+    # The firmware reads the slot's overlays/ only when it holds a README: the known-good one.
+    assert (slot / "overlays" / "README").read_text() == OVERLAYS_README
     assert (slot / "cmdline.txt").read_text() == CMDLINE_TXT
     assert (pi.modules / RELEASE / "kernel" / "rtgate-test.ko").read_bytes() == b"module"
     assert (pi.modules / RELEASE / ".rtgate-slot").is_file()
@@ -695,3 +700,123 @@ def test_a_crashed_tuned_run_is_undone_at_the_next_start(rtgate_process: RunProc
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "putting back the run-time settings a previous run left" in proc.stderr
     assert _runtime_values(pi) == RUNTIME_DEFAULTS and not pi.tuning_state.exists()
+
+
+# rtgate board doctor -------------------------------------------------------------------------
+
+VCGENCMD = """#!/bin/sh
+# The Pi's vcgencmd, answering from the fake Pi's files.
+case "$1" in
+  version) cat {vc}/version ;;
+  bootloader_version) cat {vc}/bootloader ;;
+  get_throttled) echo "throttled=$(cat {vc}/throttled)" ;;
+  *) echo "error=1 error_msg=\\"Command not registered\\""; exit 1 ;;
+esac
+"""
+TIMEDATECTL = "#!/bin/sh\n# The Pi's timedatectl show -p NTPSynchronized --value.\ncat {vc}/ntp\n"
+APT_MARK = "#!/bin/sh\n# The Pi's apt-mark showhold.\ncat {vc}/held\n"
+SYSTEMCTL = "#!/bin/sh\n# The Pi's systemctl is-enabled rpi-eeprom-update.\ncat {vc}/eeprom\n"
+# What a Pi 5 printed (Raspberry Pi OS bookworm, 2024-11 firmware and bootloader).
+FIRMWARE_VERSION = ("2024/11/12 16:10:44 \nCopyright (c) 2012 Broadcom\n"
+                    "version 4b019946 (release) (embedded)\n")
+BOOTLOADER_VERSION = "2024/11/12 16:10:44\nversion 4b019946 (release)\ntimestamp 1731427844\n"
+
+
+def _pi_interface(pi: FakePi) -> Path:
+    """The Pi's own programs and files a doctor reads, as a ready Pi answers them."""
+    vc = pi.root / "vc"
+    vc.mkdir()
+    for name, text in {"version": FIRMWARE_VERSION, "bootloader": BOOTLOADER_VERSION,
+                       "throttled": "0x0\n", "ntp": "yes\n", "eeprom": "masked\n",
+                       "held": "linux-image-rpi-2712\nraspi-firmware\nrpi-eeprom\n"}.items():
+        (vc / name).write_text(text)
+    for name, script in {"vcgencmd": VCGENCMD, "timedatectl": TIMEDATECTL,
+                         "apt-mark": APT_MARK, "systemctl": SYSTEMCTL}.items():
+        (pi.root / "bin" / name).write_text(script.format(vc=vc))
+        (pi.root / "bin" / name).chmod(0o755)
+    zone = pi.fake / "class" / "thermal" / "thermal_zone0"
+    zone.mkdir(parents=True)
+    (zone / "temp").write_text("48300\n")
+    return vc
+
+
+def _doctor(rtgate_process: RunProcess, root: Path) -> tuple[int, dict[str, tuple[str, str]]]:
+    proc = rtgate_process("board", "doctor", "rpi5", "--plain", env={"RTGATE_ROOT": str(root)},
+                          timeout=120)
+    rows = {}
+    for line in proc.stdout.splitlines():
+        state, item, found, todo = line.split("\t")
+        rows[item] = (state, found + " / " + todo)
+    return proc.returncode, rows
+
+
+def _failing(rows: dict[str, tuple[str, str]]) -> dict[str, str]:
+    return {item: said for item, (state, said) in rows.items() if state == "fail"}
+
+
+@pytest.mark.timeout(300)
+def test_doctor_passes_a_ready_pi_and_names_each_planted_fault(rtgate_process: RunProcess,
+                                                               tmp_path: Path,
+                                                               pi: FakePi) -> None:
+    vc = _pi_interface(pi)
+    flag = pi.root / "tryboot-flag"
+    root = _root(tmp_path, pi, tryboot_flag=str(flag))
+    rc, rows = _doctor(rtgate_process, root)
+    assert rc == 0 and _failing(rows) == {}, rows
+    assert rows["ssh"][0] == rows["sudo"][0] == rows["RT privileges"][0] == "ok", rows
+    assert rows["bootloader"] == ("ok", "2024/11/12 16:10:44 version 4b019946 (release) "
+                                        "timestamp 1731427844 / ")
+    assert rows["throttling"][0] == rows["time sync"][0] == rows["thermal"][0] == "ok", rows
+    assert rows["autoboot.txt"][0] == rows["known-good kernel"][0] == "ok", rows
+    assert rows["iperf3 peer"][0] == "ok" and rows["slot"][0] == "n/a", rows
+    # Measures, but worth fixing: unpinned tools, the ondemand governor.
+    assert rows["tool cyclictest"][0] == rows["governor"][0] == "warn", rows
+
+    # Every fault of the Pi planted at once: each is named by its own row, and only those fail.
+    autoboot = pi.firmware / "autoboot.txt"
+    autoboot.write_text("[all]\ntryboot_a_b=1\nboot_partition=2\n")
+    (vc / "throttled").write_text("0x50005\n")
+    (pi.fake / "class" / "thermal" / "thermal_zone0" / "temp").write_text("85200\n")
+    (vc / "ntp").write_text("no\n")
+    flag.write_bytes(b"\x00\x00\x00\x01")
+    (pi.firmware / "rtgate" / "overlays").mkdir(parents=True)
+    sudoers = pi.root / "etc" / "sudoers"
+    # Written in place: the file sshd's namespace sees is this inode.
+    sudoers.write_text(sudoers.read_text().replace("NOPASSWD: ", ""))
+    # The bootloader listed as bad, with its source, in the data root's firmware file.
+    known = root / "bench" / "firmware" / "rpi5.yml"
+    known.parent.mkdir(parents=True)
+    known.write_text("schema: rtgate/firmware-known/v1\nknown:\n  - {component: bootloader, "
+                     "version: '2024/11/12', problem: a planted problem, "
+                     "source: 'https://example.org/x'}\n")
+    rc, rows = _doctor(rtgate_process, root)
+    assert rc == 3
+    failing = _failing(rows)
+    expected = {
+        "autoboot.txt": "never reads tryboot.txt",
+        "throttling": "under-voltage now, throttled now, under-voltage since boot",
+        "thermal": "85.2 °C", "time sync": "NTPSynchronized=no",
+        "known-good kernel": "is a test kernel",
+        "slot overlays": "rtgate/overlays/README missing",
+        "sudo": "a password is required", "bootloader": "a planted problem (https://example.org/x)",
+        # Through a sudo that asks for a password, the bench has no privileges either.
+        "RT privileges": "the trial did not run through sudo (sudo: a password is required)"}
+    assert set(failing) == set(expected), rows
+    for item, words in expected.items():
+        assert words in failing[item], (item, failing[item])
+
+    # Faults of the board file, read as a run would: no capabilities on the route it names, a
+    # pin the tool does not match, a peer address DNS does not know.
+    _with_caps(pi, None)
+    wrong = _root(tmp_path / "wrong", pi, tryboot_flag=str(flag),
+                  measure_privilege="file-capabilities", tools={"cyclictest": "0" * 64},
+                  peer={"loads": ["iperf3-client"], "board_address": "rpi5-lab.invalid",
+                        "board_port": 5201})
+    rc, rows = _doctor(rtgate_process, wrong)
+    failing = _failing(rows)
+    assert rc == 3
+    assert "file capabilities cap_ipc_lock,cap_sys_nice=ep" in failing["RT privileges"], rows
+    assert "the board file pins 000000000000" in failing["tool cyclictest"], rows
+    assert "rpi5-lab.invalid does not resolve" in failing["iperf3 peer"], rows
+    rc, rows = _doctor(rtgate_process, _root(tmp_path / "gone", pi, port=free_port()))
+    assert rc == 3 and list(_failing(rows)) == ["ssh"], rows
