@@ -153,7 +153,7 @@ SURVEY = r"""
 fw=$1; modules=$2; slot=$3; flag=$4; run=$5
 r=$(uname -r)
 printf 'release\t%s\n' "$r"
-[ -f "$modules/$r/.rtgate-slot" ] && printf 'slot_mark\tyes\n'
+tr ' ' '\n' </proc/cmdline | grep -q '^rtgate\.slot=' && printf 'slot_mark\tyes\n'
 [ -e "$flag" ] && printf 'tryboot_flag\t%s\n' "$(od -An -tx1 "$flag" | tr -d ' \n')"
 [ -f "$fw/tryboot.txt" ] && printf 'tryboot_txt\tyes\n'
 [ -f "$fw/autoboot.txt" ] && printf 'autoboot\t%s\n' "$(tr '\n' ';' <"$fw/autoboot.txt")"
@@ -281,8 +281,8 @@ def _boot(facts: dict[str, str], o: SshOptions) -> Iterator[Finding]:
                     "known-good boot", "restore config.txt from a backup")
     running_test = facts.get("slot_mark") == "yes" or facts.get("tryboot_flag", "").endswith("1")
     yield Finding("known-good kernel", "fail" if running_test else "ok",
-                f"{facts.get('release')}" + (" is a test kernel (tryboot flag or rtgate's "
-                                             "modules marker)" if running_test else
+                f"{facts.get('release')}" + (" is a test kernel (the tryboot flag, or "
+                                             "rtgate.slot= on /proc/cmdline)" if running_test else
                                              " from config.txt"),
                 f"sudo rm -f {o.firmware_dir}/tryboot.txt && sudo reboot (the next deploy "
                 "does this too)" if running_test else "")

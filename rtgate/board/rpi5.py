@@ -57,6 +57,7 @@ from rtgate.bench.runner import RunLog
 from rtgate.bench.scenario import Scenario, load_scenario
 from rtgate.board import tarsafe
 from rtgate.board.base import BoardDriver, KernelArtifacts, MeasuredRun
+from rtgate.board.evidence import ConsoleCapture, first_panic
 from rtgate.board.loadreport import LoadReport
 from rtgate.board.peer import PeerLoads, controller_cpus, peer_records, split
 from rtgate.board.privileges import TRIAL, Trial, judge
@@ -72,6 +73,12 @@ from rtgate.result import Result, Status, Trace, TuningCheck, load_result
 from rtgate.trace import breaktrace
 
 SLOT_MARK = ".rtgate-slot"
+SLOT_WORD = "rtgate.slot"
+"""On the slot's command line: a boot whose /proc/cmdline has it runs a test kernel (a dotted
+word is a module parameter, which the kernel keeps from init)."""
+EVIDENCE = "previous-boot"
+"""Under the work directory: the previous boot's kernel log, pulled after a fallback."""
+CONSOLE_LOG = "console.log"
 """Marks a modules directory rtgate wrote, so it never overwrites a kernel someone installed."""
 TOOL_DIGEST = Path(__file__).with_name("tooldigest.sh")
 TOOLS = ("rtgate", "cyclictest", "stress-ng", "iperf3")
@@ -111,6 +118,9 @@ class Rpi5Board(BoardDriver):
         self.noted_unpinned = False
         self.tuned: Applied | None = None
         self.tuning_checks: list[TuningCheck] = []
+        self.serial = ConsoleCapture(self.opts.console_command, workdir / CONSOLE_LOG) \
+            if self.opts.console_command else None
+        self.power_cycled = False
 
     def _fw(self, name: str = "") -> str:
         return f"{self.opts.firmware_dir.rstrip('/')}/{name}" if name else self.opts.firmware_dir
@@ -128,6 +138,9 @@ class Rpi5Board(BoardDriver):
             raise InputError(f"board {self.spec.name!r} needs a kernel build to deploy "
                              "(rtgate kernel build --board rpi5)")
         self.kernel = kernel
+        # A cancelled job can leave a test kernel running: back to config.txt's kernel first,
+        # and the known-good release read only from a boot verified as such.
+        self._back_to_known_good()
         self._undo_tuning(leftover=True)
         # Under the known-good kernel: a tool the last kernel under test changed is refused
         # before another one boots.
@@ -160,8 +173,9 @@ class Rpi5Board(BoardDriver):
         # os_prefix applies to cmdline.txt too: the slot boots with the known-good command line,
         # plus the profile's words.
         cmdline = self._read("cmdline.txt")
-        files["cmdline.txt"] = with_words(cmdline, self.tuned.boot_args()) \
-            if self.tuned and self.tuned.boot else cmdline
+        words = [*(self.tuned.boot_args() if self.tuned and self.tuned.boot else []),
+                 f"{SLOT_WORD}={self.opts.slot}"]
+        files["cmdline.txt"] = with_words(cmdline, words)
         self.ssh.run(self._rm(slot))
         self.ssh.put_tree(files, slot)
         if kernel.modules is not None:
@@ -200,28 +214,127 @@ class Rpi5Board(BoardDriver):
     # boot / restore -------------------------------------------------------------------------
 
     def _reboot(self, command: str, what: str) -> None:
-        """Reboot with ``command`` and wait until the board answers from a new boot."""
+        """Reboot with ``command`` and wait until the board answers from a new boot; power-cycle
+        it (``power_cycle_command``) when it does not."""
         before = self.ssh.output(self.opts.boot_id_command)
         # The connection usually drops while the command runs: its status tells nothing.
         self.ssh.run(self.ssh.root(command), check=False, timeout_s=60)
+        if self._new_boot(before, what):
+            return
+        after = f"`{command}` ({what})"
+        if not self.opts.power_cycle_command:
+            raise InfraError(
+                f"{self.spec.name} did not come back within {self.opts.boot_timeout_s:g} s after "
+                f"{after}; config.txt was not touched, so a power cycle boots the known-good "
+                "kernel; session log kept", path=self.ssh.log)
+        self._power_cycle(after)
+        if not self._new_boot(before, "after a power cycle"):
+            raise InfraError(f"{self.spec.name} did not come back after {after}, nor after a "
+                             f"power cycle (`{self.opts.power_cycle_command}`); session log kept",
+                             path=self.ssh.log)
+
+    def _new_boot(self, before: str | None, what: str) -> bool:
+        """Whether the board answers from a boot other than ``before`` within the timeout."""
         deadline = time.monotonic() + self.opts.boot_timeout_s
         with self.console.status(f"{self.spec.name}: {what}: waiting for a new boot (up to "
                                  f"{self.opts.boot_timeout_s:g} s)"):
             while self.ssh.reachable(self.opts.boot_id_command) in (None, before):
                 if time.monotonic() > deadline:
-                    raise InfraError(
-                        f"{self.spec.name} did not come back within "
-                        f"{self.opts.boot_timeout_s:g} s after `{command}` ({what}); config.txt "
-                        "was not touched, so a power cycle boots the known-good kernel; session "
-                        "log kept", path=self.ssh.log)
+                    return False
                 time.sleep(self.opts.poll_interval_s)
+        return True
+
+    def _power_cycle(self, why: str) -> None:
+        """``power_cycle_command`` on the controller: the board then boots config.txt."""
+        command = self.opts.power_cycle_command
+        assert command is not None
+        self.console.print(f"rtgate: {self.spec.name} did not come back after {why}: "
+                           f"power-cycling it (`{command}`)", markup=False, highlight=False,
+                           soft_wrap=True)
+        self.ssh.note(f"power cycle (controller): $ {command}")
+        try:
+            proc = subprocess.run(command, shell=True, capture_output=True, timeout=120,
+                                  check=False)
+        except subprocess.TimeoutExpired as exc:
+            raise InfraError(f"power_cycle_command `{command}` timed out after 120 s",
+                             path=self.ssh.log) from exc
+        self.ssh.note(f"  exit {proc.returncode} "
+                      + (proc.stdout + proc.stderr).decode("utf-8", "replace")[-2000:])
+        if proc.returncode != 0:
+            raise InfraError(f"power_cycle_command `{command}` failed (exit {proc.returncode});"
+                             " power-cycle the board by hand", path=self.ssh.log)
+        self.power_cycled = True
+
+    def _on_test_kernel(self) -> str | None:
+        """Why the running kernel is a test kernel (the slot's word on its command line, or the
+        firmware's tryboot flag), None when it is not."""
+        cmdline = self.ssh.output("cat /proc/cmdline").split()
+        if any(w.startswith(f"{SLOT_WORD}=") for w in cmdline):
+            return f"/proc/cmdline has {SLOT_WORD}="
+        flag = self.ssh.output(f"od -An -tx1 {shlex.quote(self.opts.tryboot_flag)} 2>/dev/null "
+                               "| tr -d ' \\n'")
+        return f"{self.opts.tryboot_flag} says tryboot" if flag.endswith("01") else None
+
+    def _back_to_known_good(self) -> None:
+        if (why := self._on_test_kernel()) is None:
+            return
+        self.console.print(f"rtgate: {self.spec.name} still runs a test kernel ({why}): "
+                           "returning it to its known-good kernel first", markup=False,
+                           highlight=False, soft_wrap=True)
+        self.ssh.run(self.ssh.root(f"rm -f {shlex.quote(self._fw('tryboot.txt'))}"))
+        self._reboot(self.opts.reboot_normal, "back to the known-good kernel")
+        if (why := self._on_test_kernel()) is not None:
+            raise InfraError(f"{self.spec.name} still runs a test kernel after a normal reboot "
+                             f"({why}): config.txt may boot the slot; not recording it as "
+                             "known-good", path=self.ssh.log)
+
+    def _clear_pstore(self) -> None:
+        """Older panic logs out of pstore, so what is there after a fallback is the test
+        boot's."""
+        q = shlex.quote(self.opts.pstore_dir.rstrip("/"))
+        self.ssh.run(self.ssh.root(f"[ -d {q} ] && rm -f {q}/* ; true"), check=False)
+
+    def _evidence(self) -> tuple[str | None, str]:
+        """The previous boot's kernel log (pstore, the journal) into the work directory: its
+        first panic line (None without one) and where it is kept."""
+        where = self.workdir / EVIDENCE
+        shutil.rmtree(where, ignore_errors=True)
+        where.mkdir(parents=True)
+        pstore = self.opts.pstore_dir.rstrip("/")
+        if self.ssh.run(self.ssh.root(f"[ -d {shlex.quote(pstore)} ]"),
+                        check=False).returncode == 0:
+            self.ssh.get_tree(pstore, where / "pstore")
+        journal = self.ssh.run(self.ssh.root(self.opts.previous_boot_log_command), check=False,
+                               timeout_s=120)
+        (where / "journal-kernel.txt").write_bytes(journal.stdout)
+        pstore_files = sorted(p for p in (where / "pstore").rglob("*") if p.is_file()) \
+            if (where / "pstore").is_dir() else []
+        console = [self.workdir / CONSOLE_LOG] if self.serial else []
+        said = first_panic([*pstore_files, where / "journal-kernel.txt", *console])
+        lines = journal.stdout.count(b"\n")
+        return said, (f"the previous boot's kernel log is kept in {where} ({len(pstore_files)} "
+                      f"pstore file(s), {lines} journal line(s)"
+                      + (f", the console in {self.workdir / CONSOLE_LOG}" if console else "")
+                      + ")" + ("" if said else ", no panic line in it"))
 
     def boot(self) -> str:
         if self.kernel is None:
             raise InputError("deploy a kernel before booting")
         self.tried = True
+        self._clear_pstore()
+        if self.serial:
+            self.serial.start()
         self._reboot(self.opts.reboot_tryboot, "tryboot")
         running = self.ssh.output("uname -r"), self.ssh.output("uname -v")
+        if self._on_test_kernel() is None:
+            how = "after a power cycle" if self.power_cycled else "by itself"
+            said, kept = self._evidence()
+            raise InfraError(
+                f"{self.spec.name}: the test kernel {self.kernel.release} did not stay up"
+                + (f": {said}" if said else "") + f"; the board came back {how} on "
+                f"{running[0]} without the slot's command line (a panic, a hang the watchdog "
+                f"reset, a lost network, or a firmware that did not take the slot); {kept}",
+                path=self.ssh.log)
         if problem := self.kernel.mismatch(*running):
             raise InfraError(f"{self.spec.name} after tryboot: {problem}; session log kept",
                              path=self.ssh.log)
@@ -258,8 +371,13 @@ class Rpi5Board(BoardDriver):
         if not self.tried:
             return
         if self.ssh.reachable() is None:
-            raise InfraError(f"{self.spec.name} is unreachable: power-cycle it (tryboot is "
-                             "one-shot, it comes back on config.txt)", path=self.ssh.log)
+            if not self.opts.power_cycle_command:
+                raise InfraError(f"{self.spec.name} is unreachable: power-cycle it (tryboot is "
+                                 "one-shot, it comes back on config.txt)", path=self.ssh.log)
+            self._power_cycle("the run")
+            if not self._new_boot(None, "after a power cycle"):
+                raise InfraError(f"{self.spec.name} is unreachable, also after a power cycle",
+                                 path=self.ssh.log)
         assert self.known_good is not None
         if self.tuned:
             self._undo_tuning()
@@ -270,10 +388,14 @@ class Rpi5Board(BoardDriver):
             raise InfraError(f"{self.spec.name} restored to release {release!r}, expected the "
                              f"known-good {self.known_good!r}; session log kept",
                              path=self.ssh.log)
+        if self.serial:
+            self.serial.stop()
         if hashlib.sha256(self._read("config.txt")).hexdigest() != self.config_sha:
             raise InfraError("config.txt changed while rtgate used the board", path=self.ssh.log)
 
     def close(self) -> None:
+        if self.serial:
+            self.serial.stop()
         self.ssh.close()
 
     # tools ------------------------------------------------------------------------------------

@@ -53,7 +53,7 @@ CMDLINE_TXT = "console=serial0,115200 root=PARTUUID=1234-02 rootwait\n"
 
 REBOOT = """#!/bin/sh
 # The board's reboot: note the arguments, then behave as the test's mode file says.
-echo "reboot $*" >>{root}/reboots.log
+[ "$1" = power ] || echo "reboot $*" >>{root}/reboots.log
 fake={root}/fake
 boot() {{
   # The firmware: tryboot.txt on a tryboot (when there is one), else config.txt; the command
@@ -83,9 +83,32 @@ boot() {{
   grep -qx dtoverlay=disable-wifi $config || mkdir $fake/class/net/wlan0
   grep -qx dtoverlay=disable-bt $config || mkdir $fake/class/bluetooth/hci0
   cat /proc/sys/kernel/random/uuid >{root}/boot_id
+  # What the serial console shows.
+  echo "[    0.000000] Booting Linux on physical CPU 0x0 ($config, os_prefix=$prefix)" \
+    >>{root}/serial.txt
 }}
+# The power supply switched off and on (the board file's power_cycle_command): config.txt's
+# kernel, and sshd started again.
+if [ "$1" = power ]; then
+  echo power >>{root}/reboots.log
+  echo comeback >{root}/mode
+  boot
+  setsid sh {root}/start-sshd </dev/null >>{root}/sshd.log 2>&1 &
+  exit 0
+fi
 case "$(cat {root}/mode)" in
   comeback) boot "$@" ;;
+  # The test kernel panics; the watchdog resets the board, which comes back on config.txt
+  # with the panic in pstore and the journal.
+  panic)
+    case "$*" in *tryboot*) ;; *) boot; exit 0 ;; esac
+    echo "[    2.345678] Kernel panic - not syncing: rtgate-test: planted panic" >>{root}/serial.txt
+    mkdir -p {root}/pstore
+    printf '%s\n' "Panic#1 Part1" "<0>[    2.345678] Kernel panic - not syncing: rtgate-test: \
+planted panic" "<4>[    2.345690] CPU: 3 PID: 1 Comm: swapper/0" >{root}/pstore/dmesg-ramoops-0
+    printf '%s\n' "Nov 25 03:00:02 rpi5 kernel: rtgate-test: about to panic" \
+      >{root}/journal-previous
+    boot ;;
   # Like a kernel under test that rewrites a tool on the board's disk while it runs.
   tamper) printf 'x' >>{root}/bin/cyclictest; boot "$@" ;;
   # Like a board going down: the daemon and every connection it serves (each has its own
@@ -271,9 +294,10 @@ def pi(tmp_path: Path) -> Iterator[FakePi]:
     log = open(root / "sshd.log", "wb")
     binds = {**{path: root / "fake" / fake for path, fake in FAKE_MOUNTS.items()}, **accounts}
     mounts = "".join(f"mount --bind {src} {path} && " for path, src in binds.items())
-    proc = subprocess.Popen(["unshare", "--mount", "--propagation", "private", "sh", "-c",
-                             f"{mounts}exec {SSHD} -D -e -f {root / 'sshd_config'}"],
-                            stdout=log, stderr=log)
+    start = root / "start-sshd"
+    start.write_text("exec unshare --mount --propagation private sh -c "
+                     f"'{mounts}exec {SSHD} -D -e -f {root / 'sshd_config'}'\n")
+    proc = subprocess.Popen(["sh", str(start)], stdout=log, stderr=log)
     deadline = time.monotonic() + 10
     while not listening(port):
         assert proc.poll() is None, (root / "sshd.log").read_text()
@@ -283,6 +307,9 @@ def pi(tmp_path: Path) -> Iterator[FakePi]:
     if proc.poll() is None:
         proc.terminate()
         proc.wait(timeout=10)
+    # An sshd the fake power cycle started again.
+    with contextlib.suppress(OSError, ValueError):
+        os.kill(int((root / "sshd.pid").read_text()), signal.SIGTERM)
     log.close()
     # What the fake kernel and a profile left running: rcuop/N stand-ins, a PM QoS holder.
     for pids in (root / "fake" / "rcuo.pids", root / "run" / "rtgate-tuning" / "holders"):
@@ -362,7 +389,8 @@ def test_tryboot_deploys_side_slot_measures_and_restores(rtgate_process: RunProc
     assert (slot / "overlays" / "disable-wifi.dtbo").is_file()
     # The firmware reads the slot's overlays/ only when it holds a README: the known-good one.
     assert (slot / "overlays" / "README").read_text() == OVERLAYS_README
-    assert (slot / "cmdline.txt").read_text() == CMDLINE_TXT
+    # The known-good command line, marked: a boot with the word runs a test kernel.
+    assert (slot / "cmdline.txt").read_text() == CMDLINE_TXT.strip() + " rtgate.slot=rtgate\n"
     assert (pi.modules / RELEASE / "kernel" / "rtgate-test.ko").read_bytes() == b"module"
     assert (pi.modules / RELEASE / ".rtgate-slot").is_file()
     # tryboot.txt was written for the test boot and removed by restore; config.txt never.
@@ -629,7 +657,7 @@ def test_tuned_tryboot_applies_verifies_records_and_undoes(rtgate_process: RunPr
     words = [f"isolcpus={ISOLATED}", f"nohz_full={ISOLATED}", f"rcu_nocbs={ISOLATED}",
              f"irqaffinity={HOUSEKEEPING}"]
     assert (pi.firmware / "rtgate" / "cmdline.txt").read_text() == \
-        " ".join([CMDLINE_TXT.strip(), *words]) + "\n"
+        " ".join([CMDLINE_TXT.strip(), *words, "rtgate.slot=rtgate"]) + "\n"
     assert {name: (pi.firmware / name).read_bytes() for name in known_good} == known_good
     assert not (pi.firmware / "tryboot.txt").exists()
     assert pi.reboots() == ["reboot 0 tryboot", "reboot "]
@@ -820,3 +848,91 @@ def test_doctor_passes_a_ready_pi_and_names_each_planted_fault(rtgate_process: R
     assert "rpi5-lab.invalid does not resolve" in failing["iperf3 peer"], rows
     rc, rows = _doctor(rtgate_process, _root(tmp_path / "gone", pi, port=free_port()))
     assert rc == 3 and list(_failing(rows)) == ["ssh"], rows
+
+
+# crash evidence and recovery -----------------------------------------------------------------
+
+def _crash_options(pi: FakePi, **more: object) -> dict[str, object]:
+    """A console that replays what the board prints from now on, and the previous boot's log
+    where the fake Pi keeps it."""
+    serial = pi.root / "serial.txt"
+    serial.touch()
+    console = pi.root / "console"
+    # From the byte it starts at: a serial line shows nothing of the past.
+    console.write_text(f"#!/bin/sh\nn=$(wc -c <{serial})\nwhile :; do m=$(wc -c <{serial})\n"
+                       f"  [ $m -gt $n ] && tail -c +$((n + 1)) {serial} | head -c $((m - n))\n"
+                       "  n=$m; sleep 0.1; done\n")
+    console.chmod(0o755)
+    return {"console_command": str(console),
+            "pstore_dir": str(pi.root / "pstore"),
+            "previous_boot_log_command": f"cat {pi.root}/journal-previous", **more}
+
+
+def test_a_panicking_test_kernel_leaves_its_log_in_the_record_and_comment(
+        rtgate_process: RunProcess, tmp_path: Path, pi: FakePi) -> None:
+    # An older panic in pstore is no evidence about this kernel: cleared before the tryboot.
+    (pi.root / "pstore").mkdir()
+    (pi.root / "pstore" / "dmesg-ramoops-9").write_text("Kernel panic - not syncing: older\n")
+    pi.mode("panic")
+    root = _root(tmp_path, pi, **_crash_options(pi))
+    kernels = tmp_path / "kernels"
+    kernels.mkdir()
+    (kernels / "rt").symlink_to(_kernel(tmp_path, RELEASE))
+    budget = tmp_path / "thresholds.yml"
+    budget.write_text("schema: rtgate/thresholds/v1\nbudgets:\n  - {board: rpi5, flavor: rt, "
+                      "scenario: net, max_us: 1000000, avg_us: 1000000, reason: any run}\n")
+    out = tmp_path / "out"
+    proc = rtgate_process("pipeline", "--board", "rpi5", "--kernels", str(kernels), "--flavors",
+                          "rt", "--scenarios", "net", "--duration", "2s", "--scale", "0.5",
+                          "--thresholds", str(budget), "--out", str(out),
+                          env={"RTGATE_ROOT": str(root)}, timeout=150)
+    assert proc.returncode == 3, proc.stderr[-3000:]
+    said = "Kernel panic - not syncing: rtgate-test: planted panic"
+    record = json.loads((out / "rt" / "net" / "infra.json").read_text())
+    assert "the test kernel" in record["message"] and "did not stay up" in record["message"]
+    assert f"did not stay up: {said}; the board came back by itself" in record["message"], record
+    assert said in (out / "summary.md").read_text()
+    evidence = out / "rt" / "net" / "previous-boot"
+    assert (evidence / "pstore" / "dmesg-ramoops-0").read_text().count(said) == 1
+    assert not (evidence / "pstore" / "dmesg-ramoops-9").exists()
+    assert "about to panic" in (evidence / "journal-kernel.txt").read_text()
+    # The console from the tryboot on: the panic, then the known-good boot; nothing before.
+    console = (out / "rt" / "net" / "console.log").read_text().splitlines()
+    assert [line.split("] ", 1)[1][:21] for line in console[:2]] == [
+        "Kernel panic - not sy", "Booting Linux on phys"], console
+    assert "config.txt" in console[1] and sum(said in line for line in console) == 1
+    # Restored all the same.
+    assert pi.reboots() == ["reboot 0 tryboot", "reboot "]
+    assert not (pi.firmware / "tryboot.txt").exists()
+
+
+def test_a_board_that_does_not_come_back_is_power_cycled(rtgate_process: RunProcess,
+                                                         tmp_path: Path, pi: FakePi) -> None:
+    pi.mode("vanish")
+    root = _root(tmp_path, pi, **_crash_options(
+        pi, boot_timeout_s=3, power_cycle_command=f"{pi.root}/fake-reboot power"))
+    out = tmp_path / "out"
+    proc = _board_run(rtgate_process, root, _kernel(tmp_path, RELEASE), out)
+    assert proc.returncode == 3, proc.stderr
+    assert "power-cycling it" in proc.stderr
+    assert "came back after a power cycle" in proc.stderr and "no panic line" in proc.stderr
+    # Back on config.txt after the power cycle, then restored as after any run.
+    assert pi.reboots() == ["reboot 0 tryboot", "power", "reboot "]
+    assert not (pi.firmware / "tryboot.txt").exists()
+
+
+def test_deploy_first_returns_a_board_left_on_a_test_kernel(rtgate_process: RunProcess,
+                                                           tmp_path: Path, pi: FakePi) -> None:
+    # A cancelled job's board: the slot booted by tryboot, never restored.
+    slot = pi.firmware / "rtgate"
+    slot.mkdir()
+    (slot / "cmdline.txt").write_text(CMDLINE_TXT.strip() + " rtgate.slot=rtgate\n")
+    (pi.firmware / "tryboot.txt").write_text(CONFIG_TXT + "[all]\nos_prefix=rtgate/\n")
+    subprocess.run([str(pi.root / "fake-reboot"), "0 tryboot"], check=True, timeout=30)
+    assert "rtgate.slot=rtgate" in (pi.fake / "cmdline").read_text()
+    out = tmp_path / "out"
+    proc = _board_run(rtgate_process, _root(tmp_path, pi), _kernel(tmp_path, RELEASE), out)
+    assert proc.returncode == 0, proc.stderr
+    assert "still runs a test kernel (/proc/cmdline has rtgate.slot=)" in proc.stderr
+    assert pi.reboots() == ["reboot 0 tryboot", "reboot ", "reboot 0 tryboot", "reboot "]
+    assert (pi.fake / "cmdline").read_text() == CMDLINE_TXT
