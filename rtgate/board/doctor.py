@@ -22,6 +22,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rtgate import paths
+from rtgate.board import throttle
 from rtgate.board.privileges import TRIAL, judge
 from rtgate.board.rpi5 import Rpi5Board
 from rtgate.board.spec import BoardSpec, LavaOptions, QemuOptions, SshOptions, kind_of
@@ -34,11 +35,6 @@ MIN_FREE_KIB = {"firmware": 64 * 1024, "modules": 512 * 1024, "run": 1024 * 1024
 HOT_C, THROTTLE_C = 70.0, 80.0
 """Idle above HOT_C: the cooler is missing or blocked; the Pi 5 throttles from 80 °C (its
 firmware's soft limit starts at 80 °C, docs/rpi5.md)."""
-THROTTLE_BITS = {0: "under-voltage now", 1: "ARM frequency capped now", 2: "throttled now",
-                 3: "soft temperature limit now", 16: "under-voltage since boot",
-                 17: "ARM frequency capped since boot", 18: "throttled since boot",
-                 19: "soft temperature limit since boot"}
-"""vcgencmd get_throttled's bits (Raspberry Pi documentation, "vcgencmd")."""
 HELD = ("linux-image-rpi-2712", "raspi-firmware", "rpi-eeprom")
 
 
@@ -315,12 +311,10 @@ def _health(facts: dict[str, str]) -> Iterator[Finding]:
                     f"{c:.1f} °C idle", "fit the Active Cooler; check airflow"
                     if c >= HOT_C else "")
     if (throttled := facts.get("throttled")) is not None:
-        try:
-            bits = int(throttled.split("=", 1)[-1], 16)
-        except ValueError:
+        if (bits := throttle.parse(throttled)) is None:
             yield Finding("throttling", "warn", throttled, "")
         else:
-            named = [what for bit, what in THROTTLE_BITS.items() if bits >> bit & 1]
+            named = throttle.named(bits)
             yield Finding("throttling", "fail" if named else "ok",
                         f"{throttled}" + (f": {', '.join(named)}" if named else ""),
                         "use the official 27 W (5 V 5 A) supply; fit the Active Cooler"

@@ -55,7 +55,7 @@ from rtgate.bench.plan import Params, Plan, timeout_for
 from rtgate.bench.run import TRACE_READING
 from rtgate.bench.runner import RunLog
 from rtgate.bench.scenario import Scenario, load_scenario
-from rtgate.board import tarsafe
+from rtgate.board import tarsafe, throttle
 from rtgate.board.base import BoardDriver, KernelArtifacts, MeasuredRun
 from rtgate.board.evidence import ConsoleCapture, first_panic
 from rtgate.board.loadreport import LoadReport
@@ -498,6 +498,11 @@ class Rpi5Board(BoardDriver):
                 "(docs/rpi5.md, \"Measurement privileges\")", path=self.ssh.log)
         return trial
 
+    def _throttled(self) -> int | None:
+        """The firmware's get_throttled now; None on a board without vcgencmd."""
+        proc = self.ssh.run(f"{throttle.COMMAND} 2>/dev/null", check=False, timeout_s=30)
+        return throttle.parse(proc.stdout.decode("utf-8", "replace"))
+
     def _wait_listening(self, port: int, bench: subprocess.Popen[bytes]) -> None:
         """Until something listens on the board's ``port``, or ``bench`` ended first."""
         pattern = f"^ *[0-9]+: [0-9A-F]+:{port:04X} [0-9A-F]+:[0-9A-F]+ 0A"
@@ -620,11 +625,13 @@ class Rpi5Board(BoardDriver):
             sampler_sh = f"{remote}/tuning-sample.sh"
             self.ssh.put_tree({"tuning-sample.sh": sampler(
                 self.tuned, pidfile, spec.warmup_s + duration_s).encode()}, remote)
+        throttled_before = self._throttled()
         start = datetime.now(UTC)
         rc, peer = self._drive(command, "rtgate bench", spec, on_peer, duration_s, scale, rawdir,
                                out / "bench.log", sampler_sh=sampler_sh,
                                samples=out / "tuning-run.txt")
         end = datetime.now(UTC)
+        throttled_after = self._throttled()
         if peer.planned and not peer.running:
             # A measurement without the peer's loads is not the scenario's.
             raise InfraError(f"`rtgate bench` on {self.spec.name} ended (exit {rc}) before its "
@@ -636,7 +643,8 @@ class Rpi5Board(BoardDriver):
                       plan=plan, start=start, end=end, peer_loads=peer.ended(), board_exit=rc,
                       cyclictest_version=caps.version, kernel=running, tool_sha256=tools,
                       board_loads=on_board.loads,
-                      privileges={**trial.facts, "loads_as": trial.facts.get("user", "")})
+                      privileges={**trial.facts, "loads_as": trial.facts.get("user", "")},
+                      throttled=[throttled_before, throttled_after])
 
     def trace(self, scenario: str, threshold_us: float, cap_s: int, out: Path, *,
               scale: float | None = None) -> Trace:
@@ -739,6 +747,7 @@ class Rpi5Board(BoardDriver):
         except ValueError:
             end = None  # every early exit of the peer's loads then counts: degraded, not a pass
         result = LoadReport(peer_records(raw.peer_loads, end)).apply(result)
+        result = _unthrottled(result, *(raw.throttled or [None, None]))
         if self.tuned:
             during = parse_readback((raw.out / "tuning-run.txt").read_text(errors="replace"))
             root = (during.get("root") or [""])[-1]
@@ -760,6 +769,21 @@ def _said(path: Path) -> str | None:
         return None
     first = note.strip().splitlines()[0] if note and note.strip() else ""
     return first[:SAID_CHARS] or None
+
+
+def _unthrottled(result: Result, before: int | None, after: int | None) -> Result:
+    """``result`` with the firmware's throttling record; degraded when the Pi throttled or
+    saw under-voltage while it measured (it measured its supply or cooling, not the kernel)."""
+    env = {**result.environment, "throttled": {
+        "before": None if before is None else hex(before),
+        "after": None if after is None else hex(after)}}
+    update: dict[str, object] = {"environment": env}
+    if happened := throttle.during(before, after):
+        update["status"] = "partial" if result.status == "partial" else "degraded"
+        update["reasons"] = [*result.reasons,
+                             f"the Pi reported {', '.join(happened)} during the run (vcgencmd "
+                             f"get_throttled {hex(before or 0)} -> {hex(after or 0)})"]
+    return Result.model_validate(result.model_copy(update=update).model_dump(by_alias=True))
 
 
 def _described(result: Result, claims: Result) -> Result:

@@ -936,3 +936,20 @@ def test_deploy_first_returns_a_board_left_on_a_test_kernel(rtgate_process: RunP
     assert "still runs a test kernel (/proc/cmdline has rtgate.slot=)" in proc.stderr
     assert pi.reboots() == ["reboot 0 tryboot", "reboot ", "reboot 0 tryboot", "reboot "]
     assert (pi.fake / "cmdline").read_text() == CMDLINE_TXT
+
+
+def test_a_pi_that_throttles_while_it_measures_is_degraded(rtgate_process: RunProcess,
+                                                           tmp_path: Path, pi: FakePi) -> None:
+    vc = _pi_interface(pi)
+    # The supply sags once the loads start: under-voltage and throttling since boot.
+    bench = (f"echo 0x50000 >{vc}/throttled; RTGATE_ROOT={paths.ROOT} {sys.executable} -m rtgate "
+             "bench --board local --scenario {scenario} --duration {duration} --out {out}")
+    out = tmp_path / "out"
+    proc = _board_run(rtgate_process, _root(tmp_path, pi, bench_command=bench),
+                      _kernel(tmp_path, RELEASE), out)
+    assert proc.returncode == 3, proc.stderr
+    result = load_result(out / "result.json")
+    assert result.status == "degraded" and result.totals.samples > 0
+    assert result.environment["throttled"] == {"before": "0x0", "after": "0x50000"}
+    assert ("the Pi reported under-voltage since boot, throttled since boot during the run "
+            "(vcgencmd get_throttled 0x0 -> 0x50000)") in result.reasons, result.reasons

@@ -1,8 +1,10 @@
 """The privilege trial's reading (rtgate.board.privileges) on what cyclictest 2.40 and getcap
-printed on this machine as a non-root user (captured with setpriv --reuid)."""
+printed on this machine as a non-root user (captured with setpriv --reuid); get_throttled's
+(rtgate.board.throttle)."""
 
 from __future__ import annotations
 
+from rtgate.board import throttle
 from rtgate.board.privileges import has_caps, judge
 
 UNPRIVILEGED = """user\trtgate
@@ -77,3 +79,16 @@ def test_getcap_spellings() -> None:
     assert has_caps("/x = cap_ipc_lock,cap_sys_nice+ep")
     assert not has_caps("/x cap_sys_nice=ep")
     assert not has_caps("/x cap_ipc_lock,cap_sys_nice=p")
+
+
+def test_throttling_during_a_run_is_what_is_set_at_its_end_or_new_since_boot() -> None:
+    # What a Pi 5 on a weak supply printed: throttled=0x50005 (under-voltage and throttled,
+    # now and since boot).
+    assert throttle.parse("throttled=0x50005\n") == 0x50005
+    assert throttle.parse("") is None
+    assert throttle.during(0x0, 0x0) == []
+    assert throttle.during(None, None) == []
+    # Under-voltage since boot already before the run: not this run's.
+    assert throttle.during(0x10000, 0x10000) == []
+    assert throttle.during(0x0, 0x50000) == ["under-voltage since boot", "throttled since boot"]
+    assert throttle.during(0x50000, 0x50005) == ["under-voltage now", "throttled now"]
