@@ -130,9 +130,9 @@ def test_a_second_pi_is_one_board_file_and_a_pull_request_takes_the_free_one(
     assert proc.returncode == 0, proc.stdout + proc.stderr
     outputs = step_outputs(tmp_path / "push")
     assert sorted(json.loads(outputs["boards"]), key=lambda e: e["board"]) == [
-        {"board": "qemu-arm64", "kind": "qemu-arm64", "label": "qemu-arm64"},
-        {"board": "rpi5", "kind": "rpi5", "label": "rpi5"},
-        {"board": "rpi5-b", "kind": "rpi5", "label": "rpi5-b"}]
+        {"board": "qemu-arm64", "kind": "qemu-arm64", "label": "board-qemu-arm64"},
+        {"board": "rpi5", "kind": "rpi5", "label": "board-rpi5"},
+        {"board": "rpi5-b", "kind": "rpi5", "label": "board-rpi5-b"}]
     assert json.loads(outputs["kernel_targets"]) == ["qemu-arm64", "rpi5"]
     context = Context.model_validate_json(
         (tmp_path / "push" / "ctx" / "context.json").read_bytes())

@@ -254,7 +254,7 @@ def test_lab_jobs_are_guarded(workflow: str, name: str, job: dict[str, Any]) -> 
     labels = runs_on(job)
     assert labels[:3] == ["self-hosted", "linux", "rtgate-lab"]
     board = labels[3]
-    assert board in ("${{ matrix.label }}", "${{ inputs.board }}")
+    assert board in ("${{ matrix.label }}", "board-${{ inputs.board }}")
 
     # A fork's pull request reaches the runner only through a protected environment; a
     # bisect builds a pull request's series whoever it comes from.
@@ -275,7 +275,7 @@ def test_lab_jobs_are_guarded(workflow: str, name: str, job: dict[str, Any]) -> 
         assert "concurrency" not in job
     else:
         concurrency = job["concurrency"]
-        assert concurrency["group"] == f"rtgate-board-{board}"
+        assert concurrency["group"] == "rtgate-board-${{ inputs.board }}"
         assert concurrency["cancel-in-progress"] is False
     assert isinstance(job["timeout-minutes"], int)
 
@@ -299,7 +299,8 @@ def test_runner_labels_are_declared_for_actionlint() -> None:
                    ["self-hosted-runner"]["labels"])
     gate = load(GITHUB / "workflows" / "latency-gate.yml")
     boards = set(gate["on"]["workflow_dispatch"]["inputs"]["board"]["options"])
-    assert {"rtgate-lab"} | boards <= declared
+    # Each board's runner: its kind's label, shared, and board-NAME, its own.
+    assert {"rtgate-lab"} | boards | {f"board-{b}" for b in boards} <= declared
 
 
 def test_zizmor_ignores_say_why() -> None:
@@ -779,8 +780,8 @@ def test_the_lava_gate_feeds_the_publisher_like_the_lab_gate() -> None:
         keep = next(s for s in steps if s.get("uses") == "./.github/actions/keep-results")
         # The lab gate's: a pull request's kind (the name its run context expects), else the
         # board (tests/integration/test_workflows_steps.py runs the plan that names them).
-        label = "label" if name == "gate" else "board"
-        assert keep["with"]["name"] == ARTIFACT_PREFIX + f"${{{{ matrix.{label} }}}}", name
+        named = "matrix.board || matrix.kind" if name == "gate" else "matrix.board"
+        assert keep["with"]["name"] == ARTIFACT_PREFIX + f"${{{{ {named} }}}}", name
         verdict = next(s for s in steps if s.get("id") == "verdict")
         assert verdict["uses"] == VERDICT_ACTION, name  # one judge, one wording
     download = next(s for s in load(REPORT)["jobs"]["publish"]["steps"]
@@ -837,6 +838,8 @@ def test_the_gate_fans_out_over_a_kinds_boards_and_queues_on_their_runners() -> 
     assert first["name"] == "The board this runner serves"
     assert first["env"] == {"WANT_BOARD": "${{ matrix.board }}", "WANT_KIND": "${{ matrix.kind }}"}
     assert "board=${WANT_BOARD:-$RUNNER_NAME}" in first["run"]
-    # Every later use of the board is the one the first step found.
-    later = yaml.safe_dump(job["steps"][2:])
+    # Every later use of the board is the one the first step found; the artifact keeps the
+    # name the run context expects (the kind a pull request asked for, else the board).
+    later = yaml.safe_dump([s for s in job["steps"][2:]
+                            if s.get("uses") != "./.github/actions/keep-results"])
     assert "matrix.board" not in later and "matrix.kind" not in later
