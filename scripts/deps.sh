@@ -11,7 +11,7 @@ declare -A APT=(
   # gcc, libc6-dev (kernel, qemu): the host programs kbuild and rtla's build make first (fixdep);
   # Debian's linux-source only recommends them. pkg-config + libtracefs/libtraceevent -dev (host
   # and arm64): rtla from the kernel source (rtgate/trace).
-  [qemu]="qemu-system-arm openssh-client openssh-server cpio binutils gcc libc6-dev make pkg-config libtracefs-dev libtraceevent-dev libtracefs-dev:arm64 libtraceevent-dev:arm64"
+  [qemu]="qemu-system-arm openssh-client openssh-server sudo libcap2-bin cpio binutils gcc libc6-dev make pkg-config libtracefs-dev libtraceevent-dev libtracefs-dev:arm64 libtraceevent-dev:arm64"
   [report]="chromium"
   # nginx-light: the LAVA tests' image store (its WebDAV module takes the uploads). sudo: a
   # runner user outside the docker group starts the builder through it (docs/security.md).

@@ -70,6 +70,10 @@ class RawRun(_RawRunModel):
     """The board's tools' digests, checked before the run (rpi5)."""
     board_loads: list[LoadSpec] = []
     """The scenario's loads that ran on the board (rpi5: the tuning check's task names)."""
+    privileges: dict[str, str] = {}
+    """How the board's bench got its real-time privileges: the trial's reading (rpi5)."""
+    throttled: list[int | None] = []
+    """The firmware's get_throttled before and after the run (rpi5; None: no vcgencmd)."""
 
 
 def json_schema() -> dict[str, Any]:

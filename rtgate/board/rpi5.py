@@ -55,10 +55,12 @@ from rtgate.bench.plan import Params, Plan, timeout_for
 from rtgate.bench.run import TRACE_READING
 from rtgate.bench.runner import RunLog
 from rtgate.bench.scenario import Scenario, load_scenario
-from rtgate.board import tarsafe
+from rtgate.board import tarsafe, throttle
 from rtgate.board.base import BoardDriver, KernelArtifacts, MeasuredRun
+from rtgate.board.evidence import ConsoleCapture, first_panic
 from rtgate.board.loadreport import LoadReport
 from rtgate.board.peer import PeerLoads, controller_cpus, peer_records, split
+from rtgate.board.privileges import TRIAL, Trial, judge
 from rtgate.board.rawrun import RawRun, RunningKernel
 from rtgate.board.spec import BoardSpec, SshOptions, board_path
 from rtgate.board.ssh import SSH_FAILED, SshSession
@@ -71,6 +73,12 @@ from rtgate.result import Result, Status, Trace, TuningCheck, load_result
 from rtgate.trace import breaktrace
 
 SLOT_MARK = ".rtgate-slot"
+SLOT_WORD = "rtgate.slot"
+"""On the slot's command line: a boot whose /proc/cmdline has it runs a test kernel (a dotted
+word is a module parameter, which the kernel keeps from init)."""
+EVIDENCE = "previous-boot"
+"""Under the work directory: the previous boot's kernel log, pulled after a fallback."""
+CONSOLE_LOG = "console.log"
 """Marks a modules directory rtgate wrote, so it never overwrites a kernel someone installed."""
 TOOL_DIGEST = Path(__file__).with_name("tooldigest.sh")
 TOOLS = ("rtgate", "cyclictest", "stress-ng", "iperf3")
@@ -110,6 +118,9 @@ class Rpi5Board(BoardDriver):
         self.noted_unpinned = False
         self.tuned: Applied | None = None
         self.tuning_checks: list[TuningCheck] = []
+        self.serial = ConsoleCapture(self.opts.console_command, workdir / CONSOLE_LOG) \
+            if self.opts.console_command else None
+        self.power_cycled = False
 
     def _fw(self, name: str = "") -> str:
         return f"{self.opts.firmware_dir.rstrip('/')}/{name}" if name else self.opts.firmware_dir
@@ -127,6 +138,9 @@ class Rpi5Board(BoardDriver):
             raise InputError(f"board {self.spec.name!r} needs a kernel build to deploy "
                              "(rtgate kernel build --board rpi5)")
         self.kernel = kernel
+        # A cancelled job can leave a test kernel running: back to config.txt's kernel first,
+        # and the known-good release read only from a boot verified as such.
+        self._back_to_known_good()
         self._undo_tuning(leftover=True)
         # Under the known-good kernel: a tool the last kernel under test changed is refused
         # before another one boots.
@@ -150,11 +164,18 @@ class Rpi5Board(BoardDriver):
                 files[dtb.name] = dtb
             for overlay in sorted(kernel.dtbs.rglob("overlays/*")):
                 files[f"overlays/{overlay.name}"] = overlay
+            # With os_prefix the firmware reads <prefix>overlays/ only when it holds a README
+            # (else the known-good overlays load); a kernel build has none: the known-good one.
+            readme = self.ssh.run(f"cat {shlex.quote(self._fw('overlays/README'))}",
+                                  check=False).stdout
+            files["overlays/README"] = readme or \
+                f"Overlays of the rtgate test kernel {kernel.release}.\n".encode()
         # os_prefix applies to cmdline.txt too: the slot boots with the known-good command line,
         # plus the profile's words.
         cmdline = self._read("cmdline.txt")
-        files["cmdline.txt"] = with_words(cmdline, self.tuned.boot_args()) \
-            if self.tuned and self.tuned.boot else cmdline
+        words = [*(self.tuned.boot_args() if self.tuned and self.tuned.boot else []),
+                 f"{SLOT_WORD}={self.opts.slot}"]
+        files["cmdline.txt"] = with_words(cmdline, words)
         self.ssh.run(self._rm(slot))
         self.ssh.put_tree(files, slot)
         if kernel.modules is not None:
@@ -193,28 +214,127 @@ class Rpi5Board(BoardDriver):
     # boot / restore -------------------------------------------------------------------------
 
     def _reboot(self, command: str, what: str) -> None:
-        """Reboot with ``command`` and wait until the board answers from a new boot."""
+        """Reboot with ``command`` and wait until the board answers from a new boot; power-cycle
+        it (``power_cycle_command``) when it does not."""
         before = self.ssh.output(self.opts.boot_id_command)
         # The connection usually drops while the command runs: its status tells nothing.
         self.ssh.run(self.ssh.root(command), check=False, timeout_s=60)
+        if self._new_boot(before, what):
+            return
+        after = f"`{command}` ({what})"
+        if not self.opts.power_cycle_command:
+            raise InfraError(
+                f"{self.spec.name} did not come back within {self.opts.boot_timeout_s:g} s after "
+                f"{after}; config.txt was not touched, so a power cycle boots the known-good "
+                "kernel; session log kept", path=self.ssh.log)
+        self._power_cycle(after)
+        if not self._new_boot(before, "after a power cycle"):
+            raise InfraError(f"{self.spec.name} did not come back after {after}, nor after a "
+                             f"power cycle (`{self.opts.power_cycle_command}`); session log kept",
+                             path=self.ssh.log)
+
+    def _new_boot(self, before: str | None, what: str) -> bool:
+        """Whether the board answers from a boot other than ``before`` within the timeout."""
         deadline = time.monotonic() + self.opts.boot_timeout_s
         with self.console.status(f"{self.spec.name}: {what}: waiting for a new boot (up to "
                                  f"{self.opts.boot_timeout_s:g} s)"):
             while self.ssh.reachable(self.opts.boot_id_command) in (None, before):
                 if time.monotonic() > deadline:
-                    raise InfraError(
-                        f"{self.spec.name} did not come back within "
-                        f"{self.opts.boot_timeout_s:g} s after `{command}` ({what}); config.txt "
-                        "was not touched, so a power cycle boots the known-good kernel; session "
-                        "log kept", path=self.ssh.log)
+                    return False
                 time.sleep(self.opts.poll_interval_s)
+        return True
+
+    def _power_cycle(self, why: str) -> None:
+        """``power_cycle_command`` on the controller: the board then boots config.txt."""
+        command = self.opts.power_cycle_command
+        assert command is not None
+        self.console.print(f"rtgate: {self.spec.name} did not come back after {why}: "
+                           f"power-cycling it (`{command}`)", markup=False, highlight=False,
+                           soft_wrap=True)
+        self.ssh.note(f"power cycle (controller): $ {command}")
+        try:
+            proc = subprocess.run(command, shell=True, capture_output=True, timeout=120,
+                                  check=False)
+        except subprocess.TimeoutExpired as exc:
+            raise InfraError(f"power_cycle_command `{command}` timed out after 120 s",
+                             path=self.ssh.log) from exc
+        self.ssh.note(f"  exit {proc.returncode} "
+                      + (proc.stdout + proc.stderr).decode("utf-8", "replace")[-2000:])
+        if proc.returncode != 0:
+            raise InfraError(f"power_cycle_command `{command}` failed (exit {proc.returncode});"
+                             " power-cycle the board by hand", path=self.ssh.log)
+        self.power_cycled = True
+
+    def _on_test_kernel(self) -> str | None:
+        """Why the running kernel is a test kernel (the slot's word on its command line, or the
+        firmware's tryboot flag), None when it is not."""
+        cmdline = self.ssh.output("cat /proc/cmdline").split()
+        if any(w.startswith(f"{SLOT_WORD}=") for w in cmdline):
+            return f"/proc/cmdline has {SLOT_WORD}="
+        flag = self.ssh.output(f"od -An -tx1 {shlex.quote(self.opts.tryboot_flag)} 2>/dev/null "
+                               "| tr -d ' \\n'")
+        return f"{self.opts.tryboot_flag} says tryboot" if flag.endswith("01") else None
+
+    def _back_to_known_good(self) -> None:
+        if (why := self._on_test_kernel()) is None:
+            return
+        self.console.print(f"rtgate: {self.spec.name} still runs a test kernel ({why}): "
+                           "returning it to its known-good kernel first", markup=False,
+                           highlight=False, soft_wrap=True)
+        self.ssh.run(self.ssh.root(f"rm -f {shlex.quote(self._fw('tryboot.txt'))}"))
+        self._reboot(self.opts.reboot_normal, "back to the known-good kernel")
+        if (why := self._on_test_kernel()) is not None:
+            raise InfraError(f"{self.spec.name} still runs a test kernel after a normal reboot "
+                             f"({why}): config.txt may boot the slot; not recording it as "
+                             "known-good", path=self.ssh.log)
+
+    def _clear_pstore(self) -> None:
+        """Older panic logs out of pstore, so what is there after a fallback is the test
+        boot's."""
+        q = shlex.quote(self.opts.pstore_dir.rstrip("/"))
+        self.ssh.run(self.ssh.root(f"[ -d {q} ] && rm -f {q}/* ; true"), check=False)
+
+    def _evidence(self) -> tuple[str | None, str]:
+        """The previous boot's kernel log (pstore, the journal) into the work directory: its
+        first panic line (None without one) and where it is kept."""
+        where = self.workdir / EVIDENCE
+        shutil.rmtree(where, ignore_errors=True)
+        where.mkdir(parents=True)
+        pstore = self.opts.pstore_dir.rstrip("/")
+        if self.ssh.run(self.ssh.root(f"[ -d {shlex.quote(pstore)} ]"),
+                        check=False).returncode == 0:
+            self.ssh.get_tree(pstore, where / "pstore")
+        journal = self.ssh.run(self.ssh.root(self.opts.previous_boot_log_command), check=False,
+                               timeout_s=120)
+        (where / "journal-kernel.txt").write_bytes(journal.stdout)
+        pstore_files = sorted(p for p in (where / "pstore").rglob("*") if p.is_file()) \
+            if (where / "pstore").is_dir() else []
+        console = [self.workdir / CONSOLE_LOG] if self.serial else []
+        said = first_panic([*pstore_files, where / "journal-kernel.txt", *console])
+        lines = journal.stdout.count(b"\n")
+        return said, (f"the previous boot's kernel log is kept in {where} ({len(pstore_files)} "
+                      f"pstore file(s), {lines} journal line(s)"
+                      + (f", the console in {self.workdir / CONSOLE_LOG}" if console else "")
+                      + ")" + ("" if said else ", no panic line in it"))
 
     def boot(self) -> str:
         if self.kernel is None:
             raise InputError("deploy a kernel before booting")
         self.tried = True
+        self._clear_pstore()
+        if self.serial:
+            self.serial.start()
         self._reboot(self.opts.reboot_tryboot, "tryboot")
         running = self.ssh.output("uname -r"), self.ssh.output("uname -v")
+        if self._on_test_kernel() is None:
+            how = "after a power cycle" if self.power_cycled else "by itself"
+            said, kept = self._evidence()
+            raise InfraError(
+                f"{self.spec.name}: the test kernel {self.kernel.release} did not stay up"
+                + (f": {said}" if said else "") + f"; the board came back {how} on "
+                f"{running[0]} without the slot's command line (a panic, a hang the watchdog "
+                f"reset, a lost network, or a firmware that did not take the slot); {kept}",
+                path=self.ssh.log)
         if problem := self.kernel.mismatch(*running):
             raise InfraError(f"{self.spec.name} after tryboot: {problem}; session log kept",
                              path=self.ssh.log)
@@ -251,8 +371,13 @@ class Rpi5Board(BoardDriver):
         if not self.tried:
             return
         if self.ssh.reachable() is None:
-            raise InfraError(f"{self.spec.name} is unreachable: power-cycle it (tryboot is "
-                             "one-shot, it comes back on config.txt)", path=self.ssh.log)
+            if not self.opts.power_cycle_command:
+                raise InfraError(f"{self.spec.name} is unreachable: power-cycle it (tryboot is "
+                                 "one-shot, it comes back on config.txt)", path=self.ssh.log)
+            self._power_cycle("the run")
+            if not self._new_boot(None, "after a power cycle"):
+                raise InfraError(f"{self.spec.name} is unreachable, also after a power cycle",
+                                 path=self.ssh.log)
         assert self.known_good is not None
         if self.tuned:
             self._undo_tuning()
@@ -263,10 +388,14 @@ class Rpi5Board(BoardDriver):
             raise InfraError(f"{self.spec.name} restored to release {release!r}, expected the "
                              f"known-good {self.known_good!r}; session log kept",
                              path=self.ssh.log)
+        if self.serial:
+            self.serial.stop()
         if hashlib.sha256(self._read("config.txt")).hexdigest() != self.config_sha:
             raise InfraError("config.txt changed while rtgate used the board", path=self.ssh.log)
 
     def close(self) -> None:
+        if self.serial:
+            self.serial.stop()
         self.ssh.close()
 
     # tools ------------------------------------------------------------------------------------
@@ -334,6 +463,45 @@ class Rpi5Board(BoardDriver):
             raise InfraError(f"{self.spec.name}: uname answered {lines!r}", path=self.ssh.log)
         return caps, RunningKernel(release=lines[0], version=lines[1], machine=lines[2],
                                    realtime=lines[3].strip() if len(lines) > 3 else None)
+
+    def _with_user_path(self, command: str) -> str:
+        """``command`` as root with the bench user's PATH: sudo's secure_path may find other
+        tools than the ones checked."""
+        user_path = self.ssh.output("printf '%s' \"$PATH\"")
+        return self.ssh.root(f"PATH={shlex.quote(user_path)}; export PATH; {command}")
+
+    def _as_bench(self, command: str) -> str:
+        """``command`` as the bench runs: through sudo on the sudo route, else as the user."""
+        if self.opts.measure_privilege == "sudo" and self.opts.sudo:
+            return self._with_user_path(command)
+        return command
+
+    def trial(self) -> Trial:
+        """The real cyclictest tried through the bench's route: what it may do."""
+        proc = self.ssh.run(self._as_bench("sh -s"), stdin=TRIAL.encode(), check=False,
+                            timeout_s=60)
+        if proc.returncode == SSH_FAILED:
+            raise InfraError(f"lost {self.spec.name} while trying its privileges",
+                             path=self.ssh.log)
+        return judge(self.opts.measure_privilege, proc.stdout.decode("utf-8", "replace"),
+                     proc.stderr.decode("utf-8", "replace"))
+
+    def check_privileges(self) -> Trial:
+        """The trial, before any load starts: a bench user that cannot get SCHED_FIFO 99,
+        mlockall or /dev/cpu_dma_latency is refused (InfraError), naming what is missing."""
+        trial = self.trial()
+        if trial.missing:
+            raise InfraError(
+                f"{self.spec.name}: the bench cannot measure as {trial.facts.get('user', '?')} "
+                f"(measure_privilege: {self.opts.measure_privilege}): missing "
+                f"{'; '.join(trial.missing)}; refused before any load started "
+                "(docs/rpi5.md, \"Measurement privileges\")", path=self.ssh.log)
+        return trial
+
+    def _throttled(self) -> int | None:
+        """The firmware's get_throttled now; None on a board without vcgencmd."""
+        proc = self.ssh.run(f"{throttle.COMMAND} 2>/dev/null", check=False, timeout_s=30)
+        return throttle.parse(proc.stdout.decode("utf-8", "replace"))
 
     def _wait_listening(self, port: int, bench: subprocess.Popen[bytes]) -> None:
         """Until something listens on the board's ``port``, or ``bench`` ended first."""
@@ -431,6 +599,7 @@ class Rpi5Board(BoardDriver):
         # Under the kernel under test, right before it measures.
         tools = self.verify_tools("before measuring")
         caps, running = self._running()
+        trial = self.check_privileges()
         out.mkdir(parents=True, exist_ok=True)
         rawdir = (out / RAW).resolve()
         # A previous run's files in the same OUT must not pass for this run's.
@@ -446,6 +615,9 @@ class Rpi5Board(BoardDriver):
         command = self._bench(remote, spec.name, duration_s, scale)
         if flavor is not None:
             command += f" --flavor {shlex.quote(flavor)}"
+        # The loads start from the same shell as cyclictest: as root on the sudo route, as the
+        # user (without cyclictest's capabilities) otherwise; recorded so.
+        command = self._as_bench(command)
         sampler_sh = None
         if self.tuned:
             pidfile = f"{remote}/{BENCH_PID}"
@@ -453,11 +625,13 @@ class Rpi5Board(BoardDriver):
             sampler_sh = f"{remote}/tuning-sample.sh"
             self.ssh.put_tree({"tuning-sample.sh": sampler(
                 self.tuned, pidfile, spec.warmup_s + duration_s).encode()}, remote)
+        throttled_before = self._throttled()
         start = datetime.now(UTC)
         rc, peer = self._drive(command, "rtgate bench", spec, on_peer, duration_s, scale, rawdir,
                                out / "bench.log", sampler_sh=sampler_sh,
                                samples=out / "tuning-run.txt")
         end = datetime.now(UTC)
+        throttled_after = self._throttled()
         if peer.planned and not peer.running:
             # A measurement without the peer's loads is not the scenario's.
             raise InfraError(f"`rtgate bench` on {self.spec.name} ended (exit {rc}) before its "
@@ -468,7 +642,9 @@ class Rpi5Board(BoardDriver):
                       run_id=f"{self.spec.name}-{spec.name}-{start:%Y%m%dT%H%M%SZ}",
                       plan=plan, start=start, end=end, peer_loads=peer.ended(), board_exit=rc,
                       cyclictest_version=caps.version, kernel=running, tool_sha256=tools,
-                      board_loads=on_board.loads)
+                      board_loads=on_board.loads,
+                      privileges={**trial.facts, "loads_as": trial.facts.get("user", "")},
+                      throttled=[throttled_before, throttled_after])
 
     def trace(self, scenario: str, threshold_us: float, cap_s: int, out: Path, *,
               scale: float | None = None) -> Trace:
@@ -490,11 +666,9 @@ class Rpi5Board(BoardDriver):
         (out / TRACE_CLAIMS).unlink(missing_ok=True)
         _, on_peer, remote = self._staged(spec)
         what = "rtgate bench --trace-breach"
-        # Root's PATH (sudo's secure_path) may find other tools than the ones checked above.
-        user_path = self.ssh.output("printf '%s' \"$PATH\"")
         bench = f"{self._bench(remote, spec.name, cap_s, scale)} --trace-breach " \
                 f"{float(threshold_us)!r}"
-        command = self.ssh.root(f"PATH={shlex.quote(user_path)}; export PATH; {bench}")
+        command = self._with_user_path(bench)
         log = out / "trace-bench.log"
         with tempfile.TemporaryDirectory(prefix="rtgate-trace-peer-") as tmp:
             try:
@@ -559,7 +733,7 @@ class Rpi5Board(BoardDriver):
         env = {**claims.environment, "kernel_release": running.release,
                "kernel_version": running.version, "machine": running.machine,
                "sys_kernel_realtime": running.realtime, "preempt_rt": rt,
-               "tool_sha256": raw.tool_sha256}
+               "tool_sha256": raw.tool_sha256, "privileges": raw.privileges}
         tools = env.get("tools")
         env["tools"] = tools if isinstance(tools, dict) else {}
         run_log = RunLog(start=raw.start, end=raw.end)
@@ -573,6 +747,7 @@ class Rpi5Board(BoardDriver):
         except ValueError:
             end = None  # every early exit of the peer's loads then counts: degraded, not a pass
         result = LoadReport(peer_records(raw.peer_loads, end)).apply(result)
+        result = _unthrottled(result, *(raw.throttled or [None, None]))
         if self.tuned:
             during = parse_readback((raw.out / "tuning-run.txt").read_text(errors="replace"))
             root = (during.get("root") or [""])[-1]
@@ -594,6 +769,21 @@ def _said(path: Path) -> str | None:
         return None
     first = note.strip().splitlines()[0] if note and note.strip() else ""
     return first[:SAID_CHARS] or None
+
+
+def _unthrottled(result: Result, before: int | None, after: int | None) -> Result:
+    """``result`` with the firmware's throttling record; degraded when the Pi throttled or
+    saw under-voltage while it measured (it measured its supply or cooling, not the kernel)."""
+    env = {**result.environment, "throttled": {
+        "before": None if before is None else hex(before),
+        "after": None if after is None else hex(after)}}
+    update: dict[str, object] = {"environment": env}
+    if happened := throttle.during(before, after):
+        update["status"] = "partial" if result.status == "partial" else "degraded"
+        update["reasons"] = [*result.reasons,
+                             f"the Pi reported {', '.join(happened)} during the run (vcgencmd "
+                             f"get_throttled {hex(before or 0)} -> {hex(after or 0)})"]
+    return Result.model_validate(result.model_copy(update=update).model_dump(by_alias=True))
 
 
 def _described(result: Result, claims: Result) -> Result:
@@ -633,7 +823,10 @@ def sampler(tuned: Applied, pidfile: str, budget_s: float) -> str:
         "ours() { p=$1; while [ -n \"$p\" ] && [ \"$p\" -gt 1 ]; do",
         "  [ \"$p\" = \"$root\" ] && return 0",
         "  p=$(sed -n 's/^PPid:[[:space:]]*//p' /proc/$p/status 2>/dev/null); done; return 1; }",
-        f"i=0; while [ $i -lt {int(budget_s * 5) + 50} ]; do",
+        # The bench's start-up (sudo, Python's imports) counts too: on a loaded board it took
+        # longer than a short run's budget. The loop ends with the bench, so the bound only
+        # matters for a bench that never measures.
+        f"i=0; while [ $i -lt {int(budget_s * 5) + 600} ]; do",
         "  [ -d \"/proc/$root\" ] || break",
         # Measuring: a thread besides the main one (a 2 s run has no second to spare).
         "  for c in $(pgrep -x cyclictest); do ours \"$c\" && "

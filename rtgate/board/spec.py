@@ -20,6 +20,7 @@ from pydantic import (
 )
 
 from rtgate import paths
+from rtgate.board.privileges import Route
 from rtgate.errors import InputError
 from rtgate.yamlsource import load_named
 
@@ -96,6 +97,11 @@ class SshOptions(_Options):
                                  "ServerAliveCountMax=3"],
         description="`-o` options for ssh and scp.")
     sudo: str = Field("sudo", description="Prefix for commands that need root ('' when root).")
+    measure_privilege: Route = Field(
+        "sudo", description="How cyclictest gets SCHED_FIFO 99, mlockall and /dev/cpu_dma_latency "
+                            "(rtgate.board.privileges): `sudo` runs the bench (and its loads) "
+                            "through the sudo prefix, as root; `file-capabilities` runs it as "
+                            "`user`, cyclictest carrying cap_ipc_lock,cap_sys_nice=ep.")
     firmware_dir: str = "/boot/firmware"
     # Plain names: the slot is replaced wholesale (rm -rf) on every deploy.
     slot: str = Field("rtgate", pattern=_NAME,
@@ -120,6 +126,25 @@ class SshOptions(_Options):
                     "tmpfs, so a reboot (which undoes the writes) drops them too.")
     peer: PeerOptions = Field(default_factory=PeerOptions)
     run_margin_s: float = Field(120, gt=0)
+    console_command: str | None = Field(
+        None, description="Run on the controller while a test kernel boots and runs (e.g. "
+                          "reading a debug probe's serial line); its output is kept as "
+                          "OUT/console.log. None: no console.")
+    power_cycle_command: str | None = Field(
+        None, description="Run on the controller when the board does not come back (a smart "
+                          "plug, a PoE port, a relay): the board then boots config.txt's "
+                          "known-good kernel. None: a person power-cycles it.")
+    tryboot_flag: str = Field(
+        "/proc/device-tree/chosen/bootloader/tryboot",
+        description="The firmware's flag (a big-endian 1) that this boot was a tryboot: the "
+                    "board runs a test kernel.")
+    pstore_dir: str = Field(
+        "/sys/fs/pstore", description="Where the board's kernel keeps the previous boot's "
+                                      "panic log (ramoops/efi-pstore); read after a fallback.")
+    previous_boot_log_command: str = Field(
+        "journalctl -k -b -1 --no-pager -q",
+        description="Prints the previous boot's kernel log (a persistent journal); read after a "
+                    "fallback.")
     tools: dict[ToolName, Sha256] = Field(
         default_factory=dict,
         description="Pinned sha256 of the board's tools, checked before every deploy and run: a "
@@ -194,6 +219,10 @@ class BoardSpec(BaseModel):
     virtual: bool | Literal["auto"] = Field(
         description="VM or emulator: its numbers are no real-time claim. `auto`: detect at run "
                     "time (the local board may itself be a VM).")
+    kind: str | None = Field(
+        None, pattern=_NAME,
+        description="The kind of board this instance is (rpi5 for rpi5-b): its budgets, gate "
+                    "plan, calibration record and history are the kind's. None: its own name.")
     arch: str | None = None
     scenarios: list[str] = Field(
         default_factory=lambda: ["all-in"], min_length=1,
@@ -221,6 +250,17 @@ class BoardSpec(BaseModel):
         if model is None or isinstance(value, model):
             return value
         return model.model_validate(value or {})
+
+
+def kind_of(spec: BoardSpec) -> str:
+    """The board's kind: what budgets, calibration and the gate's plan are keyed by."""
+    return spec.kind or spec.name
+
+
+def board_kind(name: str, root: Path | None = None) -> str:
+    """The kind of the board named (its file's ``kind:``, else its name); a name with no board
+    file (a result from another lab) is its own kind."""
+    return kind_of(load_board(name, root)) if board_path(name, root).is_file() else name
 
 
 def board_path(name: str, root: Path | None = None) -> Path:

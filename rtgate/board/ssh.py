@@ -116,8 +116,9 @@ class SshSession:
                  stdin=buf.getvalue(), timeout_s=600)
 
     def get_tree(self, remote_dir: str, local: Path) -> None:
-        """Copy ``remote_dir``'s contents into ``local``."""
-        proc = self.run(f"tar -C {shlex.quote(remote_dir)} -cf - .", timeout_s=600)
+        """Copy ``remote_dir``'s contents into ``local``, read as root (a bench run through sudo
+        leaves files only root may read)."""
+        proc = self.run(self.root(f"tar -C {shlex.quote(remote_dir)} -cf - ."), timeout_s=600)
         local.mkdir(parents=True, exist_ok=True)
         try:
             with tarfile.open(fileobj=io.BytesIO(proc.stdout), mode="r:") as tar:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
 from rtgate.board.base import KernelArtifacts
+from rtgate.board.doctor import DoctorSettings, examine, ready
 from rtgate.board.measure import measure
 from rtgate.board.spec import BoardSpec, list_boards, load_board
 from rtgate.ciout import escape
@@ -62,6 +64,41 @@ def run_command(args: argparse.Namespace) -> int:
     return int(Exit.OK if m.result.status == "complete" else Exit.INCOMPLETE)
 
 
+DOCTOR_EPILOG = """\
+Checks a board before its first run, as a run reads it (the board file's SSH options, sudo,
+PATH and paths): SSH and sudo, cyclictest's real-time privileges, the tools and their pins,
+firmware and EEPROM versions (against bench/firmware/KIND.yml only), autoboot.txt and tryboot,
+the slot and its overlays, the known-good kernel, free space, temperature, throttling and
+under-voltage, the governor, time sync, the iperf3 peer's reach; for QEMU and LAVA boards what
+applies. Prints one row per check: ok, warn (measures, but worth fixing), fail, n/a.
+
+exit codes:
+  0  ready (no check failed)
+  2  usage or input error (unknown board, unreadable board or firmware file)
+  3  not ready: a check failed (the table says what to do); or the board was lost midway
+"""
+
+
+def doctor_command(args: argparse.Namespace) -> int:
+    spec = load_board(args.board)
+    with tempfile.TemporaryDirectory(prefix="rtgate-doctor-") as tmp:
+        workdir = args.out or Path(tmp)
+        checks = examine(DoctorSettings(spec=spec, workdir=workdir))
+    if args.plain:
+        for c in checks:
+            print(f"{c.state}\t{c.item}\t{c.found}\t{c.todo}")
+    else:
+        table = Table("check", "state", "found", "to do", title=f"rtgate board doctor {spec.name}")
+        style = {"ok": "green", "warn": "yellow", "fail": "bold red", "n/a": "dim"}
+        for c in checks:
+            table.add_row(c.item, f"[{style[c.state]}]{c.state}[/]", c.found, c.todo)
+        Console().print(table)
+    ok = ready(checks)
+    print(f"rtgate board doctor: {spec.name}: "
+          f"{'ready' if ok else 'NOT ready'}", file=sys.stderr)
+    return int(Exit.OK if ok else Exit.INCOMPLETE)
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = subparsers.add_parser("board", help="list boards; measure a kernel on one",
                               description="Boards: bench/boards/*.yml.", epilog=EPILOG,
@@ -82,3 +119,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     r.add_argument("--flavor", help="kernel flavor label (default: from the kernel build)")
     add_scale_option(r)
     r.set_defaults(func=run_command)
+    d = sub.add_parser("doctor", help="check a board before its first run: what is ready, what "
+                                      "to do", epilog=DOCTOR_EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    d.add_argument("board", help="board name from bench/boards/")
+    d.add_argument("--plain", action="store_true",
+                   help="tab-separated rows: state, check, found, to do")
+    d.add_argument("--out", type=Path, help="keep the SSH session log here")
+    d.set_defaults(func=doctor_command)

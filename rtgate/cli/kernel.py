@@ -13,7 +13,8 @@ from rtgate.kernel.deliver import deliver
 from rtgate.kernel.patches import PatchError
 from rtgate.kernel.plan import make_plan
 from rtgate.kernel.runtime import RUNTIMES, get_runtime
-from rtgate.kernel.targets import target_names
+from rtgate.kernel.source import pinned, resolve
+from rtgate.kernel.targets import load_target, target_names
 
 EPILOG = """sources:  git:URL@REF | tar:PATH | debian:PACKAGE (default: the board's default_source)
 patches:  a quilt series file (default: kernel/patches/series when it exists)
@@ -85,12 +86,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
                            help="the delivery directory; must not exist")
     deliver_p.set_defaults(func=_deliver)
 
+    pin = sub.add_parser(
+        "pin", help="print the source at the commit its branch names now (git:URL@SHA)",
+        description="A and B of a gate build from one commit: the gate pins the kernel "
+                    "target's source once and passes it to both builds (--source); a maintainer "
+                    "pastes it into kernel/targets/NAME.yml to move the base forward.",
+        epilog="exit codes:\n  0  printed\n  2  unknown board, bad source, no such branch or tag"
+               "\n  3  the repository could not be read (network)", formatter_class=fmt)
+    pin.add_argument("--board", required=True, help=f"one of {', '.join(target_names())}")
+    pin.add_argument("--source", help="kernel source (default: the board's default_source)")
+    pin.set_defaults(func=_pin)
+
 
 def _plan(args: argparse.Namespace) -> int:
     runtime = get_runtime(args.runtime)
     plan = make_plan(args.board, args.flavor, runtime, source=args.source, series=args.patches,
                      extra_fragments=args.fragment)
     print(plan.to_json())
+    return 0
+
+
+def _pin(args: argparse.Namespace) -> int:
+    print(pinned(resolve(args.source or load_target(args.board).default_source)).spec())
     return 0
 
 

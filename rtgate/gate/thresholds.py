@@ -24,6 +24,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StringConstraints, ValidationError
 
 from rtgate import inputfile, paths
+from rtgate.board.spec import board_kind
 from rtgate.result import Result, profile_of
 from rtgate.schemafile import schema_of
 from rtgate.yamlsource import YamlDocument, load_yaml
@@ -136,7 +137,8 @@ class Thresholds(BaseModel):
         return max(matching, key=lambda b: b.specificity, default=None)
 
     def for_result(self, result: Result) -> Budget | None:
-        return self.select(result.board.name, flavor_of(result), result.scenario,
+        """The budget of the result's board's kind: rpi5-b (kind: rpi5) is judged as rpi5."""
+        return self.select(board_kind(result.board.name), flavor_of(result), result.scenario,
                            profile_of(result), result.tool.name)
 
 

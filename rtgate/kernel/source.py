@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict
 from rtgate.errors import InfraError, InputError
 
 USAGE = "expected git:URL@REF, tar:PATH or debian:PACKAGE"
+COMMIT = re.compile(r"[0-9a-f]{40}")
 DEBIAN_SRC = Path("/usr/src")
 
 
@@ -68,6 +69,28 @@ def resolve(spec: str) -> Source:
     if kind == "debian":
         return Source(kind="debian", location=rest, ref=_debian_version(rest))
     raise InputError(f"bad kernel source {spec!r}: unknown kind {kind!r}; {USAGE}")
+
+
+def pinned(source: Source) -> Source:
+    """A git source at the commit its branch or tag names now (``git ls-remote``), so that
+    two builds (a gate's A and B) take the same tree however the branch moves; any other
+    source, or a git source already at a commit, as it is."""
+    if source.kind != "git" or COMMIT.fullmatch(source.ref):
+        return source
+    proc = subprocess.run(["git", "ls-remote", source.location, f"refs/heads/{source.ref}",
+                           f"refs/tags/{source.ref}", f"refs/tags/{source.ref}^{{}}"],
+                          capture_output=True, text=True, timeout=120)
+    if proc.returncode != 0:
+        raise InfraError(f"cannot read {source.location}'s refs: {proc.stderr.strip()}")
+    refs = dict(reversed(line.split("\t", 1)) for line in proc.stdout.splitlines()
+                if "\t" in line)
+    # An annotated tag names its tag object; the commit is the peeled ^{} line.
+    for name in (f"refs/heads/{source.ref}", f"refs/tags/{source.ref}^{{}}",
+                 f"refs/tags/{source.ref}"):
+        if COMMIT.fullmatch(refs.get(name, "")):
+            return Source(kind="git", location=source.location, ref=refs[name])
+    raise InputError(f"kernel source {source.spec()}: {source.location} has no branch or tag "
+                     f"{source.ref!r}")
 
 
 def _debian_version(package: str) -> str:
@@ -131,7 +154,7 @@ def _unpack(archive: Path, dest: Path) -> None:
 
 
 def _clone(source: Source, dest: Path) -> None:
-    if re.fullmatch(r"[0-9a-f]{40}", source.ref):
+    if COMMIT.fullmatch(source.ref):
         steps = [["git", "init", "-q", str(dest)],
                  ["git", "-C", str(dest), "fetch", "-q", "--depth", "1", source.location,
                   source.ref],

@@ -27,6 +27,7 @@ import signal
 import subprocess
 import sys
 import tarfile
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -47,11 +48,12 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
 RELEASE = os.uname().release
 CONFIG_TXT = "# known-good\narm_64bit=1\ndtparam=watchdog=on\n"
+OVERLAYS_README = "Device Tree overlays of the known-good kernel\n"
 CMDLINE_TXT = "console=serial0,115200 root=PARTUUID=1234-02 rootwait\n"
 
 REBOOT = """#!/bin/sh
 # The board's reboot: note the arguments, then behave as the test's mode file says.
-echo "reboot $*" >>{root}/reboots.log
+[ "$1" = power ] || echo "reboot $*" >>{root}/reboots.log
 fake={root}/fake
 boot() {{
   # The firmware: tryboot.txt on a tryboot (when there is one), else config.txt; the command
@@ -81,9 +83,32 @@ boot() {{
   grep -qx dtoverlay=disable-wifi $config || mkdir $fake/class/net/wlan0
   grep -qx dtoverlay=disable-bt $config || mkdir $fake/class/bluetooth/hci0
   cat /proc/sys/kernel/random/uuid >{root}/boot_id
+  # What the serial console shows.
+  echo "[    0.000000] Booting Linux on physical CPU 0x0 ($config, os_prefix=$prefix)" \
+    >>{root}/serial.txt
 }}
+# The power supply switched off and on (the board file's power_cycle_command): config.txt's
+# kernel, and sshd started again.
+if [ "$1" = power ]; then
+  echo power >>{root}/reboots.log
+  echo comeback >{root}/mode
+  boot
+  setsid sh {root}/start-sshd </dev/null >>{root}/sshd.log 2>&1 &
+  exit 0
+fi
 case "$(cat {root}/mode)" in
   comeback) boot "$@" ;;
+  # The test kernel panics; the watchdog resets the board, which comes back on config.txt
+  # with the panic in pstore and the journal.
+  panic)
+    case "$*" in *tryboot*) ;; *) boot; exit 0 ;; esac
+    echo "[    2.345678] Kernel panic - not syncing: rtgate-test: planted panic" >>{root}/serial.txt
+    mkdir -p {root}/pstore
+    printf '%s\n' "Panic#1 Part1" "<0>[    2.345678] Kernel panic - not syncing: rtgate-test: \
+planted panic" "<4>[    2.345690] CPU: 3 PID: 1 Comm: swapper/0" >{root}/pstore/dmesg-ramoops-0
+    printf '%s\n' "Nov 25 03:00:02 rpi5 kernel: rtgate-test: about to panic" \
+      >{root}/journal-previous
+    boot ;;
   # Like a kernel under test that rewrites a tool on the board's disk while it runs.
   tamper) printf 'x' >>{root}/bin/cyclictest; boot "$@" ;;
   # Like a board going down: the daemon and every connection it serves (each has its own
@@ -198,16 +223,56 @@ def _fake_tree(fake: Path) -> None:
     (fake / "class" / "bluetooth" / "hci0").mkdir()
 
 
+BENCH_USER, BENCH_UID = "rtbench", 4242
+"""The board's login: not root, as on a lab Pi. It exists in sshd's mount namespace only (its
+/etc/passwd, group, shadow and sudoers are the fake Pi's), with sudo for everything, as
+docs/rpi5.md sets the Pi's rtgate user up."""
+SUDO = "sudo -n"
+
+
+def _accounts(root: Path) -> dict[str, Path]:
+    """The fake Pi's account files, bound over /etc's in sshd's namespace."""
+    etc = root / "etc"
+    etc.mkdir()
+    lines = {"passwd": f"{BENCH_USER}:x:{BENCH_UID}:{BENCH_UID}::{root}/home:/bin/sh",
+             "group": f"{BENCH_USER}:x:{BENCH_UID}:",
+             "shadow": f"{BENCH_USER}:*:19000:0:99999:7:::"}
+    files = {}
+    for name, line in lines.items():
+        text = Path("/etc", name).read_text()
+        (etc / name).write_text(text + ("" if text.endswith("\n") else "\n") + line + "\n")
+        files[f"/etc/{name}"] = etc / name
+    (etc / "shadow").chmod(0o640)
+    sudoers = etc / "sudoers"
+    sudoers.write_text("Defaults env_reset\nroot ALL=(ALL:ALL) ALL\n"
+                       f"{BENCH_USER} ALL=(ALL:ALL) NOPASSWD: ALL\n")
+    sudoers.chmod(0o440)
+    files["/etc/sudoers"] = sudoers
+    (root / "home").mkdir()
+    os.chown(root / "home", BENCH_UID, BENCH_UID)
+    return files
+
+
 @pytest.fixture
 def pi(tmp_path: Path) -> Iterator[FakePi]:
     if not os.access(SSHD, os.X_OK):
         pytest.fail("sshd is missing: scripts/deps.sh qemu installs openssh-server")
-    root = tmp_path / "pi"
+    if not shutil.which("sudo"):
+        pytest.fail("sudo is missing: scripts/deps.sh qemu installs it")
+    # Outside pytest's private temp root: the bench user must reach the fake Pi's files.
+    root = Path(tempfile.mkdtemp(prefix="rtgate-pi-"))
+    root.chmod(0o755)
+    accounts = _accounts(root)
+    # Where the bench user writes its runs (/var/tmp on a Pi).
+    (root / "var").mkdir()
+    os.chown(root / "var", BENCH_UID, BENCH_UID)
     (root / "boot" / "firmware").mkdir(parents=True)
     (root / "lib" / "modules").mkdir(parents=True)
     (root / "bin").mkdir()
     (root / "boot" / "firmware" / "config.txt").write_text(CONFIG_TXT)
     (root / "boot" / "firmware" / "cmdline.txt").write_text(CMDLINE_TXT)
+    (root / "boot" / "firmware" / "overlays").mkdir()
+    (root / "boot" / "firmware" / "overlays" / "README").write_text(OVERLAYS_README)
     (root / "boot_id").write_text("first-boot\n")
     _fake_tree(root / "fake")
     (root / "mode").write_text("comeback")
@@ -227,11 +292,12 @@ def pi(tmp_path: Path) -> Iterator[FakePi]:
         f"SetEnv PATH={root}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n")
     Path("/run/sshd").mkdir(exist_ok=True)  # sshd's privilege-separation directory
     log = open(root / "sshd.log", "wb")
-    mounts = "".join(f"mount --bind {root / 'fake' / fake} {path} && "
-                     for path, fake in FAKE_MOUNTS.items())
-    proc = subprocess.Popen(["unshare", "--mount", "--propagation", "private", "sh", "-c",
-                             f"{mounts}exec {SSHD} -D -e -f {root / 'sshd_config'}"],
-                            stdout=log, stderr=log)
+    binds = {**{path: root / "fake" / fake for path, fake in FAKE_MOUNTS.items()}, **accounts}
+    mounts = "".join(f"mount --bind {src} {path} && " for path, src in binds.items())
+    start = root / "start-sshd"
+    start.write_text("exec unshare --mount --propagation private sh -c "
+                     f"'{mounts}exec {SSHD} -D -e -f {root / 'sshd_config'}'\n")
+    proc = subprocess.Popen(["sh", str(start)], stdout=log, stderr=log)
     deadline = time.monotonic() + 10
     while not listening(port):
         assert proc.poll() is None, (root / "sshd.log").read_text()
@@ -241,12 +307,16 @@ def pi(tmp_path: Path) -> Iterator[FakePi]:
     if proc.poll() is None:
         proc.terminate()
         proc.wait(timeout=10)
+    # An sshd the fake power cycle started again.
+    with contextlib.suppress(OSError, ValueError):
+        os.kill(int((root / "sshd.pid").read_text()), signal.SIGTERM)
     log.close()
     # What the fake kernel and a profile left running: rcuop/N stand-ins, a PM QoS holder.
     for pids in (root / "fake" / "rcuo.pids", root / "run" / "rtgate-tuning" / "holders"):
         for pid in pids.read_text().split() if pids.is_file() else []:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(int(pid), signal.SIGTERM)
+    shutil.rmtree(root, ignore_errors=True)
 
 
 def _kernel(tmp_path: Path, release: str) -> Path:
@@ -277,11 +347,11 @@ def _root(tmp_path: Path, pi: FakePi, **overrides: object) -> Path:
     (root / "bench" / "tuning").symlink_to(paths.ROOT / "bench" / "tuning")
     board = yaml.safe_load((paths.BOARDS / "rpi5.yml").read_text())
     board["options"].update({
-        "host": "127.0.0.1", "port": pi.port, "user": "root",
+        "host": "127.0.0.1", "port": pi.port, "user": BENCH_USER,
         "identity_file": str(pi.root / "client_key"),
         "ssh_options": ["BatchMode=yes", "StrictHostKeyChecking=no",
                         "UserKnownHostsFile=/dev/null", "ConnectTimeout=2", "LogLevel=ERROR"],
-        "sudo": "", "firmware_dir": str(pi.firmware), "modules_dir": str(pi.modules),
+        "sudo": SUDO, "firmware_dir": str(pi.firmware), "modules_dir": str(pi.modules),
         "reboot_tryboot": f"{pi.root}/fake-reboot '0 tryboot'",
         "reboot_normal": f"{pi.root}/fake-reboot",
         "boot_id_command": f"cat {pi.root}/boot_id",
@@ -317,7 +387,10 @@ def test_tryboot_deploys_side_slot_measures_and_restores(rtgate_process: RunProc
     assert (slot / "kernel_2712.img").read_bytes() == (kernel / "kernel_2712.img").read_bytes()
     assert (slot / "bcm2712-rpi-5-b.dtb").is_file()
     assert (slot / "overlays" / "disable-wifi.dtbo").is_file()
-    assert (slot / "cmdline.txt").read_text() == CMDLINE_TXT
+    # The firmware reads the slot's overlays/ only when it holds a README: the known-good one.
+    assert (slot / "overlays" / "README").read_text() == OVERLAYS_README
+    # The known-good command line, marked: a boot with the word runs a test kernel.
+    assert (slot / "cmdline.txt").read_text() == CMDLINE_TXT.strip() + " rtgate.slot=rtgate\n"
     assert (pi.modules / RELEASE / "kernel" / "rtgate-test.ko").read_bytes() == b"module"
     assert (pi.modules / RELEASE / ".rtgate-slot").is_file()
     # tryboot.txt was written for the test boot and removed by restore; config.txt never.
@@ -343,6 +416,61 @@ def test_tryboot_deploys_side_slot_measures_and_restores(rtgate_process: RunProc
     # sending then ends on a broken pipe.)
     client = (out / "raw" / "iperf3-client.stdout").read_text()
     assert re.search(r"sec\s+[\d.]+ [KMG]Bytes\s+[\d.]+ [KMG]bits/sec", client), client[-2000:]
+    # Measured through the board file's sudo: cyclictest and the loads ran as root, and said so.
+    privileges = result.environment["privileges"]
+    assert privileges["route"] == "sudo" and privileges["user"] == "root"
+    assert privileges["loads_as"] == "root" and privileges["trial"] == "0"
+
+
+def _with_caps(pi: FakePi, caps: str | None) -> Path:
+    """A copy of cyclictest first on the board's PATH, with ``caps`` set (None: no
+    capabilities), and /dev/cpu_dma_latency the bench user's (what docs/rpi5.md's udev rule
+    gives its group)."""
+    tool = pi.root / "bin" / "cyclictest"
+    shutil.copyfile(shutil.which("cyclictest") or "/usr/bin/cyclictest", tool)
+    tool.chmod(0o755)
+    if caps:
+        subprocess.run(["setcap", caps, str(tool)], check=True, timeout=30)
+        os.chown(pi.fake / "cpu_dma_latency", BENCH_UID, BENCH_UID)
+    return tool
+
+
+def test_an_unprivileged_bench_user_is_refused_before_any_load(rtgate_process: RunProcess,
+                                                               tmp_path: Path,
+                                                               pi: FakePi) -> None:
+    _with_caps(pi, None)
+    out = tmp_path / "out"
+    proc = _board_run(rtgate_process, _root(tmp_path, pi, measure_privilege="file-capabilities"),
+                      _kernel(tmp_path, RELEASE), out)
+    assert proc.returncode == 3, proc.stderr
+    assert f"the bench cannot measure as {BENCH_USER}" in proc.stderr, proc.stderr
+    for missing in ("file capabilities cap_ipc_lock,cap_sys_nice=ep",
+                    "SCHED_FIFO 99 for cyclictest", "write access to /dev/cpu_dma_latency"):
+        assert missing in proc.stderr, proc.stderr
+    assert "refused before any load started" in proc.stderr
+    # Nothing measured, no load started on either side; the board is back on its kernel.
+    assert not (out / "bench.log").exists() and not (out / "raw" / "iperf3-client.stdout").exists()
+    assert "rtgate bench" not in (out / "ssh.log").read_text(errors="replace")
+    assert pi.reboots() == ["reboot 0 tryboot", "reboot "]
+
+
+def test_file_capabilities_let_a_non_root_bench_measure(rtgate_process: RunProcess,
+                                                        tmp_path: Path, pi: FakePi) -> None:
+    tool = _with_caps(pi, "cap_sys_nice,cap_ipc_lock+ep")
+    out = tmp_path / "out"
+    proc = _board_run(rtgate_process, _root(tmp_path, pi, measure_privilege="file-capabilities"),
+                      _kernel(tmp_path, RELEASE), out)
+    assert proc.returncode == 0, proc.stderr
+    result = load_result(out / "result.json")
+    assert result.status == "complete" and result.totals.samples > 0
+    privileges = result.environment["privileges"]
+    assert privileges["route"] == "file-capabilities" and privileges["user"] == BENCH_USER
+    assert privileges["cyclictest"] == str(tool)
+    assert "cap_ipc_lock,cap_sys_nice=ep" in privileges["getcap"]
+    # The loads ran as the user: only cyclictest carries the capabilities.
+    assert privileges["loads_as"] == BENCH_USER
+    # cyclictest held /dev/cpu_dma_latency (the fake Pi's file) at 0 while it measured.
+    assert (pi.fake / "cpu_dma_latency").read_bytes() == (0).to_bytes(4, "little")
 
 
 def test_board_that_never_comes_back_is_infra_and_config_untouched(rtgate_process: RunProcess,
@@ -529,7 +657,7 @@ def test_tuned_tryboot_applies_verifies_records_and_undoes(rtgate_process: RunPr
     words = [f"isolcpus={ISOLATED}", f"nohz_full={ISOLATED}", f"rcu_nocbs={ISOLATED}",
              f"irqaffinity={HOUSEKEEPING}"]
     assert (pi.firmware / "rtgate" / "cmdline.txt").read_text() == \
-        " ".join([CMDLINE_TXT.strip(), *words]) + "\n"
+        " ".join([CMDLINE_TXT.strip(), *words, "rtgate.slot=rtgate"]) + "\n"
     assert {name: (pi.firmware / name).read_bytes() for name in known_good} == known_good
     assert not (pi.firmware / "tryboot.txt").exists()
     assert pi.reboots() == ["reboot 0 tryboot", "reboot "]
@@ -600,3 +728,228 @@ def test_a_crashed_tuned_run_is_undone_at_the_next_start(rtgate_process: RunProc
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "putting back the run-time settings a previous run left" in proc.stderr
     assert _runtime_values(pi) == RUNTIME_DEFAULTS and not pi.tuning_state.exists()
+
+
+# rtgate board doctor -------------------------------------------------------------------------
+
+VCGENCMD = """#!/bin/sh
+# The Pi's vcgencmd, answering from the fake Pi's files.
+case "$1" in
+  version) cat {vc}/version ;;
+  bootloader_version) cat {vc}/bootloader ;;
+  get_throttled) echo "throttled=$(cat {vc}/throttled)" ;;
+  *) echo "error=1 error_msg=\\"Command not registered\\""; exit 1 ;;
+esac
+"""
+TIMEDATECTL = "#!/bin/sh\n# The Pi's timedatectl show -p NTPSynchronized --value.\ncat {vc}/ntp\n"
+APT_MARK = "#!/bin/sh\n# The Pi's apt-mark showhold.\ncat {vc}/held\n"
+SYSTEMCTL = "#!/bin/sh\n# The Pi's systemctl is-enabled rpi-eeprom-update.\ncat {vc}/eeprom\n"
+# What a Pi 5 printed (Raspberry Pi OS bookworm, 2024-11 firmware and bootloader).
+FIRMWARE_VERSION = ("2024/11/12 16:10:44 \nCopyright (c) 2012 Broadcom\n"
+                    "version 4b019946 (release) (embedded)\n")
+BOOTLOADER_VERSION = "2024/11/12 16:10:44\nversion 4b019946 (release)\ntimestamp 1731427844\n"
+
+
+def _pi_interface(pi: FakePi) -> Path:
+    """The Pi's own programs and files a doctor reads, as a ready Pi answers them."""
+    vc = pi.root / "vc"
+    vc.mkdir()
+    for name, text in {"version": FIRMWARE_VERSION, "bootloader": BOOTLOADER_VERSION,
+                       "throttled": "0x0\n", "ntp": "yes\n", "eeprom": "masked\n",
+                       "held": "linux-image-rpi-2712\nraspi-firmware\nrpi-eeprom\n"}.items():
+        (vc / name).write_text(text)
+    for name, script in {"vcgencmd": VCGENCMD, "timedatectl": TIMEDATECTL,
+                         "apt-mark": APT_MARK, "systemctl": SYSTEMCTL}.items():
+        (pi.root / "bin" / name).write_text(script.format(vc=vc))
+        (pi.root / "bin" / name).chmod(0o755)
+    zone = pi.fake / "class" / "thermal" / "thermal_zone0"
+    zone.mkdir(parents=True)
+    (zone / "temp").write_text("48300\n")
+    return vc
+
+
+def _doctor(rtgate_process: RunProcess, root: Path) -> tuple[int, dict[str, tuple[str, str]]]:
+    proc = rtgate_process("board", "doctor", "rpi5", "--plain", env={"RTGATE_ROOT": str(root)},
+                          timeout=120)
+    rows = {}
+    for line in proc.stdout.splitlines():
+        state, item, found, todo = line.split("\t")
+        rows[item] = (state, found + " / " + todo)
+    return proc.returncode, rows
+
+
+def _failing(rows: dict[str, tuple[str, str]]) -> dict[str, str]:
+    return {item: said for item, (state, said) in rows.items() if state == "fail"}
+
+
+@pytest.mark.timeout(300)
+def test_doctor_passes_a_ready_pi_and_names_each_planted_fault(rtgate_process: RunProcess,
+                                                               tmp_path: Path,
+                                                               pi: FakePi) -> None:
+    vc = _pi_interface(pi)
+    flag = pi.root / "tryboot-flag"
+    root = _root(tmp_path, pi, tryboot_flag=str(flag))
+    rc, rows = _doctor(rtgate_process, root)
+    assert rc == 0 and _failing(rows) == {}, rows
+    assert rows["ssh"][0] == rows["sudo"][0] == rows["RT privileges"][0] == "ok", rows
+    assert rows["bootloader"] == ("ok", "2024/11/12 16:10:44 version 4b019946 (release) "
+                                        "timestamp 1731427844 / ")
+    assert rows["throttling"][0] == rows["time sync"][0] == rows["thermal"][0] == "ok", rows
+    assert rows["autoboot.txt"][0] == rows["known-good kernel"][0] == "ok", rows
+    assert rows["iperf3 peer"][0] == "ok" and rows["slot"][0] == "n/a", rows
+    # Measures, but worth fixing: unpinned tools, the ondemand governor.
+    assert rows["tool cyclictest"][0] == rows["governor"][0] == "warn", rows
+
+    # Every fault of the Pi planted at once: each is named by its own row, and only those fail.
+    autoboot = pi.firmware / "autoboot.txt"
+    autoboot.write_text("[all]\ntryboot_a_b=1\nboot_partition=2\n")
+    (vc / "throttled").write_text("0x50005\n")
+    (pi.fake / "class" / "thermal" / "thermal_zone0" / "temp").write_text("85200\n")
+    (vc / "ntp").write_text("no\n")
+    flag.write_bytes(b"\x00\x00\x00\x01")
+    (pi.firmware / "rtgate" / "overlays").mkdir(parents=True)
+    sudoers = pi.root / "etc" / "sudoers"
+    # Written in place: the file sshd's namespace sees is this inode.
+    sudoers.write_text(sudoers.read_text().replace("NOPASSWD: ", ""))
+    # The bootloader listed as bad, with its source, in the data root's firmware file.
+    known = root / "bench" / "firmware" / "rpi5.yml"
+    known.parent.mkdir(parents=True)
+    known.write_text("schema: rtgate/firmware-known/v1\nknown:\n  - {component: bootloader, "
+                     "version: '2024/11/12', problem: a planted problem, "
+                     "source: 'https://example.org/x'}\n")
+    rc, rows = _doctor(rtgate_process, root)
+    assert rc == 3
+    failing = _failing(rows)
+    expected = {
+        "autoboot.txt": "never reads tryboot.txt",
+        "throttling": "under-voltage now, throttled now, under-voltage since boot",
+        "thermal": "85.2 °C", "time sync": "NTPSynchronized=no",
+        "known-good kernel": "is a test kernel",
+        "slot overlays": "rtgate/overlays/README missing",
+        "sudo": "a password is required", "bootloader": "a planted problem (https://example.org/x)",
+        # Through a sudo that asks for a password, the bench has no privileges either.
+        "RT privileges": "the trial did not run through sudo (sudo: a password is required)"}
+    assert set(failing) == set(expected), rows
+    for item, words in expected.items():
+        assert words in failing[item], (item, failing[item])
+
+    # Faults of the board file, read as a run would: no capabilities on the route it names, a
+    # pin the tool does not match, a peer address DNS does not know.
+    _with_caps(pi, None)
+    wrong = _root(tmp_path / "wrong", pi, tryboot_flag=str(flag),
+                  measure_privilege="file-capabilities", tools={"cyclictest": "0" * 64},
+                  peer={"loads": ["iperf3-client"], "board_address": "rpi5-lab.invalid",
+                        "board_port": 5201})
+    rc, rows = _doctor(rtgate_process, wrong)
+    failing = _failing(rows)
+    assert rc == 3
+    assert "file capabilities cap_ipc_lock,cap_sys_nice=ep" in failing["RT privileges"], rows
+    assert "the board file pins 000000000000" in failing["tool cyclictest"], rows
+    assert "rpi5-lab.invalid does not resolve" in failing["iperf3 peer"], rows
+    rc, rows = _doctor(rtgate_process, _root(tmp_path / "gone", pi, port=free_port()))
+    assert rc == 3 and list(_failing(rows)) == ["ssh"], rows
+
+
+# crash evidence and recovery -----------------------------------------------------------------
+
+def _crash_options(pi: FakePi, **more: object) -> dict[str, object]:
+    """A console that replays what the board prints from now on, and the previous boot's log
+    where the fake Pi keeps it."""
+    serial = pi.root / "serial.txt"
+    serial.touch()
+    console = pi.root / "console"
+    # From the byte it starts at: a serial line shows nothing of the past.
+    console.write_text(f"#!/bin/sh\nn=$(wc -c <{serial})\nwhile :; do m=$(wc -c <{serial})\n"
+                       f"  [ $m -gt $n ] && tail -c +$((n + 1)) {serial} | head -c $((m - n))\n"
+                       "  n=$m; sleep 0.1; done\n")
+    console.chmod(0o755)
+    return {"console_command": str(console),
+            "pstore_dir": str(pi.root / "pstore"),
+            "previous_boot_log_command": f"cat {pi.root}/journal-previous", **more}
+
+
+def test_a_panicking_test_kernel_leaves_its_log_in_the_record_and_comment(
+        rtgate_process: RunProcess, tmp_path: Path, pi: FakePi) -> None:
+    # An older panic in pstore is no evidence about this kernel: cleared before the tryboot.
+    (pi.root / "pstore").mkdir()
+    (pi.root / "pstore" / "dmesg-ramoops-9").write_text("Kernel panic - not syncing: older\n")
+    pi.mode("panic")
+    root = _root(tmp_path, pi, **_crash_options(pi))
+    kernels = tmp_path / "kernels"
+    kernels.mkdir()
+    (kernels / "rt").symlink_to(_kernel(tmp_path, RELEASE))
+    budget = tmp_path / "thresholds.yml"
+    budget.write_text("schema: rtgate/thresholds/v1\nbudgets:\n  - {board: rpi5, flavor: rt, "
+                      "scenario: net, max_us: 1000000, avg_us: 1000000, reason: any run}\n")
+    out = tmp_path / "out"
+    proc = rtgate_process("pipeline", "--board", "rpi5", "--kernels", str(kernels), "--flavors",
+                          "rt", "--scenarios", "net", "--duration", "2s", "--scale", "0.5",
+                          "--thresholds", str(budget), "--out", str(out),
+                          env={"RTGATE_ROOT": str(root)}, timeout=150)
+    assert proc.returncode == 3, proc.stderr[-3000:]
+    said = "Kernel panic - not syncing: rtgate-test: planted panic"
+    record = json.loads((out / "rt" / "net" / "infra.json").read_text())
+    assert "the test kernel" in record["message"] and "did not stay up" in record["message"]
+    assert f"did not stay up: {said}; the board came back by itself" in record["message"], record
+    assert said in (out / "summary.md").read_text()
+    evidence = out / "rt" / "net" / "previous-boot"
+    assert (evidence / "pstore" / "dmesg-ramoops-0").read_text().count(said) == 1
+    assert not (evidence / "pstore" / "dmesg-ramoops-9").exists()
+    assert "about to panic" in (evidence / "journal-kernel.txt").read_text()
+    # The console from the tryboot on: the panic, then the known-good boot; nothing before.
+    console = (out / "rt" / "net" / "console.log").read_text().splitlines()
+    assert [line.split("] ", 1)[1][:21] for line in console[:2]] == [
+        "Kernel panic - not sy", "Booting Linux on phys"], console
+    assert "config.txt" in console[1] and sum(said in line for line in console) == 1
+    # Restored all the same.
+    assert pi.reboots() == ["reboot 0 tryboot", "reboot "]
+    assert not (pi.firmware / "tryboot.txt").exists()
+
+
+def test_a_board_that_does_not_come_back_is_power_cycled(rtgate_process: RunProcess,
+                                                         tmp_path: Path, pi: FakePi) -> None:
+    pi.mode("vanish")
+    root = _root(tmp_path, pi, **_crash_options(
+        pi, boot_timeout_s=3, power_cycle_command=f"{pi.root}/fake-reboot power"))
+    out = tmp_path / "out"
+    proc = _board_run(rtgate_process, root, _kernel(tmp_path, RELEASE), out)
+    assert proc.returncode == 3, proc.stderr
+    assert "power-cycling it" in proc.stderr
+    assert "came back after a power cycle" in proc.stderr and "no panic line" in proc.stderr
+    # Back on config.txt after the power cycle, then restored as after any run.
+    assert pi.reboots() == ["reboot 0 tryboot", "power", "reboot "]
+    assert not (pi.firmware / "tryboot.txt").exists()
+
+
+def test_deploy_first_returns_a_board_left_on_a_test_kernel(rtgate_process: RunProcess,
+                                                           tmp_path: Path, pi: FakePi) -> None:
+    # A cancelled job's board: the slot booted by tryboot, never restored.
+    slot = pi.firmware / "rtgate"
+    slot.mkdir()
+    (slot / "cmdline.txt").write_text(CMDLINE_TXT.strip() + " rtgate.slot=rtgate\n")
+    (pi.firmware / "tryboot.txt").write_text(CONFIG_TXT + "[all]\nos_prefix=rtgate/\n")
+    subprocess.run([str(pi.root / "fake-reboot"), "0 tryboot"], check=True, timeout=30)
+    assert "rtgate.slot=rtgate" in (pi.fake / "cmdline").read_text()
+    out = tmp_path / "out"
+    proc = _board_run(rtgate_process, _root(tmp_path, pi), _kernel(tmp_path, RELEASE), out)
+    assert proc.returncode == 0, proc.stderr
+    assert "still runs a test kernel (/proc/cmdline has rtgate.slot=)" in proc.stderr
+    assert pi.reboots() == ["reboot 0 tryboot", "reboot ", "reboot 0 tryboot", "reboot "]
+    assert (pi.fake / "cmdline").read_text() == CMDLINE_TXT
+
+
+def test_a_pi_that_throttles_while_it_measures_is_degraded(rtgate_process: RunProcess,
+                                                           tmp_path: Path, pi: FakePi) -> None:
+    vc = _pi_interface(pi)
+    # The supply sags once the loads start: under-voltage and throttling since boot.
+    bench = (f"echo 0x50000 >{vc}/throttled; RTGATE_ROOT={paths.ROOT} {sys.executable} -m rtgate "
+             "bench --board local --scenario {scenario} --duration {duration} --out {out}")
+    out = tmp_path / "out"
+    proc = _board_run(rtgate_process, _root(tmp_path, pi, bench_command=bench),
+                      _kernel(tmp_path, RELEASE), out)
+    assert proc.returncode == 3, proc.stderr
+    result = load_result(out / "result.json")
+    assert result.status == "degraded" and result.totals.samples > 0
+    assert result.environment["throttled"] == {"before": "0x0", "after": "0x50000"}
+    assert ("the Pi reported under-voltage since boot, throttled since boot during the run "
+            "(vcgencmd get_throttled 0x0 -> 0x50000)") in result.reasons, result.reasons

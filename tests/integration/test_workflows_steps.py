@@ -14,7 +14,8 @@ from test_workflows import GATE, ROOT, all_boards, load
     ("workflow_run", '["qemu-arm64","rpi5","local"]', {"qemu-arm64", "rpi5"}),
     ("workflow_run", '["rpi5"]', {"rpi5"}),
     ("push", '["qemu-arm64","rpi5"]', set())])
-def run_plan_step(tmp_path: Path, event: str, boards: str) -> subprocess.CompletedProcess[str]:
+def run_plan_step(tmp_path: Path, event: str, boards: str,
+                  root: Path = ROOT) -> subprocess.CompletedProcess[str]:
     """The plan job's "Boards to measure" script, run on the default branch's checkout (its
     boards' files) with the given lab boards; its outputs in tmp_path/output, the run context
     in tmp_path/ctx."""
@@ -23,7 +24,7 @@ def run_plan_step(tmp_path: Path, event: str, boards: str) -> subprocess.Complet
     env = {"PATH": os.environ["PATH"], "EVENT": event, "BOARD": "", "SCENARIOS": "",
            "LAB_BOARDS": boards, "HEAD_SHA": "b" * 40, "CONTEXT": str(tmp_path / "ctx"),
            "GATE_AB": gate["env"]["GATE_AB"], "GITHUB_OUTPUT": str(tmp_path / "output")}
-    return subprocess.run(["bash", "-euo", "pipefail", "-c", script], env=env, cwd=ROOT,
+    return subprocess.run(["bash", "-euo", "pipefail", "-c", script], env=env, cwd=root,
                           capture_output=True, text=True)
 
 
@@ -67,7 +68,9 @@ def test_the_plan_sends_lava_boards_to_the_hosted_job_and_the_rest_to_their_cont
     specs = {b: load_board(b) for b in everything}
     lava = [b for b in everything if specs[b].driver == "lava"]
     assert lava, "no LAVA board ships: the routing is untested"
-    assert json.loads(outputs["boards"]) == [b for b in everything if b not in lava]
+    # A pull request's jobs ask for a kind each (today every board is its own kind).
+    assert json.loads(outputs["boards"]) == [{"board": "", "kind": b, "label": b}
+                                             for b in everything if b not in lava]
     assert json.loads(outputs["lava"]) == [{"board": b, "kernel_target": specs[b].kernel_target}
                                            for b in lava]
     assert json.loads(outputs["kernel_targets"]) == sorted(
@@ -82,3 +85,84 @@ def test_the_plan_sends_lava_boards_to_the_hosted_job_and_the_rest_to_their_cont
 def test_the_plan_refuses_a_board_that_is_not_a_board_file(tmp_path: Path, boards: str) -> None:
     proc = run_plan_step(tmp_path, "push", boards)
     assert proc.returncode == 2 and "in bench/boards" in proc.stdout
+
+
+def _with_rpi5_b(tmp_path: Path) -> Path:
+    """The default branch's boards plus a second Pi: one board file naming its kind."""
+    import shutil
+
+    import yaml
+
+    root = tmp_path / "checkout"
+    shutil.copytree(ROOT / "bench" / "boards", root / "bench" / "boards")
+    board = yaml.safe_load((ROOT / "bench" / "boards" / "rpi5.yml").read_text())
+    board.update(name="rpi5-b", kind="rpi5")
+    board["options"].update(host="rpi5-b-lab")
+    (root / "bench" / "boards" / "rpi5-b.yml").write_text(yaml.safe_dump(board))
+    return root
+
+
+def test_a_second_pi_is_one_board_file_and_a_pull_request_takes_the_free_one(
+        tmp_path: Path) -> None:
+    """rpi5-b (kind: rpi5) added: a pull request's gate still asks for one rpi5 job, which
+    runs on whichever rpi5-labelled runner is free; main's pushes and the nightly measure each
+    Pi on its own runner; both Pis build the rpi5 kernel target."""
+    import json
+
+    from rtgate.board.spec import load_board
+    from rtgate.publish import Context
+
+    root = _with_rpi5_b(tmp_path)
+    load_board("rpi5-b", root / "bench" / "boards")  # a valid board file
+    lab = '["qemu-arm64","rpi5"]'
+    (tmp_path / "pr").mkdir()
+    (tmp_path / "push").mkdir()
+    proc = run_plan_step(tmp_path / "pr", "workflow_run", lab, root)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    outputs = step_outputs(tmp_path / "pr")
+    assert json.loads(outputs["boards"]) == [
+        {"board": "", "kind": "qemu-arm64", "label": "qemu-arm64"},
+        {"board": "", "kind": "rpi5", "label": "rpi5"}]
+    context = Context.model_validate_json((tmp_path / "pr" / "ctx" / "context.json").read_bytes())
+    assert context.boards == ["qemu-arm64", "rpi5"] and "rpi5" in context.ab
+
+    proc = run_plan_step(tmp_path / "push", "push", lab, root)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    outputs = step_outputs(tmp_path / "push")
+    assert sorted(json.loads(outputs["boards"]), key=lambda e: e["board"]) == [
+        {"board": "qemu-arm64", "kind": "qemu-arm64", "label": "board-qemu-arm64"},
+        {"board": "rpi5", "kind": "rpi5", "label": "board-rpi5"},
+        {"board": "rpi5-b", "kind": "rpi5", "label": "board-rpi5-b"}]
+    assert json.loads(outputs["kernel_targets"]) == ["qemu-arm64", "rpi5"]
+    context = Context.model_validate_json(
+        (tmp_path / "push" / "ctx" / "context.json").read_bytes())
+    assert context.boards == ["qemu-arm64", "rpi5", "rpi5-b"]
+
+
+def _serves(root: Path, tmp_path: Path, runner: str, board: str,
+            kind: str) -> subprocess.CompletedProcess[str]:
+    """The gate job's first step on a runner named ``runner``, for a matrix entry."""
+    gate = load(GATE)
+    step = next(s for s in gate["jobs"]["gate"]["steps"]
+                if s.get("name") == "The board this runner serves")
+    env = {"PATH": os.environ["PATH"], "RUNNER_NAME": runner, "WANT_BOARD": board,
+           "WANT_KIND": kind, "GITHUB_ENV": str(tmp_path / "env")}
+    return subprocess.run(["bash", "-euo", "pipefail", "-c", step["run"]], env=env, cwd=root,
+                          capture_output=True, text=True)
+
+
+def test_the_runner_that_takes_a_kinds_job_measures_its_own_board(tmp_path: Path) -> None:
+    root = _with_rpi5_b(tmp_path)
+    proc = _serves(root, tmp_path, "rpi5-b", "", "rpi5")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (tmp_path / "env").read_text().splitlines() == [
+        "BOARD=rpi5-b", "KIND=rpi5", "KERNEL_TARGET=rpi5"]
+    # A named board (main's push, the nightly) is that board, whatever the runner's name.
+    (tmp_path / "env").unlink()
+    assert _serves(root, tmp_path, "ctl-1", "rpi5", "rpi5").returncode == 0
+    assert (tmp_path / "env").read_text().startswith("BOARD=rpi5\n")
+    # A runner labelled for another kind, or named after no board, is refused.
+    proc = _serves(root, tmp_path, "rpi5-b", "", "qemu-arm64")
+    assert proc.returncode == 2 and "of kind rpi5, not qemu-arm64" in proc.stdout
+    proc = _serves(root, tmp_path, "controller-7", "", "rpi5")
+    assert proc.returncode == 2 and "serves no board in bench/boards" in proc.stdout

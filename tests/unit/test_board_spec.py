@@ -8,7 +8,9 @@ import pytest
 from clirun import RunCli
 
 from rtgate import paths
-from rtgate.board.spec import LocalOptions, QemuOptions, SshOptions, list_boards
+from rtgate.board.spec import LocalOptions, QemuOptions, SshOptions, board_kind, list_boards
+from rtgate.errors import InputError
+from rtgate.gate.thresholds import Thresholds
 
 
 def test_shipped_boards_and_their_driver_options() -> None:
@@ -76,3 +78,22 @@ def test_unknown_board_names_the_known_ones(rtgate_cli: RunCli) -> None:
                    "--out", "/nonexistent")
     assert proc.returncode == 2
     assert "no such board 'nope'" in proc.stderr and "qemu-arm64" in proc.stderr
+
+
+def test_a_board_names_its_kind_and_is_judged_as_it(tmp_path: Path) -> None:
+    """rpi5-b (kind: rpi5): its budgets are rpi5's; a board without `kind:` is its own kind,
+    and a name with no board file (another lab's result) stays itself."""
+    shipped = (paths.BOARDS / "rpi5.yml").read_text()
+    (tmp_path / "rpi5.yml").write_text(shipped)
+    (tmp_path / "rpi5-b.yml").write_text(
+        shipped.replace("name: rpi5\n", "name: rpi5-b\nkind: rpi5\n"))
+    assert board_kind("rpi5-b", tmp_path) == "rpi5"
+    assert board_kind("rpi5", tmp_path) == "rpi5"
+    assert board_kind("elsewhere", tmp_path) == "elsewhere"
+    budgets = Thresholds.model_validate({"schema": "rtgate/thresholds/v1", "budgets": [
+        {"board": "rpi5", "flavor": "rt", "scenario": "all-in", "max_us": 100, "avg_us": 10,
+         "reason": "the kind's"}]})
+    assert budgets.select(board_kind("rpi5-b", tmp_path), "rt", "all-in") is not None
+    (tmp_path / "bad.yml").write_text(shipped.replace("name: rpi5\n", "name: bad\nkind: ../x\n"))
+    with pytest.raises(InputError, match="kind"):
+        board_kind("bad", tmp_path)

@@ -254,7 +254,7 @@ def test_lab_jobs_are_guarded(workflow: str, name: str, job: dict[str, Any]) -> 
     labels = runs_on(job)
     assert labels[:3] == ["self-hosted", "linux", "rtgate-lab"]
     board = labels[3]
-    assert board in ("${{ matrix.board }}", "${{ inputs.board }}")
+    assert board in ("${{ matrix.label }}", "board-${{ inputs.board }}")
 
     # A fork's pull request reaches the runner only through a protected environment; a
     # bisect builds a pull request's series whoever it comes from.
@@ -267,10 +267,16 @@ def test_lab_jobs_are_guarded(workflow: str, name: str, job: dict[str, Any]) -> 
             in PROTECTED_ENVIRONMENTS
         assert evaluate(expression, pull_request_context("rtgate/rtgate")) == "lab-trusted"
 
-    # One job per board at a time, whichever workflow: never cancelled half-way through a boot.
-    concurrency = job["concurrency"]
-    assert concurrency["group"] == f"rtgate-board-{board}"
-    assert concurrency["cancel-in-progress"] is False
+    # One job per board at a time, never cancelled half-way through a boot: the board's one
+    # runner takes one job at a time. The gate has no concurrency group (GitHub would cancel
+    # all but one pending job of a group: a queued pull request would get no check); the
+    # bisect, dispatched by hand, keeps one per board as well.
+    if name == "gate":
+        assert "concurrency" not in job
+    else:
+        concurrency = job["concurrency"]
+        assert concurrency["group"] == "rtgate-board-${{ inputs.board }}"
+        assert concurrency["cancel-in-progress"] is False
     assert isinstance(job["timeout-minutes"], int)
 
     # Lab jobs run the code under review: they get no secrets and a read-only token.
@@ -293,7 +299,8 @@ def test_runner_labels_are_declared_for_actionlint() -> None:
                    ["self-hosted-runner"]["labels"])
     gate = load(GITHUB / "workflows" / "latency-gate.yml")
     boards = set(gate["on"]["workflow_dispatch"]["inputs"]["board"]["options"])
-    assert {"rtgate-lab"} | boards <= declared
+    # Each board's runner: its kind's label, shared, and board-NAME, its own.
+    assert {"rtgate-lab"} | boards | {f"board-{b}" for b in boards} <= declared
 
 
 def test_zizmor_ignores_say_why() -> None:
@@ -598,8 +605,11 @@ def test_the_pr_gate_measures_mains_kernel_against_the_prs_with_rtgate_ab() -> N
     assert pipeline["env"]["AB_PLAN"] == "${{ steps.main-kernels.outputs.plan }}"
     run = pipeline["run"]
     # B: the PR's kernel, in the container, in the untrusted cache; then the A/B rounds.
-    cand = next(line for line in run.splitlines() if '"$RUNNER_TEMP/ab/cand/$flavor"' in line)
+    cand = run[run.index('kernel build --board "$KERNEL_TARGET"'):
+               run.index('--out "$RUNNER_TEMP/ab/cand/$flavor"')]
     assert "--runtime docker --cache-trust untrusted" in cand
+    # A and B from one commit of the target's source (docs/lab.md, "A pinned base").
+    assert '--source "$KERNEL_SOURCE"' in cand and '--source "$KERNEL_SOURCE"' in script
     assert 'export RTGATE_CACHE="${RTGATE_CACHE_PR:?' in run
     assert '.github/rtgate ab "${ab[@]}"' in run
     assert '--base "$RUNNER_TEMP/ab/base" --cand "$RUNNER_TEMP/ab/cand"' in run
@@ -768,9 +778,68 @@ def test_the_lava_gate_feeds_the_publisher_like_the_lab_gate() -> None:
     for name in ("gate", "gate-lava"):
         steps = gate["jobs"][name]["steps"]
         keep = next(s for s in steps if s.get("uses") == "./.github/actions/keep-results")
-        assert keep["with"]["name"] == ARTIFACT_PREFIX + "${{ matrix.board }}", name
+        # The lab gate's: a pull request's kind (the name its run context expects), else the
+        # board (tests/integration/test_workflows_steps.py runs the plan that names them).
+        named = "matrix.board || matrix.kind" if name == "gate" else "matrix.board"
+        assert keep["with"]["name"] == ARTIFACT_PREFIX + f"${{{{ {named} }}}}", name
         verdict = next(s for s in steps if s.get("id") == "verdict")
         assert verdict["uses"] == VERDICT_ACTION, name  # one judge, one wording
     download = next(s for s in load(REPORT)["jobs"]["publish"]["steps"]
                     if s.get("name") == "Gate artifacts")
     assert download["with"]["pattern"] == ARTIFACT_PREFIX + "*"
+
+
+def test_mains_push_fills_the_cache_a_pull_requests_a_reads_from_one_pinned_commit() -> None:
+    """Main's push builds A's kernels on the controller into the trusted cache from the source
+    it pins and records; a pull request's gate builds A and B from that record: the same
+    target, flavors, source and cache domain as the push, so A is a cache hit."""
+    steps = {s.get("name"): s for s in gate_steps()}
+    pin = steps["The kernel source A and B build from"]
+    fill = steps["Main's kernels into the controller's trusted cache"]
+    a = steps["Main's kernels for the A/B rounds (trusted cache)"]
+    names = list(steps)
+    assert names.index("The board this runner serves") < names.index(
+        "The kernel source A and B build from") < names.index(
+        "Main's kernels into the controller's trusted cache") < names.index(
+        "Main's kernels for the A/B rounds (trusted cache)")
+    for event, trust, pinned, filled in [("push", "main", True, True),
+                                         ("workflow_run", "pr", True, False),
+                                         ("schedule", "main", False, False)]:
+        ctx = {"env": {"KERNEL_TARGET": "rpi5"}, "github": {"event_name": event},
+               "needs": {"plan": {"outputs": {"trust": trust}}}}
+        assert bool(evaluate(pin["if"], ctx)) is pinned, event
+        assert bool(evaluate(fill["if"], ctx)) is filled, event
+    # A board running its own kernel builds nothing.
+    assert not evaluate(pin["if"], {"env": {"KERNEL_TARGET": ""},
+                                    "github": {"event_name": "push"},
+                                    "needs": {"plan": {"outputs": {"trust": "main"}}}})
+    script = pin["run"]
+    assert 'kernel pin --board "$KERNEL_TARGET"' in script
+    assert 'if [ "$TRUST" = pr ] && [ -s "$record" ]; then' in script
+    assert 'echo "KERNEL_SOURCE=$source" >> "$GITHUB_ENV"' in script
+    same = ('kernel build --board "$KERNEL_TARGET"', '--source "$KERNEL_SOURCE"',
+            "--cache-trust trusted", "for flavor in $AB_FLAVORS; do")
+    for step in (fill, a):
+        flat = " ".join(step["run"].replace("\\\n", " ").split())
+        assert all(part in flat for part in same), step["name"]
+        assert "--runtime docker" not in flat
+
+
+def test_the_gate_fans_out_over_a_kinds_boards_and_queues_on_their_runners() -> None:
+    """Queueing, checked statically (act cannot show it): a pull request's job carries its
+    kind's label, so any free board of the kind takes it; no concurrency group could cancel
+    a pending gate; the first step names the board from the runner."""
+    job = load(GATE)["jobs"]["gate"]
+    assert job["strategy"]["matrix"] == {"include": "${{ fromJSON(needs.plan.outputs.boards) }}"}
+    assert runs_on(job)[3] == "${{ matrix.label }}"
+    assert "concurrency" not in job
+    assert "BOARD" not in job["env"]
+    first = job["steps"][1]
+    assert first["name"] == "The board this runner serves"
+    assert first["env"] == {"WANT_BOARD": "${{ matrix.board }}", "WANT_KIND": "${{ matrix.kind }}"}
+    assert "board=${WANT_BOARD:-$RUNNER_NAME}" in first["run"]
+    # Every later use of the board is the one the first step found; the artifact keeps the
+    # name the run context expects (the kind a pull request asked for, else the board).
+    later = yaml.safe_dump([s for s in job["steps"][2:]
+                            if s.get("uses") != "./.github/actions/keep-results"])
+    assert "matrix.board" not in later and "matrix.kind" not in later

@@ -1,0 +1,355 @@
+"""`rtgate board doctor`: is a board ready for its first run, and what to do where it is not.
+
+Every check reads the board as a run would (the same SSH options, sudo, PATH and paths from the
+board file) and says what it found and, when it is not ready, what to do. ``fail`` rows make the
+board not ready; ``warn`` rows are worth fixing but measure all the same. Firmware and EEPROM
+versions are flagged only against bench/firmware/<kind>.yml, where each bad version names its
+source: a version absent from that list is never guessed bad.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import socket
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from rtgate import paths
+from rtgate.board import throttle
+from rtgate.board.privileges import TRIAL, judge
+from rtgate.board.rpi5 import Rpi5Board
+from rtgate.board.spec import BoardSpec, LavaOptions, QemuOptions, SshOptions, kind_of
+from rtgate.yamlsource import load_yaml
+
+State = Literal["ok", "warn", "fail", "n/a"]
+FIRMWARE_DIR = "firmware"
+MIN_FREE_KIB = {"firmware": 64 * 1024, "modules": 512 * 1024, "run": 1024 * 1024}
+"""Room a deploy and a run need: a kernel, its DTBs and overlays; one module tree; raw files."""
+HOT_C, THROTTLE_C = 70.0, 80.0
+"""Idle above HOT_C: the cooler is missing or blocked; the Pi 5 throttles from 80 °C (its
+firmware's soft limit starts at 80 °C, docs/rpi5.md)."""
+HELD = ("linux-image-rpi-2712", "raspi-firmware", "rpi-eeprom")
+
+
+@dataclass(frozen=True)
+class Finding:
+    item: str
+    state: State
+    found: str
+    todo: str = ""
+
+
+@dataclass(frozen=True)
+class DoctorSettings:
+    spec: BoardSpec
+    workdir: Path
+    """Where the session log goes."""
+
+
+class KnownVersion(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    component: Literal["bootloader", "firmware"]
+    version: str = Field(min_length=4)
+    problem: str
+    source: str = Field(pattern=r"^https://")
+
+
+class KnownVersions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    schema_: Literal["rtgate/firmware-known/v1"] = Field(alias="schema")
+    known: list[KnownVersion]
+
+
+def known_versions(kind: str) -> list[KnownVersion]:
+    path = paths.ROOT / "bench" / FIRMWARE_DIR / f"{kind}.yml"
+    if not path.is_file():
+        return []
+    doc = load_yaml(path)
+    try:
+        return KnownVersions.model_validate(doc.data).known
+    except ValidationError as exc:
+        raise doc.validation_error(exc) from exc
+
+
+def ready(checks: list[Finding]) -> bool:
+    return all(c.state != "fail" for c in checks)
+
+
+def examine(settings: DoctorSettings) -> list[Finding]:
+    spec = settings.spec
+    if isinstance(spec.options, SshOptions):
+        return list(_ssh(spec, settings.workdir))
+    if isinstance(spec.options, QemuOptions):
+        return list(_qemu(spec.options))
+    if isinstance(spec.options, LavaOptions):
+        return list(_lava(spec.options))
+    return list(_local())
+
+
+# local / qemu / lava ---------------------------------------------------------------------------
+
+def _program(name: str, todo: str) -> Finding:
+    where = shutil.which(name)
+    return Finding(f"tool {name}", "ok" if where else "fail", where or "not on PATH", "" if where
+                 else todo)
+
+
+def _local() -> Iterator[Finding]:
+    for tool in ("cyclictest", "stress-ng", "iperf3"):
+        yield _program(tool, "scripts/deps.sh core")
+    if shutil.which("cyclictest"):
+        proc = subprocess.run(["sh", "-s"], input=TRIAL, capture_output=True, text=True,
+                              check=False, timeout=60)
+        yield _privileges(judge("sudo", proc.stdout).missing, "this user",
+                          "run rtgate as root, or give cyclictest file capabilities "
+                          "(docs/rpi5.md, \"Measurement privileges\")")
+
+
+def _privileges(missing: list[str], who: str, todo: str) -> Finding:
+    if missing:
+        return Finding("RT privileges", "fail", "; ".join(missing), todo)
+    return Finding("RT privileges", "ok",
+                   f"SCHED_FIFO 99, mlockall, /dev/cpu_dma_latency for {who}")
+
+
+def _qemu(opts: QemuOptions) -> Iterator[Finding]:
+    yield _program(opts.binary, "scripts/deps.sh qemu")
+    yield Finding("numbers", "warn", "an emulator: its latencies say nothing about a Pi",
+                "judge real-time claims on a hardware board")
+
+
+def _lava(opts: LavaOptions) -> Iterator[Finding]:
+    token = os.environ.get(opts.token_env)
+    yield Finding("token", "ok" if token else "fail",
+                f"${opts.token_env} {'set' if token else 'unset'}",
+                "" if token else f"export {opts.token_env}=<the LAVA API token>")
+    host, _, port = opts.server.split("://", 1)[-1].split("/", 1)[0].partition(":")
+    yield _reach("server", host, int(port or (443 if opts.server.startswith("https") else 80)),
+                 f"start the lab or fix options.server ({opts.server})")
+
+
+def _reach(item: str, host: str, port: int, todo: str) -> Finding:
+    try:
+        with socket.create_connection((host, port), timeout=5):
+            return Finding(item, "ok", f"{host}:{port} answers")
+    except OSError as exc:
+        return Finding(item, "fail", f"{host}:{port}: {exc.strerror or exc}", todo)
+
+
+# ssh (rpi5) ------------------------------------------------------------------------------------
+
+SURVEY = r"""
+fw=$1; modules=$2; slot=$3; flag=$4; run=$5
+r=$(uname -r)
+printf 'release\t%s\n' "$r"
+tr ' ' '\n' </proc/cmdline | grep -q '^rtgate\.slot=' && printf 'slot_mark\tyes\n'
+[ -e "$flag" ] && printf 'tryboot_flag\t%s\n' "$(od -An -tx1 "$flag" | tr -d ' \n')"
+[ -f "$fw/tryboot.txt" ] && printf 'tryboot_txt\tyes\n'
+[ -f "$fw/autoboot.txt" ] && printf 'autoboot\t%s\n' "$(tr '\n' ';' <"$fw/autoboot.txt")"
+[ -f "$fw/config.txt" ] && printf 'os_prefix\t%s\n' "$(sed -n 's/^os_prefix=//p' "$fw/config.txt")"
+[ -f "$fw/overlays/README" ] && printf 'overlays_readme\tyes\n'
+[ -d "$fw/$slot" ] && printf 'slot\tyes\n'
+[ -f "$fw/$slot/overlays/README" ] && printf 'slot_readme\tyes\n'
+if command -v vcgencmd >/dev/null; then
+  printf 'firmware\t%s\n' "$(vcgencmd version 2>&1 | tr '\n' ' ')"
+  printf 'bootloader\t%s\n' "$(vcgencmd bootloader_version 2>&1 | tr '\n' ' ')"
+  printf 'throttled\t%s\n' "$(vcgencmd get_throttled 2>&1)"
+fi
+printf 'temp\t%s\n' "$(cat /sys/class/thermal/thermal_zone*/temp 2>/dev/null | sort -n | tail -n 1)"
+printf 'governor\t%s\n' "$(cat /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor \
+  2>/dev/null | sort -u | tr '\n' ' ')"
+command -v timedatectl >/dev/null && \
+  printf 'ntp\t%s\n' "$(timedatectl show -p NTPSynchronized --value 2>&1)"
+room() { d=$2; while [ ! -d "$d" ]; do d=$(dirname "$d"); done
+  df -Pk "$d" | awk -v k="$1" 'NR == 2 { print "free_" k "\t" $4 }'; }
+room firmware "$fw"; room modules "$modules"; room run "$run"
+command -v apt-mark >/dev/null && \
+  printf 'held\t%s\n' "$(apt-mark showhold 2>/dev/null | tr '\n' ' ')"
+command -v systemctl >/dev/null && \
+  printf 'eeprom_update\t%s\n' "$(systemctl is-enabled rpi-eeprom-update 2>&1 | head -n 1)"
+true
+"""
+"""Read by the bench user in one session: what a run relies on and can read without root."""
+
+
+def _survey(board: Rpi5Board) -> dict[str, str]:
+    o = board.opts
+    args = shlex.join([o.firmware_dir.rstrip("/"), o.modules_dir.rstrip("/"), o.slot,
+                       o.tryboot_flag, o.remote_out])
+    out = board.ssh.run(f"sh -s -- {args}", stdin=SURVEY.encode()).stdout.decode(
+        "utf-8", "replace")
+    facts: dict[str, str] = {}
+    for line in out.splitlines():
+        key, _, value = line.partition("\t")
+        facts[key.strip()] = value.strip()
+    return facts
+
+
+def _ssh(spec: BoardSpec, workdir: Path) -> Iterator[Finding]:
+    board = Rpi5Board(spec, workdir)
+    o = board.opts
+    try:
+        said = board.ssh.reachable("uname -r")
+        if said is None:
+            yield Finding("ssh", "fail", f"{board.ssh.target}:{o.port} does not answer",
+                        f"ssh-copy-id -i {o.identity_file or '~/.ssh/id_ed25519'} "
+                        f"{board.ssh.target} (docs/rpi5.md); see {board.ssh.log}")
+            return
+        yield Finding("ssh", "ok", f"{board.ssh.target}: Linux {said}")
+        yield from _checks(board, spec)
+    finally:
+        board.close()
+
+
+def _checks(board: Rpi5Board, spec: BoardSpec) -> Iterator[Finding]:
+    o = board.opts
+    if o.sudo:
+        sudo = board.ssh.run(board.ssh.root("true"), check=False, timeout_s=30)
+        tail = sudo.stderr.decode("utf-8", "replace").strip().splitlines()[-1:]
+        yield Finding("sudo", "ok" if sudo.returncode == 0 else "fail",
+                    f"`{o.sudo} true`: " + ("works" if sudo.returncode == 0 else
+                                            f"exit {sudo.returncode} {tail[0] if tail else ''}"),
+                    "" if sudo.returncode == 0 else
+                    f"echo '{o.user} ALL=(ALL) NOPASSWD: ALL' | sudo tee "
+                    f"/etc/sudoers.d/rtgate on the board (docs/rpi5.md)")
+    trial = board.trial()
+    yield _privileges(trial.missing, f"{trial.facts.get('user')} ({o.measure_privilege})",
+                      "docs/rpi5.md, \"Measurement privileges\"")
+    yield from _tools(board)
+    facts = _survey(board)
+    yield from _firmware(facts, kind_of(spec))
+    yield from _boot(facts, o)
+    yield from _health(facts)
+    yield from _peer(o)
+
+
+def _tools(board: Rpi5Board) -> Iterator[Finding]:
+    digests = board.tool_digests()
+    for name in dict.fromkeys([*("rtgate", "cyclictest", "stress-ng", "iperf3"),
+                               *board.opts.tools]):
+        got = digests.get(name)
+        pinned = board.opts.tools.get(name)
+        if got is None or got.sha256 is None:
+            yield Finding(f"tool {name}", "fail", got.where if got else "not reported",
+                        "install it on the board (docs/rpi5.md)")
+        elif pinned is None:
+            yield Finding(f"tool {name}", "warn", f"{got.where}: not pinned",
+                        "paste tooldigest.sh's block into options.tools (docs/rpi5.md)")
+        elif got.sha256 != pinned:
+            yield Finding(f"tool {name}", "fail", f"{got.where}: sha256 {got.sha256[:12]}…, the "
+                        f"board file pins {pinned[:12]}…",
+                        "reinstall it; pin a new digest only once you know where it came from")
+        else:
+            yield Finding(f"tool {name}", "ok", f"{got.where}: as pinned")
+
+
+def _firmware(facts: dict[str, str], kind: str) -> Iterator[Finding]:
+    known = known_versions(kind)
+    for component in ("firmware", "bootloader"):
+        said = facts.get(component)
+        if said is None:
+            yield Finding(component, "warn", "vcgencmd not on the board's PATH",
+                        "apt install raspi-utils (Raspberry Pi OS ships it)")
+            continue
+        bad = [k for k in known if k.component == component and k.version in said]
+        yield Finding(component, "fail" if bad else "ok", " ".join(said.split())[:80],
+                    "; ".join(f"{k.problem} ({k.source}): update it" for k in bad) if bad
+                    else "")
+
+
+def _boot(facts: dict[str, str], o: SshOptions) -> Iterator[Finding]:
+    autoboot = facts.get("autoboot")
+    if autoboot and "tryboot_a_b=1" in autoboot.replace(" ", ""):
+        yield Finding("autoboot.txt", "fail", "tryboot_a_b=1: a tryboot switches partitions and "
+                    "never reads tryboot.txt", "remove tryboot_a_b=1 from autoboot.txt (or "
+                    "autoboot.txt itself) on the board")
+    else:
+        yield Finding("autoboot.txt", "ok", "absent" if autoboot is None else "no tryboot_a_b=1")
+    if facts.get("os_prefix", "").rstrip("/") == o.slot:
+        yield Finding("config.txt", "fail", f"os_prefix={o.slot}/: the side slot is the "
+                    "known-good boot", "restore config.txt from a backup")
+    running_test = facts.get("slot_mark") == "yes" or facts.get("tryboot_flag", "").endswith("1")
+    yield Finding("known-good kernel", "fail" if running_test else "ok",
+                f"{facts.get('release')}" + (" is a test kernel (the tryboot flag, or "
+                                             "rtgate.slot= on /proc/cmdline)" if running_test else
+                                             " from config.txt"),
+                f"sudo rm -f {o.firmware_dir}/tryboot.txt && sudo reboot (the next deploy "
+                "does this too)" if running_test else "")
+    if facts.get("tryboot_txt") == "yes" and not running_test:
+        yield Finding("tryboot.txt", "warn", "left by an interrupted run", "the next deploy "
+                    f"rewrites it; or sudo rm {o.firmware_dir}/tryboot.txt")
+    if facts.get("slot") != "yes":
+        yield Finding("slot", "n/a", f"{o.slot}/: no test kernel deployed yet")
+    elif facts.get("slot_readme") != "yes":
+        yield Finding("slot overlays", "fail", f"{o.slot}/overlays/README missing: the firmware "
+                    "then loads the known-good overlays", "the next deploy writes it")
+    else:
+        yield Finding("slot overlays", "ok", f"{o.slot}/overlays/README present")
+    for key, need in MIN_FREE_KIB.items():
+        free = facts.get(f"free_{key}", "")
+        low = not free.isdigit() or int(free) < need
+        yield Finding(f"free space ({key})", "fail" if low else "ok",
+                    f"{int(free) // 1024} MiB free" if free.isdigit() else "unknown",
+                    f"free at least {need // 1024} MiB (old /lib/modules/*-rtgate trees: "
+                    "docs/rpi5.md)" if low else "")
+
+
+def _health(facts: dict[str, str]) -> Iterator[Finding]:
+    temp = facts.get("temp", "")
+    if not temp.lstrip("-").isdigit():
+        yield Finding("thermal", "warn", "no thermal zone readable", "")
+    else:
+        c = int(temp) / 1000
+        yield Finding("thermal", "fail" if c >= THROTTLE_C else "warn" if c >= HOT_C else "ok",
+                    f"{c:.1f} °C idle", "fit the Active Cooler; check airflow"
+                    if c >= HOT_C else "")
+    if (throttled := facts.get("throttled")) is not None:
+        if (bits := throttle.parse(throttled)) is None:
+            yield Finding("throttling", "warn", throttled, "")
+        else:
+            named = throttle.named(bits)
+            yield Finding("throttling", "fail" if named else "ok",
+                        f"{throttled}" + (f": {', '.join(named)}" if named else ""),
+                        "use the official 27 W (5 V 5 A) supply; fit the Active Cooler"
+                        if named else "")
+    governor = facts.get("governor", "").split()
+    yield Finding("governor", "ok" if governor == ["performance"] else "warn",
+                " ".join(governor) or "no cpufreq",
+                "" if governor == ["performance"] else
+                "a tuning profile sets performance (--tuning), or set it at boot")
+    ntp = facts.get("ntp")
+    yield Finding("time sync", "ok" if ntp == "yes" else "fail", f"NTPSynchronized={ntp}",
+                "" if ntp == "yes" else "serve time from the controller (docs/lab.md, "
+                "\"Time on the isolated network\")")
+    held = set(facts.get("held", "").split())
+    missing = [p for p in HELD if p not in held]
+    yield Finding("held packages", "warn" if missing else "ok",
+                "not held: " + " ".join(missing) if missing else "kernel, firmware, EEPROM",
+                f"sudo apt-mark hold {' '.join(missing)}" if missing else "")
+    eeprom = facts.get("eeprom_update", "")
+    yield Finding("EEPROM auto-update", "ok" if eeprom in ("masked", "disabled") else "warn",
+                eeprom or "unknown", "" if eeprom in ("masked", "disabled") else
+                "sudo systemctl mask rpi-eeprom-update")
+
+
+def _peer(o: SshOptions) -> Iterator[Finding]:
+    if not o.peer.loads:
+        return
+    yield _program("iperf3", "scripts/deps.sh core (the controller is the iperf3 peer)")
+    host = o.peer.board_address
+    try:
+        socket.getaddrinfo(host, None)
+    except OSError:
+        yield Finding("iperf3 peer", "fail", f"{host} does not resolve",
+                    "name the board in /etc/hosts or DNS (iperf3 does not read ~/.ssh/config), "
+                    "or give its address in options.peer.board_address")
+        return
+    yield _reach("iperf3 peer", host, o.port, f"route the controller to {host}")
+
