@@ -35,6 +35,7 @@ class ParseSettings:
     run_id: str | None = None  # None: derived from board, scenario, start and the files
     timerlat_limit_us: int | None = None  # None: the prompt's -E × -b, else unknown
     timerlat_bucket_us: int | None = None
+    block_cycles: int | None = None  # None: one second's cycles, where a -v log tells them
 
 
 def parse_files(settings: ParseSettings) -> Path:
@@ -73,7 +74,8 @@ def _parse_files(settings: ParseSettings) -> Path:
 
     def run_parse(progress: Progress = no_progress) -> Result:
         return parse(s.raw, board=s.board, virtual=s.virtual, scenario=s.scenario,
-                     flavor=s.flavor, run_id=s.run_id, progress=progress, lenient=True)
+                     flavor=s.flavor, run_id=s.run_id, progress=progress, lenient=True,
+                     block_cycles=s.block_cycles)
 
     size = sum(p.stat().st_size for p in s.raw if p.is_file())
     if size >= PROGRESS_BYTES and sys.stderr.isatty():

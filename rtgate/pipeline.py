@@ -140,13 +140,13 @@ def _ratio(a: float | None, b: float | None) -> str:
 
 
 def _versus(stock: float | None, rt: float | None) -> str:
-    """RT against stock in words that stay true whichever is larger: "2.2x shorter than",
-    "2.5x longer than" (a loaded emulator can make RT the slower one)."""
+    """RT's number against stock's in words that stay true whichever is larger: "2.2x lower than
+    stock's", "2.5x higher than stock's" (a loaded emulator can make RT the slower one)."""
     if stock is None or rt is None or not stock or not rt:
-        return "— (not measured) against"
+        return "not compared (not measured on both kernels)"
     if stock >= rt:
-        return f"{stock / rt:.1f}x shorter than"
-    return f"{rt / stock:.1f}x longer than"
+        return f"{stock / rt:.1f}x lower than stock's"
+    return f"{rt / stock:.1f}x higher than stock's"
 
 
 def _num(v: float | None) -> str:
@@ -176,9 +176,11 @@ def comparison(results: list[Result]) -> str:
         stock = next((r for r in rows if flavor_of(r) == "stock"), None)
         if rt and stock:
             lines += ["", f"PREEMPT_RT's maximum latency is "
-                          f"{_versus(stock.totals.max_us, rt.totals.max_us)} stock's, "
-                          f"its average {_versus(stock.totals.avg_us, rt.totals.avg_us)} "
-                          f"(the Pi 5 paper measured 294x and 2.49x shorter under all-in load)."]
+                          f"{_versus(stock.totals.max_us, rt.totals.max_us)}, its average is "
+                          f"{_versus(stock.totals.avg_us, rt.totals.avg_us)}. The Pi 5 paper "
+                          "measured 294x and 2.49x lower on a Pi 5 under all-in load"
+                          + ("; an emulator's ratios say nothing about a Pi." if board.virtual
+                             else ".")]
         lines.append("")
     return "\n".join(lines)
 

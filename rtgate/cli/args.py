@@ -87,6 +87,13 @@ def whole_us(text: str) -> int:
     return int(text)
 
 
+def cycles(text: str) -> int:
+    """A whole number of cyclictest cycles ≥ 1 (a block of the block maxima)."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of cycles >= 1, got {text!r}")
+    return int(text)
+
+
 def count(text: str) -> int:
     """A number of patches, 0 or more."""
     if not text.isdigit():

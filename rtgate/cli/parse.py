@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rtgate.cli.args import whole_us
+from rtgate.cli.args import cycles, whole_us
 from rtgate.errors import Exit
 from rtgate.parsefiles import ParseSettings, parse_files
 
@@ -20,6 +20,11 @@ file name, the shell prompt with the command: read as the command line) and a sh
 after it are kept as notes in the result, when the output itself is complete; so is text in
 any script after a complete histogram footer. Rows the author cut ('...') fall back to the
 footer's totals.
+
+A verbose log's samples are also reduced to per-thread block maxima, as `rtgate bench` records
+them (blocks of one second's cycles, checked against the run's histogram: a -v log given with
+the same run's --json or -h output is checked against that). The block is worked out from the
+log's 'Thread N Interval' lines; with one thread they do not tell it: give --block-cycles.
 
 rtla output is read too (one file; a prompt, indentation and rtla's trailing lines around it
 are notes): `rtla timerlat hist` (any version, with or without ALL:) and the last screen of
@@ -54,6 +59,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--timerlat-bucket", type=whole_us, default=None, metavar="US",
                    help="rtla hist: the bin width, -b (default: from the prompt, else 1 µs "
                         "when the rows prove it)")
+    p.add_argument("--block-cycles", type=cycles, default=None, metavar="N",
+                   help="a -v log: cycles per block of the block maxima (default: one second "
+                        "at each thread's interval, from the log's header)")
     p.set_defaults(func=handler)
 
 
@@ -61,5 +69,6 @@ def handler(args: argparse.Namespace) -> int:
     parse_files(ParseSettings(
         raw=tuple(args.raw), output=args.output, board=args.board, virtual=args.virtual,
         scenario=args.scenario, flavor=args.flavor, run_id=args.run_id,
-        timerlat_limit_us=args.timerlat_limit, timerlat_bucket_us=args.timerlat_bucket))
+        timerlat_limit_us=args.timerlat_limit, timerlat_bucket_us=args.timerlat_bucket,
+        block_cycles=args.block_cycles))
     return int(Exit.OK)

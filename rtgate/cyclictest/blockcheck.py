@@ -67,10 +67,14 @@ def reconcile(t: ThreadView, stream: ReducedStream) -> Reconciled:
                        "in place of lost ones")
         return Reconciled(BlockMaxima(block_cycles=block, cycles=seen, maxima_us=maxima), reasons)
     tail, tail_overflows = total - seen, t.overflows - above
+    # Unprinted samples in no bin: the run's only histogram is the -v log's own (a -v log given
+    # with the run's --json but no -h), so like overflows their latencies are unknown.
+    unbinned = tail - unprinted.total - tail_overflows
     cycles = seen
     room = -seen % block  # left in the last block; a full last block leaves none
     notes: list[str] = []
-    last = _unprinted_max(t, unprinted, maxima, tail_overflows) if 0 < tail <= block else None
+    last = (_unprinted_max(t, unprinted, maxima, tail_overflows + unbinned)
+            if 0 < tail <= block else None)
     if last is not None:
         # The samples cyclictest measured but never printed: the run's last cycles.
         if room:
@@ -85,10 +89,15 @@ def reconcile(t: ThreadView, stream: ReducedStream) -> Reconciled:
             maxima.pop()
             cycles = seen - (block - room)
         bound = "" if t.max_us is None else f" up to cyclictest's maximum {t.max_us:.10g} us"
-        notes.append(f"{name}: the run ended in a stall: {tail} cycles measured but never "
-                     f"printed, {tail_overflows} of them at or above the histogram's {t.limit} us "
-                     f"limit, length unknown{bound}: the block maxima stop at cycle {cycles} of "
-                     f"{total}")
+        if unbinned:
+            notes.append(f"{name}: {tail} cycles measured but never printed, in no histogram "
+                         f"(give the run's -h output), latency unknown{bound}: the block maxima "
+                         f"stop at cycle {cycles} of {total}")
+        else:
+            notes.append(f"{name}: the run ended in a stall: {tail} cycles measured but never "
+                         f"printed, {tail_overflows} of them at or above the histogram's "
+                         f"{t.limit} us limit, length unknown{bound}: the block maxima stop at "
+                         f"cycle {cycles} of {total}")
     elif tail > 0:
         reasons.append(f"{name}: the block maxima account for {seen} of {total} cycles: the "
                        f"other {tail} never reached the -v stream, more than a block ({block} "

@@ -21,6 +21,12 @@ REDUCER = Path(__file__).parent / "blockmaxima.awk"
 """The awk program that reduces the -v stream to block maxima as cyclictest prints it."""
 DEFAULT_INTERVAL_US = 1000  # cyclictest's own default for -i
 
+
+def one_second_of_cycles(interval_us: int) -> int:
+    """The default block of the block maxima: one second's cycles of a thread at this interval,
+    for the reducer behind `rtgate bench` and for `rtgate parse` of a -v log alike."""
+    return max(1, 1_000_000 // interval_us)
+
 # Options rt-tests dropped, with why dropping them keeps the scenario's meaning.
 RETIRED: dict[str, tuple[Option, str]] = {
     name: (Option({"-n", "--nanosleep"}, "none"),
@@ -189,7 +195,7 @@ def build(spec: CyclictestSpec, caps: Capabilities, *, duration_s: int, outdir: 
                      "histogram")
     duration = _spelling(caps, "--duration", "-D")
     argv.append(f"{duration}={duration_s}" if duration.startswith("--") else f"-D{duration_s}")
-    block_cycles = spec.block_cycles or max(1, 1_000_000 // interval_us)
+    block_cycles = spec.block_cycles or one_second_of_cycles(interval_us)
     return CyclictestCommand(argv, json_path, histfile, list(dict.fromkeys(notes)),
                              blocks=f"{outdir}/blocks.txt", block_cycles=block_cycles)
 

@@ -33,17 +33,20 @@ from rtgate.stats.histogram import Sparse, percentiles, stddev
 def parse(paths: Sequence[Path], *, board: str = "unknown", virtual: bool = False,
           scenario: str = "unknown", flavor: str | None = None,
           run_id: str | None = None, progress: Progress = no_progress,
-          lenient: bool = False) -> Result:
+          lenient: bool = False, block_cycles: int | None = None) -> Result:
     """Normalize the output files of ONE cyclictest run (one or several formats of it).
 
     Raises InputError (exit 2) naming the file, and the line where it applies, for anything
     malformed, and for files that contradict each other. ``progress`` is told the bytes read.
     ``lenient`` is for files a user hands over: lines before cyclictest's output and shell
     prompts after it become notes; raw files of rtgate's own harness are read strictly.
+    ``block_cycles``: the block of the block maxima a -v log is reduced to (None: one second
+    at each thread's interval, where the log tells it).
     """
     if not paths:
         raise InputError("no cyclictest output file given")
-    per_file = [read_views(Path(p), progress, lenient=lenient) for p in paths]
+    per_file = [read_views(Path(p), progress, lenient=lenient, block_cycles=block_cycles)
+                for p in paths]
     run = merge([v for views in per_file for v in views])
     # A file's first view is the one read from its start: it holds the whole file's hash.
     sources = [SourceFile(path=str(views[0].path), sha256=views[0].sha256,

@@ -66,13 +66,17 @@ def merge(views: list[RunView]) -> Merged:
     for v in views:
         merged.partial_reasons.extend(v.partial_reasons)
         merged.notes.extend(v.notes)
-    blocks = [v for v in views if v.format == "blocks"]
-    if len(blocks) > 1:
-        raise _contradiction(blocks[1].path, blocks[0].path,
-                             "two block-maxima files for one run")
-    for t in merged.threads if blocks else []:
-        stream = blocks[0].threads[t.thread].stream
-        assert stream is not None
+    # The reducer's blocks file (rtgate bench, a board) or a -v log reduced as it is read: the
+    # same blocks, checked the same way against the run's histogram.
+    reduced = [v for v in views if any(t.stream for t in v.threads.values())]
+    if len(reduced) > 1:
+        raise _contradiction(reduced[1].path, reduced[0].path,
+                             "two sources of block maxima (-v samples or a blocks file) for "
+                             "one run")
+    for t in merged.threads if reduced else []:
+        stream = reduced[0].threads[t.thread].stream
+        if stream is None:
+            continue  # a -v log that does not tell this thread's block size (a note says so)
         checked = blockcheck.reconcile(t, stream)
         t.blocks = checked.blocks
         merged.partial_reasons.extend(checked.reasons)

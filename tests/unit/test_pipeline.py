@@ -15,7 +15,10 @@ from rtgate.errors import Exit
 from rtgate.gate.junit import render as render_junit
 from rtgate.gate.markdown import render as render_markdown
 from rtgate.gate.verdict import Infra, worst
-from rtgate.pipeline import _versus
+from rtgate.pipeline import _versus, comparison
+from rtgate.result import load_result
+
+DATA = Path(__file__).parents[1] / "data" / "results"
 
 
 def cases_of(junit: Path) -> dict[str, list[object]]:
@@ -57,8 +60,17 @@ def test_board_stands_for_the_boards_own_scenarios(board: str, requested: list[s
 
 
 @pytest.mark.parametrize(("stock", "rt", "words"), [
-    (36802, 124, "296.8x shorter than"), (100, 250, "2.5x longer than"),
-    (None, 124, "— (not measured) against")])
+    (36802, 124, "296.8x lower than stock's"), (100, 250, "2.5x higher than stock's"),
+    (None, 124, "not compared (not measured on both kernels)")])
 def test_rt_against_stock_in_words_that_stay_true(stock: float | None, rt: float,
                                                   words: str) -> None:
     assert _versus(stock, rt) == words
+
+
+def test_the_comparison_sentence_names_what_each_ratio_is_against() -> None:
+    """The paper's Pi 5 numbers, read back: both ratios against stock's, the paper's after."""
+    results = [load_result(DATA / f"paper-rpi5-{flavor}-all-in.result.json")
+               for flavor in ("stock", "rt")]
+    sentence = comparison(results).splitlines()[-2]
+    assert sentence.startswith("PREEMPT_RT's maximum latency is 296.8x lower than stock's, "
+                               "its average is 2.5x lower than stock's. The Pi 5 paper")

@@ -19,10 +19,10 @@ _JSON_START = re.compile(rb"\s*(?:\{|\[\s*(?:[\[{\]\"0-9-]|$))")
 
 
 def read_views(path: Path, progress: Progress = no_progress, *,
-               lenient: bool = False) -> list[RunView]:
+               lenient: bool = False, block_cycles: int | None = None) -> list[RunView]:
     """Read one file with the reader its first bytes call for: one view per section (a
     verbose log written with -h holds the samples and then the histogram). ``lenient``: see
-    ``formats.text``."""
+    ``formats.text``; ``block_cycles``: see ``formats.verbose``."""
     try:
         with path.open("rb") as fh:
             head = fh.read(SNIFF_BYTES)
@@ -41,6 +41,6 @@ def read_views(path: Path, progress: Progress = no_progress, *,
         progress(path.stat().st_size)
         return views
     if looks_verbose(head):
-        return read_verbose(path, progress, lenient=lenient)
+        return read_verbose(path, progress, lenient=lenient, block_cycles=block_cycles)
     # Histogram and summary output share one line grammar: -h without -q prints both.
     return [read_text(path, progress=progress, lenient=lenient)]

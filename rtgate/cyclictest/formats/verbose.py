@@ -7,6 +7,15 @@ over its bytes and each wanted field is decoded as one 64-bit word per line. Blo
 fit that shape (the header, wider numbers, a bad line) fall back to a line-by-line reader,
 which is also the one that names the line of an error. Each thread's 1 µs histogram is exact:
 no upper limit, no overflows.
+
+Each thread's samples are also reduced, in the order printed, to the maxima of blocks of one
+second's cycles, as ``blockmaxima.awk`` reduces the stream behind ``rtgate bench``: the log's
+view carries them as the reducer's (``ReducedStream``), and the merge checks them against the
+run's histogram with the same ``blockcheck`` as a bench run's. The block is one second at the
+thread's interval, which the ``Thread N Interval: P`` header lines give: cyclictest prints P
+after adding the distance -d to the interval unless it keeps a histogram, so thread i's interval
+is P_i - (P_1 - P_0) when there are two threads or more. With one thread (P is the interval or
+the interval plus an unknown -d) or no header, the block size must be given.
 """
 
 from __future__ import annotations
@@ -20,9 +29,17 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from rtgate.cyclictest.command import one_second_of_cycles
 from rtgate.cyclictest.formats.blocks import BLOCK_BYTES, Progress, line_blocks, no_progress
 from rtgate.cyclictest.formats.text import read_text
-from rtgate.cyclictest.formats.view import MESSAGE, RunView, Surroundings, ThreadView, note
+from rtgate.cyclictest.formats.view import (
+    MESSAGE,
+    ReducedStream,
+    RunView,
+    Surroundings,
+    ThreadView,
+    note,
+)
 from rtgate.errors import InputError
 from rtgate.stats.histogram import Ints, Sparse, mean
 
@@ -32,8 +49,8 @@ DENSE_US = 1 << 20
 _VALUE = re.compile(rb"^ *(\d+): *(\d+): *(\d+)$")
 _INTERVAL = re.compile(rb"^Thread (\d+) Interval: (\d+)$")
 _USING_CPU = re.compile(rb"^Thread (\d+) using cpu (\d+)\.$")
-# Printed before the samples; they carry nothing the result needs.
-_IGNORED = re.compile(rb"^(Max CPUs = \d+|Online CPUs = \d+)$")
+# Printed before the samples; they carry nothing the result needs ("Using N cpus." with -a).
+_IGNORED = re.compile(rb"^(Max CPUs = \d+|Online CPUs = \d+|Using \d+ cpus\.)$")
 _DIGIT0, _SPACE, _COLON, _NEWLINE = b"0"[0], b" "[0], b":"[0], b"\n"[0]
 # Without "Thread N Interval" header lines, thread numbers are still bounded: a garbage number
 # must not size a per-thread table.
@@ -46,14 +63,51 @@ def looks_verbose(head: bytes) -> bool:
 
 
 @dataclass
+class _Blocks:
+    """The maxima of consecutive blocks of ``cycles`` samples, fed in the order printed (the last
+    block may be short): blockmaxima.awk's reduction, a block's worth of numpy at a time."""
+
+    cycles: int
+    done: list[Ints] = field(default_factory=list)
+    count: int = 0  # samples in the unfinished block
+    top: int = 0  # its maximum so far
+
+    def add(self, latencies: Ints) -> None:
+        taken = 0
+        if self.count and len(latencies):
+            taken = min(self.cycles - self.count, len(latencies))
+            self.top = max(self.top, int(latencies[:taken].max()))
+            self.count += taken
+            if self.count == self.cycles:
+                self.done.append(np.array([self.top], dtype=np.int64))
+                self.count = 0
+        rest = latencies[taken:]
+        whole = len(rest) // self.cycles * self.cycles
+        if whole:
+            self.done.append(rest[:whole].reshape(-1, self.cycles).max(axis=1))
+        if whole < len(rest):
+            self.count, self.top = len(rest) - whole, int(rest[whole:].max())
+
+    def maxima(self) -> list[int]:
+        out = [int(v) for block in self.done for v in block]
+        return [*out, self.top] if self.count else out
+
+
+@dataclass
 class _VerboseThread:
     """Dense counts for the common range; the rare huge latencies are kept sparse."""
 
     dense: Ints = field(default_factory=lambda: np.zeros(DENSE_US, dtype=np.int64))
     tail: list[Sparse] = field(default_factory=list)
     cpu: int | None = None
+    sampled: bool = False
+    blocks: _Blocks | None = None  # None until the first sample, or when the block is unknown
+    gap: tuple[int, int] | None = None
+    """The first cycle number that skipped: (expected, printed), as the reducer records it."""
 
     def add(self, latencies: Ints) -> None:
+        if self.blocks is not None:
+            self.blocks.add(latencies)
         big = latencies >= DENSE_US
         small = latencies[~big] if big.any() else latencies
         binned = np.bincount(small)
@@ -102,10 +156,13 @@ class _HistogramFollows(Exception):
 
 
 class _Reader:
-    def __init__(self, path: Path, *, lenient: bool = False) -> None:
+    def __init__(self, path: Path, *, lenient: bool = False,
+                 block_cycles: int | None = None) -> None:
         self.path = path
         self.threads: dict[int, _VerboseThread] = {}
         self.declared: int | None = None  # from the "Thread N Interval" header lines
+        self.printed_interval: dict[int, int] = {}  # from the same lines: see the module's doc
+        self.block_cycles = block_cycles  # given by the user: every thread's block
         self.line_no = 0
         self.offset = 0  # file offset of the next byte to decode
         self.last_cycle: dict[int, int] = {}
@@ -128,6 +185,44 @@ class _Reader:
             self.threads[number] = _VerboseThread()
         return self.threads[number]
 
+    def samples(self, number: int, latencies: Ints) -> None:
+        """A thread's next samples in printed order (the thread is known to ``thread()``)."""
+        t = self.threads[number]
+        if not t.sampled:
+            # The header lines are all read before the first sample.
+            t.sampled = True
+            cycles = self.block_cycles or self._one_second(number)
+            if cycles is None:
+                self.notes.append(
+                    f"{self.path.name}: thread {number}: no block maxima: the log does not tell "
+                    "its interval (one thread, or no 'Thread N Interval' line: cyclictest prints "
+                    "the interval plus -d); give the block size (rtgate parse --block-cycles)")
+            else:
+                t.blocks = _Blocks(cycles)
+        t.add(latencies)
+
+    def _one_second(self, number: int) -> int | None:
+        printed = self.printed_interval
+        if len(printed) < 2 or sorted(printed) != list(range(len(printed))):
+            return None
+        steps = {printed[i + 1] - printed[i] for i in range(len(printed) - 1)}
+        distance = steps.pop()
+        if steps or distance < 0 or number not in printed or printed[number] - distance < 1:
+            return None
+        return one_second_of_cycles(printed[number] - distance)
+
+    def _first_gap(self, number: int, cycles: Ints) -> None:
+        """Where this thread's cycle numbers first skip, if in ``cycles`` (its next ones)."""
+        t = self.threads[number]
+        if t.gap is not None:
+            return
+        expected = self.last_cycle.get(number, -1) + 1
+        if int(cycles[-1]) - expected + 1 == len(cycles):
+            return  # strictly increasing (checked) and none skipped
+        skipped = np.flatnonzero(cycles != np.arange(expected, expected + len(cycles)))
+        if len(skipped):
+            t.gap = (expected + int(skipped[0]), int(cycles[skipped[0]]))
+
     def block(self, data: bytes) -> None:
         """Decode ``data``, which holds whole lines only."""
         while data:
@@ -148,8 +243,10 @@ class _Reader:
                                                         (np.diff(cyc) <= 0).any()):
                 return False  # cycle numbers going back: the line reader names the line
         for n, cyc in per_thread.items():
+            self.thread(n, self.line_no)
+            self._first_gap(n, cyc)
             self._count_gap(n, int(cyc[-1]), len(cyc))
-            self.thread(n, self.line_no).add(latencies[masks[n]] if masks else latencies)
+            self.samples(n, latencies[masks[n]] if masks else latencies)
         self.line_no += len(rows)
         self.offset += len(data)
         self.around.seen_output = True
@@ -188,6 +285,7 @@ class _Reader:
                 if cycle <= before:
                     raise self.fail(self.line_no, f"thread {number} cycle {cycle} after cycle "
                                                   f"{before}: not the log of one run")
+                self._first_gap(number, np.array([cycle]))
                 self._count_gap(number, cycle, 1)
                 self.around.seen_output = True
                 pending.setdefault(number, []).append(int(m[3]))
@@ -201,17 +299,23 @@ class _Reader:
 
     def _flush(self, pending: dict[int, list[int]]) -> None:
         for number, latencies in pending.items():
-            self.threads[number].add(np.array(latencies, dtype=np.int64))
+            self.samples(number, np.array(latencies, dtype=np.int64))
 
     def _header(self, line: bytes) -> None:
         if m := _INTERVAL.match(line):
             # The printed interval is not the thread's: cyclictest prints it after adding the
-            # per-thread distance (-d) when no histogram is kept, so it is not recorded.
+            # per-thread distance (-d) when no histogram is kept, so it is not recorded; the
+            # block size is worked out from all of them (the module's doc).
             number = int(m[1])
             self.declared = max(self.declared or 0, number + 1)
             self.thread(number, self.line_no)
+            self.printed_interval[number] = int(m[2])
         elif m := _USING_CPU.match(line):
-            self.thread(int(m[1]), self.line_no).cpu = int(m[2])
+            # With -a it comes before the thread's Interval line: it declares the thread too.
+            number = int(m[1])
+            if number < MAX_THREADS:
+                self.declared = max(self.declared or 0, number + 1)
+            self.thread(number, self.line_no).cpu = int(m[2])
         elif MESSAGE.match(text := line.decode("ascii", "backslashreplace")):
             self.notes.append(note(self.path, self.line_no, "cyclictest's message, skipped", text))
         elif not _IGNORED.match(line):
@@ -300,10 +404,11 @@ def _swar(grid: npt.NDArray[np.uint8], fields: list[tuple[int, int]]) -> Ints:
 
 
 def read_verbose(path: Path, progress: Progress = no_progress, *,
-                 lenient: bool = False) -> list[RunView]:
+                 lenient: bool = False, block_cycles: int | None = None) -> list[RunView]:
     """The samples' view, plus the histogram's when ``-v`` ran with ``-h`` (``lenient``: a
-    user's file may end in a shell prompt after it)."""
-    reader = _Reader(path, lenient=lenient)
+    user's file may end in a shell prompt after it). ``block_cycles``: the block of the block
+    maxima; None: one second at each thread's interval, where the header tells it."""
+    reader = _Reader(path, lenient=lenient, block_cycles=block_cycles)
     histogram: RunView | None = None
     cut_line: int | None = None
     with path.open("rb") as fh, _Hasher() as sha:
@@ -349,4 +454,7 @@ def _thread_view(number: int, t: _VerboseThread) -> ThreadView:
         view.max_us = float(hist.values[-1])
         view.avg_us = mean(hist)
         view.hist = hist
+        if t.blocks is not None:
+            view.stream = ReducedStream(block_cycles=t.blocks.cycles, maxima=t.blocks.maxima(),
+                                        seen=hist, gap=t.gap)
     return view
