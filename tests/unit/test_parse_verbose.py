@@ -80,7 +80,9 @@ def test_skipped_cycle_numbers_are_lost_samples_and_make_it_partial(
     rows = [r for r in samples(6000) if not (r[0] == 1 and 1000 <= r[1] < 1040)]
     r = parse([write(tmp_path / "v.txt", rows, "{:8d}:{:8d}:{:8d}\n")])
     assert r.status == "partial"
-    assert r.reasons == ["v.txt: thread 1: 40 samples missing (cycle numbers skip)"]
+    # The samples' count, and the blocks' check (the same the reducer's file gets) naming where.
+    assert r.reasons == ["v.txt: thread 1: 40 samples missing (cycle numbers skip)",
+                         "thread 1: the -v stream skipped from cycle 1000 to 1040: samples lost"]
 
 
 def test_cycle_numbers_going_back_are_refused_at_their_line(tmp_path: Path) -> None:
