@@ -169,8 +169,10 @@ def test_make_demo_on_a_stock_debian_12(fresh: Container, kernels: list[BuildRes
             f"host:   {build.plan.to_json()}\ninside: {json.dumps(inside, indent=2)}")
 
     demo = fresh.run(f"cd {REPO} && make demo", timeout=1200)
-    assert rtgate_exit(demo) in (0, 1), f"make demo: rtgate exit {rtgate_exit(demo)}:\n" \
-                                        f"{tail(demo, 80)}"
+    # 0, whatever else loads the host: the virtual board's budgets judge no host speed
+    # (thresholds.yml, qemu-arm64), so 1 is a failure here, as is 3.
+    assert rtgate_exit(demo) == 0, f"make demo: rtgate exit {rtgate_exit(demo)}:\n" \
+                                   f"{tail(demo, 80)}"
     assert (demo.stdout + demo.stderr).count("(cache hit)") == 2, tail(demo, 80)
     site = re.search(r"^site: +(\S+)$", demo.stdout, re.M)
     assert site, tail(demo)
