@@ -82,40 +82,45 @@ def main() -> int:
     args = ap.parse_args()
     cells = [(s, b, args.trials) for s in args.shapes for b in args.blocks]
     start = time.monotonic()
-    with ProcessPoolExecutor(args.jobs) as pool, Progress(transient=True) as bar:
-        task = bar.add_task("pWCET coverage", total=len(cells))
-        results = []
-        for cell in pool.map(run_cell, cells):
-            results.append(cell)
-            bar.advance(task)
     nominal = tail.CONFIDENCE
     print(f"pWCET at {PER_HOUR:g}/h, {nominal:.0%} profile-likelihood intervals, GEV maxima "
           f"(loc {LOC_US:g} µs, scale {SCALE_US:g} µs, 1 s blocks, whole µs), {args.trials} "
-          f"trials per cell, {time.monotonic() - start:.0f} s")
+          "trials per cell")
     print("| xi | blocks | truth µs | given | coverage | 95 % CI | truth below | truth above | "
           "refused (why) |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-    failed = []
-    for (shape, blocks, trials), cell in zip(cells, results, strict=True):
-        given = [t for t in cell if t.given]
-        covered = sum(not t.below and not t.above for t in given)
-        why = Counter(t.why_not for t in cell if not t.given)
-        refused = ", ".join(f"{n} {w}" for w, n in why.most_common()) or "0"
-        if given:
-            lo, hi = clopper_pearson(covered, len(given))
-            rate = covered / len(given)
-            if rate < nominal - TOLERANCE:
-                failed.append(f"xi {shape:g}, {blocks} blocks: {rate:.1%}")
-            numbers = (f"{rate:.1%} | {lo:.1%}–{hi:.1%} | "
-                       f"{sum(t.below for t in given) / len(given):.1%} | "
-                       f"{sum(t.above for t in given) / len(given):.1%}")
-        else:
-            numbers = "— | — | — | —"
-        print(f"| {shape:g} | {blocks} | {truth(shape):.4g} | {len(given)}/{trials} | {numbers} "
-              f"| {refused} |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |", flush=True)
+    failed: list[str] = []
+    # Each cell's row as soon as it is done: a long run on a loaded host shows what it has.
+    with ProcessPoolExecutor(args.jobs) as pool, Progress(transient=True) as bar:
+        task = bar.add_task("pWCET coverage", total=len(cells))
+        for (shape, blocks, trials), cell in zip(cells, pool.map(run_cell, cells),
+                                                 strict=True):
+            row(shape, blocks, trials, cell, failed)
+            bar.advance(task)
+    print(f"{time.monotonic() - start:.0f} s")
     for f in failed:
         print(f"coverage below {nominal - TOLERANCE:.0%}: {f}", file=sys.stderr)
     return 1 if failed else 0
+
+
+def row(shape: float, blocks: int, trials: int, cell: list[Trial], failed: list[str]) -> None:
+    nominal = tail.CONFIDENCE
+    given = [t for t in cell if t.given]
+    covered = sum(not t.below and not t.above for t in given)
+    why = Counter(t.why_not for t in cell if not t.given)
+    refused = ", ".join(f"{n} {w}" for w, n in why.most_common()) or "0"
+    if given:
+        lo, hi = clopper_pearson(covered, len(given))
+        rate = covered / len(given)
+        if rate < nominal - TOLERANCE:
+            failed.append(f"xi {shape:g}, {blocks} blocks: {rate:.1%}")
+        numbers = (f"{rate:.1%} | {lo:.1%}–{hi:.1%} | "
+                   f"{sum(t.below for t in given) / len(given):.1%} | "
+                   f"{sum(t.above for t in given) / len(given):.1%}")
+    else:
+        numbers = "— | — | — | —"
+    print(f"| {shape:g} | {blocks} | {truth(shape):.4g} | {len(given)}/{trials} | {numbers} "
+          f"| {refused} |", flush=True)
 
 
 if __name__ == "__main__":
