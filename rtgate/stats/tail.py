@@ -29,22 +29,19 @@ maximum gets U[0, 1) added (a continuity correction) from a generator with a fix
 data always give the same estimate. Estimates are thus of the true latency, up to 1 µs above
 what cyclictest would print: on the safe side of a budget.
 
-Confidence interval, GEV (what the gate's ``pwcet_us`` budget uses): profile likelihood. The
-interval is every return level z that some GEV (mu, sigma, xi) within the likelihood-ratio
-region {2 (l_max - l) <= chi2_1(confidence)} gives: its ends are the least and the largest z
-over that region, found by a constrained optimizer (SLSQP) from the maximum-likelihood fit and
-checked to lie on the region. This is the profile-likelihood interval of z without a root search
-over nested fits. A far quantile's sampling distribution is strongly skewed and its bootstrap
-interval (BCa over blocks, used before) undercovered on GEV maxima with a known answer: xi = -0.1
-covered 23/29, xi = 0.2 21/30 at 130 blocks. When the region reaches a shape of 1 on the upper
-side (the data allow any tail), or the optimizer does not land on the region's edge, there is no
-valid estimate: a refusal, never a number that misleads. Coverage by shape and number of blocks
-is measured by benchmarks/pwcet_coverage.py (docs/statistics.md, "pWCET intervals").
+Confidence interval, GEV (what the gate's ``pwcet_us`` budget uses): profile likelihood: every
+return level z whose profile log-likelihood (the best fit with the return level held at z) lies
+within chi2_1(confidence) / 2 of the maximum. The profile is fitted over (mu, log sigma), which
+the data pin down, the shape following from z; its ends are found walking out from the estimate
+in doubling steps, then by bisection. A far quantile's sampling distribution is strongly skewed
+and a bootstrap interval (BCa over blocks) undercovered it on GEV maxima with a known answer
+(docs/journal.md, 2026-11-25). When the region reaches a shape of 1 (the data allow any tail)
+there is no valid estimate: a refusal, never a number that misleads. Coverage by shape and
+number of blocks: benchmarks/pwcet_coverage.py (docs/statistics.md, "pWCET intervals").
 
 Confidence interval, POT: BCa bootstrap over blocks (``scipy.stats.bootstrap``), refitting each
 resample; re-choosing the POT threshold in each resample puts that choice's variability into the
-interval. It can undercover with few excesses (9 of 12 trials measured): the gate does not use
-it.
+interval. It can undercover with few excesses: the gate does not use it.
 
 Per hour to per block: with blocks of ``d`` seconds an hour has ``m = 3600 / d`` of them, and a
 latency exceeded with probability P per hour satisfies ``F(x) ** m = 1 - P`` for independent
