@@ -33,7 +33,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn
 
-from rtgate.ab.plan import plan
+from rtgate.ab.plan import plan, primary_of
 from rtgate.ab.settings import ABSettings, RoundSettings
 from rtgate.bench.scenario import load_scenario
 from rtgate.board.base import KernelArtifacts
@@ -83,7 +83,7 @@ class ABRun:
     verdicts: list[RoundVerdict] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     seq: ab.Sequential | None = None
-    margins: dict[ab.Key, float] = field(default_factory=dict)
+    margins: dict[ab.Key, ab.Margin] = field(default_factory=dict)
     pairs: int = 0
     elapsed_s: float | None = 0.0
     """Wall time of the rounds; None when re-decided from files (``replay``)."""
@@ -167,7 +167,8 @@ class ABRun:
         if ab.MIN_ROUNDS <= self.pairs <= seq.planned:
             seq.look(self.pairs, [
                 ab.KeyRounds(key, self.rounds["A"][key], self.rounds["B"][key],
-                             self.margins[key], self.budgets[key].min_samples)
+                             self.margins[key], self.budgets[key].min_samples,
+                             primary_of(self.settings.calibration, key))
                 for key in self.budgets if key not in seq.final])
         if seq.stopped(list(self.budgets)):
             final = {d.outcome for d in seq.final.values()}
@@ -177,18 +178,26 @@ class ABRun:
             return True
         return False
 
+    def pair(self) -> ABOutcome | None:
+        """Measure the next pair of rounds (every target still undecided), in the loop's order;
+        the outcome that ends the loop, if any. `rtgate calibrate` records its bank with it."""
+        self.pairs += 1
+        targets = self._targets()
+        for side in self._order():
+            stop = self._round(side, self.pairs, targets)
+            if stop:
+                return stop
+        return None
+
     def run(self) -> None:
         start = time.monotonic()
         cap = self.settings.max_time
         while True:
-            self.pairs += 1
-            targets = self._targets()
-            for side in self._order():
-                stop = self._round(side, self.pairs, targets)
-                if stop:
-                    self.outcome = stop
-                    self.elapsed_s = time.monotonic() - start
-                    return
+            stop = self.pair()
+            if stop:
+                self.outcome = stop
+                self.elapsed_s = time.monotonic() - start
+                return
             done = self._look(time.monotonic() - start)
             self.elapsed_s = elapsed = time.monotonic() - start
             self._progress(elapsed)

@@ -70,7 +70,7 @@ def test_local_b_under_a_planted_load_is_worse_in_interleaved_rounds(rtgate_cli:
 
 def replay(out: Path, planned: int, alpha: float) -> ABRun:
     settings = RoundSettings(out=out, round_duration=2, max_time=70, planned_rounds=planned,
-                             min_effect_us=50, alpha=alpha)
+                             min_effect_pct=50, alpha=alpha)
     run = ABRun(load_board("local"), (Side("A", "base", None, None),
                                       Side("B", "candidate", None, None)),
                 [("", "idle")], load_thresholds(ROOT / "thresholds.yml"), settings,

@@ -205,7 +205,7 @@ def test_the_plan_is_part_of_the_bisects_identity(rtgate_cli: RunCli,
 
     identity = {"series": [p.model_dump() for p in read_series(SERIES)], "good": 0, "bad": 4,
                 "board": "qemu-arm64", "flavor": "stock", "scenarios": ["idle"], "repeats": 2,
-                "round_duration_s": 10, "max_time_s": 300, "min_effect_us": None,
+                "round_duration_s": 10, "max_time_s": 300, "min_effect_pct": None,
                 "alpha": None, "planned_rounds": 6}
     out = tmp_path / "out"
     out.mkdir()
