@@ -23,7 +23,6 @@ fewest at which the replayed false-alarm rate is at most 1 % and the power at +2
 
 from __future__ import annotations
 
-import hashlib
 import math
 import subprocess
 from collections.abc import Sequence
@@ -235,6 +234,8 @@ class Replay:
     bank: Bank
     alpha: float
     console: Console
+    replays: int = SEARCH_REPLAYS
+    """Replays behind each choice (the primary metric, the rounds needed)."""
     seed: int = SEED
 
     def choose_primary(self, shifted: dict[ab.Key, list[ab.Round]]) -> dict[ab.Key, str | None]:
@@ -247,11 +248,11 @@ class Replay:
             for m in known:
                 sub = replace(self.bank, rounds={key: rounds})
                 c = rates(sub, {key: shifted[key]}, DEFAULT_PLANNED, self.alpha / len(
-                    self.bank.rounds), {key: m}, SEARCH_REPLAYS, self.seed)[key]
+                    self.bank.rounds), {key: m}, self.replays, self.seed)[key]
                 power[m] = c[Comparison.WORSE]
             chosen[key] = max(known, key=lambda m: (power[m], -known.index(m))) if known \
                 else None
-            self.console.print(f"{'/'.join(key)}: power at +20 % by metric ({SEARCH_REPLAYS} "
+            self.console.print(f"{'/'.join(key)}: power at +20 % by metric ({self.replays} "
                                f"replays, {DEFAULT_PLANNED} rounds a side): {power}")
         return chosen
 
@@ -259,17 +260,17 @@ class Replay:
                       primary: dict[ab.Key, str | None]) -> dict[ab.Key, int | None]:
         needed: dict[ab.Key, int | None] = dict.fromkeys(self.bank.rounds)
         for planned in PLANNED_TRIED:
-            aa = rates(self.bank, effects["A/A"], planned, self.alpha, primary,
-                       SEARCH_REPLAYS, self.seed)
+            aa = rates(self.bank, effects["A/A"], planned, self.alpha, primary, self.replays,
+                       self.seed)
             hit = rates(self.bank, effects[POWER_AT], planned, self.alpha, primary,
-                        SEARCH_REPLAYS, self.seed + 1)
+                        self.replays, self.seed + 1)
             for key in needed:
-                ok = (false_alarms(aa[key]) / SEARCH_REPLAYS <= TARGET_ALPHA
-                      and hit[key][Comparison.WORSE] / SEARCH_REPLAYS >= TARGET_POWER)
+                ok = (false_alarms(aa[key]) / self.replays <= TARGET_ALPHA
+                      and hit[key][Comparison.WORSE] / self.replays >= TARGET_POWER)
                 if ok and needed[key] is None:
                     needed[key] = planned
             self.console.print(f"{planned} rounds a side: " + "; ".join(
-                f"{'/'.join(k)} power {hit[k][Comparison.WORSE] / SEARCH_REPLAYS:.2f}"
+                f"{'/'.join(k)} power {hit[k][Comparison.WORSE] / self.replays:.2f}"
                 for k in needed))
             if all(v is not None for v in needed.values()):
                 break
@@ -293,7 +294,7 @@ def calibrate(run: ABRun, settings: CalibrateSettings, console: Console) -> Cali
     bank = read_bank(out, settings.ab.rounds.round_duration, run.thresholds,
                      settings.ab.rounds.min_effect_pct)
     alpha = settings.ab.rounds.alpha or TARGET_ALPHA
-    replay = Replay(bank, alpha, console)
+    replay = Replay(bank, alpha, console, min(SEARCH_REPLAYS, settings.replays))
     effects = variants(bank, np.random.default_rng(SEED))
     primary = replay.choose_primary(effects[POWER_AT])
     needed = replay.rounds_needed(effects, primary)
@@ -337,9 +338,5 @@ def calibrate(run: ABRun, settings: CalibrateSettings, console: Console) -> Cali
     path = settings.record or calibration.DIRECTORY / f"{run.spec.name}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, record.model_dump_json(by_alias=True, indent=2) + "\n")
-    console.print(f"calibration record: {path} (sha256 {sha256(path)})")
+    console.print(f"calibration record: {path} (sha256 {calibration.sha256_of(path)})")
     return record
-
-
-def sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()

@@ -27,12 +27,13 @@ that the lab failed to measure ends the loop with exit 3: no verdict rests on it
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn
 
+from rtgate import calibration
 from rtgate.ab.plan import plan, primary_of
 from rtgate.ab.settings import ABSettings, RoundSettings
 from rtgate.bench.scenario import load_scenario
@@ -303,5 +304,13 @@ def prepare(settings: ABSettings, console: Console) -> ABRun:
             if named != scenario:
                 raise InputError(f"names scenario {named!r}, not {scenario!r}: its rounds would "
                                  "not pair with the base's", path=ref)
+    rounds = settings.rounds
+    notes = []
+    if rounds.calibration is None:
+        rounds = replace(rounds, calibration=calibration.for_kind(spec.name))
+    if rounds.calibration is None:
+        notes.append(f"no calibration record for {spec.name!r} (bench/calibration/): each key's "
+                     "primary metric is the rule's default, and the false-alarm rate and power "
+                     "are unmeasured on this board (`rtgate calibrate`)")
     return ABRun(spec, sides, [(f, s) for f in flavors for s in scenarios], thresholds,
-                 settings.rounds, console)
+                 rounds, console, notes=notes)
