@@ -41,7 +41,8 @@ def test_local_b_under_a_planted_load_is_worse_in_interleaved_rounds(rtgate_cli:
     (d,) = report["decisions"]
     assert (d["board"], d["scenario"], d["outcome"], d["final"]) == ("local", "idle", "worse", True)
     primary = next(e for e in d["effects"] if e["metric"] == d["primary_metric"])
-    assert primary["low"] > 1.5, primary  # a regression of milliseconds, beyond the margin
+    # A regression of milliseconds: its interval wholly above no change, its estimate far above.
+    assert primary["low"] > 1 and primary["ratio"] > 1.5, primary
     assert d["statistic"] >= d["boundary"] > 0
     # Alpha spent look by look, within the rate; the loop stopped at its first decision.
     assert sum(look["alpha"] for look in report["looks"]) == report["alpha_spent"] <= 0.2
