@@ -78,7 +78,7 @@ class CalibrateSettings:
 
 @dataclass
 class Bank:
-    """A/A rounds per key, in the order measured, the time a round's run took, each key's
+    """A/A rounds per key, in the order measured, the board time a round took, each key's
     margin as the gate's plan takes it from the budgets, and what the results say of the
     kernel and the board."""
 
@@ -114,8 +114,8 @@ def read_bank(out: Path, round_s: int, thresholds: Thresholds,
     margins: dict[ab.Key, ab.Margin] = {}
     kernels = set()
     virtual = False
-    paths_ = sorted(out.glob(f"[AB]/round-*/*/*/{RESULT}"),
-                    key=lambda p: (int(p.parts[-4].removeprefix("round-")), p.parts[-5]))
+    last: float | None = None
+    paths_ = sorted(out.glob(f"[AB]/round-*/*/*/{RESULT}"), key=lambda p: p.stat().st_mtime)
     for path in paths_:
         result = load_result(path)
         if result.status != "complete":
@@ -129,10 +129,12 @@ def read_bank(out: Path, round_s: int, thresholds: Thresholds,
         margins[key] = ab.Margin(pct / 100)
         virtual |= result.board.virtual
         rounds.setdefault(key, []).append(ab.Round.of(result))
-        start, end = result.start, result.end
-        if start and end:
-            walls.setdefault(key, []).append(
-                (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds())
+        # Board time of the round (deploy, boot, run, collect): the bank's rounds ran one after
+        # another, so it is the time since the previous round's result was written.
+        written = path.stat().st_mtime
+        if last is not None and written > last:
+            walls.setdefault(key, []).append(written - last)
+        last = written
         kernels.add(result.kernel.release)
     if not rounds:
         raise InputError("no complete A/A round to calibrate from", path=out)
