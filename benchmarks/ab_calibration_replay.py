@@ -19,7 +19,7 @@ Candidates, each at the same plan (6 rounds a side, alpha 0.01 over the board's 
   Student's: rule 1's round test differed in its reference distribution, not its statistic);
 - the same on each other metric as the primary (block-max p90, p99.9, p99).
 
-    python benchmarks/ab_calibration_replay.py [--trials 1000] [--planned 6]
+    python benchmarks/ab_calibration_replay.py [--trials 1000] [--planned 6] [--board B]
 """
 
 from __future__ import annotations
@@ -51,10 +51,11 @@ def bonferroni(alpha: float, planned: int) -> tuple[float, ...]:
 
 
 def raw_values(rounds: list[ab.Round], metric: str) -> np.ndarray | None:
-    """The per-round values themselves, no log: the t test of rule 1's round test (its
-    "interval" is then no ratio, so its *same* column means nothing)."""
+    """The per-round values themselves (in ms, so the rule's exp() of them stays finite), no
+    log: the t test of rule 1's round test. Its worse/better are what a t test of the raw values
+    says (scale-free); its "interval" is then no ratio, so its *same* column means nothing."""
     values = [r.metric(metric) for r in rounds]
-    return None if any(v is None for v in values) else np.array(values, dtype=float)
+    return None if any(v is None for v in values) else np.array(values, dtype=float) / 1000
 
 
 @contextmanager
@@ -75,9 +76,11 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--trials", type=int, default=1000)
     p.add_argument("--planned", type=int, default=6)
+    p.add_argument("--board", help="one bank only (default: every bank)")
     args = p.parse_args()
     thresholds = load_thresholds(ROOT / "thresholds.yml")
-    for board_dir in sorted(d for d in BANKS.iterdir() if d.is_dir()):
+    for board_dir in sorted(d for d in BANKS.iterdir()
+                            if d.is_dir() and args.board in (None, d.name)):
         bank = calibrate.read_bank(board_dir, 0, thresholds, 10.0)
         keys = list(bank.rounds)
         label = " (a VM: says nothing of a board)" if bank.virtual else ""
