@@ -1,8 +1,9 @@
 """Benchmark: the A/B rule's error rates replayed on the A/A banks recorded on boards here, and
 the candidate rules it was chosen among.
 
-The banks (benchmarks/records/banks/<board>/A|B/round-N/<flavor>/<scenario>/result.json) are
-real rounds of one kernel recorded by `rtgate calibrate` (docs/journal.md says when and how).
+The banks (benchmarks/records/banks/<board>.tar.xz: <board>/A|B/round-N/<flavor>/<scenario>/
+result.json, the raw files left out) are real rounds of one kernel recorded by `rtgate
+calibrate` (docs/journal.md says when and how).
 Every trial is the gate's own decision code (rtgate.ab.calibrate.rates: the Sequential looks,
 stopping as the loop stops) on a resampled split of a bank: A/A (a *worse* or *better* is a
 false alarm) and with every latency of side B's rounds scaled by +20 % (a *worse* is a
@@ -26,6 +27,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tarfile
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -79,8 +82,12 @@ def main() -> int:
     p.add_argument("--board", help="one bank only (default: every bank)")
     args = p.parse_args()
     thresholds = load_thresholds(ROOT / "thresholds.yml")
-    for board_dir in sorted(d for d in BANKS.iterdir()
-                            if d.is_dir() and args.board in (None, d.name)):
+    unpacked = Path(tempfile.mkdtemp(prefix="rtgate-banks-"))
+    for archive in sorted(BANKS.glob("*.tar.xz")):
+        if args.board in (None, archive.name.removesuffix(".tar.xz")):
+            with tarfile.open(archive) as tar:
+                tar.extractall(unpacked, filter="data")
+    for board_dir in sorted(d for d in unpacked.iterdir() if d.is_dir()):
         bank = calibrate.read_bank(board_dir, 0, thresholds, 10.0)
         keys = list(bank.rounds)
         label = " (a VM: says nothing of a board)" if bank.virtual else ""
