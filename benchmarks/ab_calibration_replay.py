@@ -16,8 +16,6 @@ Candidates, each at the same plan (6 rounds a side, alpha 0.01 over the board's 
 - rule 2 (the gate's): Student's t on the log of the primary per-round metric, exact
   group-sequential boundaries from the looks' joint distribution;
 - the same with Bonferroni's split of each look's alpha increment (what rule 1 did);
-- the same on the raw per-round values, no log (with equal rounds a side Welch's statistic is
-  Student's: rule 1's round test differed in its reference distribution, not its statistic);
 - the same on each other metric as the primary (block-max p90, p99.9, p99).
 
     python benchmarks/ab_calibration_replay.py [--trials 1000] [--planned 6] [--board B]
@@ -51,14 +49,6 @@ BANKS = ROOT / "benchmarks" / "records" / "banks"
 def bonferroni(alpha: float, planned: int) -> tuple[float, ...]:
     return tuple(float(stats.t.isf(ab.increment(alpha, n, planned) / 2, 2 * n - 2))
                  for n in range(ab.MIN_ROUNDS, planned + 1))
-
-
-def raw_values(rounds: list[ab.Round], metric: str) -> np.ndarray | None:
-    """The per-round values themselves (in ms, so the rule's exp() of them stays finite), no
-    log: the t test of rule 1's round test. Its worse/better are what a t test of the raw values
-    says (scale-free); its "interval" is then no ratio, so its *same* column means nothing."""
-    values = [r.metric(metric) for r in rounds]
-    return None if any(v is None for v in values) else np.array(values, dtype=float) / 1000
 
 
 @contextmanager
@@ -103,8 +93,7 @@ def main() -> int:
         effects = calibrate.variants(bank, np.random.default_rng(calibrate.SEED))
         candidates: list[tuple[str, str | None, str, Callable[..., object] | None]] = [
             ("rule 2 (the gate's)", None, "boundaries", None),
-            ("Bonferroni over looks", None, "boundaries", bonferroni),
-            ("t on raw values", None, "log_values", raw_values)]
+            ("Bonferroni over looks", None, "boundaries", bonferroni)]
         candidates += [(f"primary {m}", m, "boundaries", None) for m in ab.METRICS]
         print(f"   {'candidate':28} {'false alarms':>30} {'same':>8} {'power +20 %':>30} "
               f"{'s':>5}")

@@ -15,8 +15,9 @@ Resamples of one bank are not independent trials: the interval of every rate is 
 on the bank's INDEPENDENT units, the disjoint trials the bank holds (its rounds over the rounds a
 trial uses), with the resampled rate as the point: a bank of 24 rounds says little, and says so.
 
-Each key's primary metric is the one with the most power at +20 % in these replays (registered
-in the record before any pull request is measured); the rounds a side the plan asks for are the
+Each key's primary metric is, among those whose replayed A/A false-alarm rate holds alpha, the one
+with the most power at +20 % in these replays (registered in the record before any pull request
+is measured); the rounds a side the plan asks for are the
 fewest at which the replayed false-alarm rate is at most 1 % and the power at +20 % at least 90 %
 (none when the bank's tried range does not reach it: the plan then keeps its cap).
 """
@@ -240,22 +241,28 @@ class Replay:
     """Replays behind each choice (the primary metric, the rounds needed)."""
     seed: int = SEED
 
-    def choose_primary(self, shifted: dict[ab.Key, list[ab.Round]]) -> dict[ab.Key, str | None]:
-        """Per key, the metric (known in every banked round) with the most power at +20 % at
-        the default plan; ties go to the rule's order of preference."""
+    def choose_primary(self, effects: dict[str, dict[ab.Key, list[ab.Round]]]
+                       ) -> dict[ab.Key, str | None]:
+        """Per key, among the metrics known in every banked round whose replayed A/A false-alarm
+        rate holds the key's alpha, the one with the most power at +20 % at the default plan;
+        ties, or no metric holding it, go to the rule's order of preference."""
         chosen: dict[ab.Key, str | None] = {}
+        share = self.alpha / len(self.bank.rounds)
         for key, rounds in self.bank.rounds.items():
             known = [m for m in ab.METRICS if all(r.metric(m) is not None for r in rounds)]
-            power = {}
+            score = {}
+            sub = replace(self.bank, rounds={key: rounds})
             for m in known:
-                sub = replace(self.bank, rounds={key: rounds})
-                c = rates(sub, {key: shifted[key]}, DEFAULT_PLANNED, self.alpha / len(
-                    self.bank.rounds), {key: m}, self.replays, self.seed)[key]
-                power[m] = c[Comparison.WORSE]
-            chosen[key] = max(known, key=lambda m: (power[m], -known.index(m))) if known \
-                else None
-            self.console.print(f"{'/'.join(key)}: power at +20 % by metric ({self.replays} "
-                               f"replays, {DEFAULT_PLANNED} rounds a side): {power}")
+                aa = rates(sub, {key: effects["A/A"][key]}, DEFAULT_PLANNED, share, {key: m},
+                           self.replays, self.seed)[key]
+                hit = rates(sub, {key: effects[POWER_AT][key]}, DEFAULT_PLANNED, share,
+                            {key: m}, self.replays, self.seed + 1)[key]
+                holds = false_alarms(aa) <= share * self.replays
+                score[m] = (holds, hit[Comparison.WORSE], -known.index(m))
+            chosen[key] = max(known, key=lambda m: score[m]) if known else None
+            self.console.print(f"{'/'.join(key)}: by metric (A/A alarms within alpha, power at "
+                               f"+20 % of {self.replays} replays, {DEFAULT_PLANNED} rounds a "
+                               f"side): {score}")
         return chosen
 
     def rounds_needed(self, effects: dict[str, dict[ab.Key, list[ab.Round]]],
@@ -298,7 +305,7 @@ def calibrate(run: ABRun, settings: CalibrateSettings, console: Console) -> Cali
     alpha = settings.ab.rounds.alpha or TARGET_ALPHA
     replay = Replay(bank, alpha, console, min(SEARCH_REPLAYS, settings.replays))
     effects = variants(bank, np.random.default_rng(SEED))
-    primary = replay.choose_primary(effects[POWER_AT])
+    primary = replay.choose_primary(effects)
     needed = replay.rounds_needed(effects, primary)
     reachable = [n for n in needed.values() if n is not None]
     planned = max(reachable) if len(reachable) == len(needed) else max(PLANNED_TRIED)
