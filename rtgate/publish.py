@@ -35,6 +35,7 @@ from rtgate import calibration, inputfile, paths
 from rtgate.ab.loop import ABRun, Side
 from rtgate.ab.render import markdown as ab_markdown
 from rtgate.ab.settings import RoundSettings
+from rtgate.board import spec as boardspec
 from rtgate.board.spec import BoardSpec, flavors_of, load_board, scenarios_of
 from rtgate.errors import Exit, InputError
 from rtgate.gate import budgetdiff, junit, markdown
@@ -213,7 +214,7 @@ def _ab_board(directory: Path, spec: BoardSpec, flavors: list[str], scenarios: l
     calibration record it names (the default branch's: one that changed since is refused)."""
     record = None
     if plan.calibration_sha256:
-        path = calibration.DIRECTORY / f"{spec.name}.json"
+        path = calibration.DIRECTORY / f"{boardspec.kind_of(spec)}.json"
         if not path.is_file() or calibration.sha256_of(path) != plan.calibration_sha256:
             why = (f"the plan names calibration record sha256 {plan.calibration_sha256[:12]}…, "
                    "which the default branch no longer holds: not re-decided")

@@ -39,6 +39,7 @@ from scipy import stats
 from rtgate import calibration, paths
 from rtgate.ab.loop import ABRun
 from rtgate.ab.settings import ABSettings
+from rtgate.board.spec import kind_of
 from rtgate.calibration import CalibrationRecord, GatePlan, KeyCalibration, Power, Rate
 from rtgate.errors import InputError
 from rtgate.gate.thresholds import Thresholds, flavor_of
@@ -337,14 +338,14 @@ def calibrate(run: ABRun, settings: CalibrateSettings, console: Console) -> Cali
             rounds_needed=needed[key], minutes_needed=minutes))
     wall = sum(per_round_s.values()) or bank.round_s * len(bank.rounds)
     record = CalibrationRecord(
-        schema="rtgate/calibration/v1", kind=run.spec.name, measured_on=run.spec.name,
+        schema="rtgate/calibration/v1", kind=kind_of(run.spec), measured_on=run.spec.name,
         virtual=bank.virtual,
         measured_at=datetime.now(UTC), rtgate_commit=_commit(), kernel=bank.kernel,
         rule=ab.RULE, replays=settings.replays,
         plan=GatePlan(round_s=bank.round_s, rounds=planned,
                       max_time_s=math.ceil(2 * planned * wall * 1.25)),
         keys=keys)
-    path = settings.record or calibration.DIRECTORY / f"{run.spec.name}.json"
+    path = settings.record or calibration.DIRECTORY / f"{kind_of(run.spec)}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, record.model_dump_json(by_alias=True, indent=2) + "\n")
     console.print(f"calibration record: {path} (sha256 {calibration.sha256_of(path)})")

@@ -39,7 +39,7 @@ from rtgate.ab.settings import ABSettings, RoundSettings
 from rtgate.bench.scenario import load_scenario
 from rtgate.board.base import KernelArtifacts
 from rtgate.board.measure import measure
-from rtgate.board.spec import BoardSpec, flavors_of, load_board, scenarios_of
+from rtgate.board.spec import BoardSpec, flavors_of, kind_of, load_board, scenarios_of
 from rtgate.errors import Exit, InfraError, InputError
 from rtgate.gate import infrarecord
 from rtgate.gate.thresholds import Budget, Thresholds, flavor_of, load_thresholds
@@ -307,10 +307,10 @@ def prepare(settings: ABSettings, console: Console) -> ABRun:
     rounds = settings.rounds
     notes = []
     if rounds.calibration is None:
-        rounds = replace(rounds, calibration=calibration.for_kind(spec.name))
+        rounds = replace(rounds, calibration=calibration.for_kind(kind_of(spec)))
     if rounds.calibration is None:
-        notes.append(f"no calibration record for {spec.name!r} (bench/calibration/): each key's "
-                     "primary metric is the rule's default, and the false-alarm rate and power "
-                     "are unmeasured on this board (`rtgate calibrate`)")
+        notes.append(f"no calibration record for {kind_of(spec)!r} (bench/calibration/): each "
+                     "key's primary metric is the rule's default, and the false-alarm rate and "
+                     "power are unmeasured on this board (`rtgate calibrate`)")
     return ABRun(spec, sides, [(f, s) for f in flavors for s in scenarios], thresholds,
                  rounds, console, notes=notes)
