@@ -79,7 +79,7 @@ test-e2e: deps
 # with the planted-latency kernel as B, then the A/B test alone (budgets no planted stall can fail),
 # then a moderate effect (20 ms stalls, which the gate's budgets let through).
 QEMU_CALIBRATION_SETTINGS = benchmarks/ab_calibration.py --board qemu-arm64 --flavors stock \
-  --scenario idle --round-duration 5s --max-time 120s --planned-rounds 6 --min-effect-us 5000
+  --scenario idle --round-duration 5s --max-time 120s --planned-rounds 6 --min-effect-pct 10
 QEMU_CALIBRATION = $(QEMU_CALIBRATION_SETTINGS) --build-kernels out/bench/qemu-kernels
 
 bench: deps

@@ -64,7 +64,7 @@ INCOMPLETE_EXITS = {2, 3}
 def settings(args: argparse.Namespace) -> dict[str, Any]:
     return {"board": args.board, "scenario": args.scenario, "flavors": args.flavors,
             "round_duration": args.round_duration, "max_time": args.max_time,
-            "min_effect_us": args.min_effect_us, "alpha": args.alpha,
+            "min_effect_pct": args.min_effect_pct, "alpha": args.alpha,
             "planned_rounds": args.planned_rounds,
             "thresholds": str(args.thresholds) if args.thresholds else None,
             "kernels": str(args.kernels) if args.kernels else None,
@@ -76,7 +76,7 @@ def settings(args: argparse.Namespace) -> dict[str, Any]:
 def command(args: argparse.Namespace, kind: str, out: Path) -> list[str]:
     cmd = [sys.executable, "-m", "rtgate", "ab", "--board", args.board, "--scenarios",
            args.scenario, "--round-duration", args.round_duration, "--max-time", args.max_time,
-           "--min-effect-us", str(args.min_effect_us), "--alpha", str(args.alpha),
+           "--min-effect-pct", str(args.min_effect_pct), "--alpha", str(args.alpha),
            "--out", str(out)]
     if args.flavors:
         cmd += ["--flavors", args.flavors]
@@ -210,7 +210,7 @@ def main() -> int:
     ap.add_argument("--planned-rounds", type=int,
                     help="rounds a side the alpha spending plans for, as the gate passes it "
                          "(default: rtgate ab's, from the cap at the first pair's pace)")
-    ap.add_argument("--min-effect-us", type=float, default=200.0)
+    ap.add_argument("--min-effect-pct", type=float, default=10.0)
     ap.add_argument("--thresholds", type=Path,
                     help="budgets instead of thresholds.yml (e.g. ones the planted effect stays "
                          "under, so that the A/B test alone has to detect it)")

@@ -9,6 +9,7 @@ shows the rest. A kind without a record is gated with a stated conservative defa
 
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -111,3 +112,8 @@ def for_kind(kind: str, directory: Path = DIRECTORY) -> CalibrationRecord | None
     """The kind's record from the lab data, None when it has none."""
     path = directory / f"{kind}.json"
     return load(path) if path.exists() else None
+
+
+def sha256_of(path: Path) -> str:
+    """The record's sha256 as the gate's plan job states it (``sha256sum``)."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()

@@ -31,10 +31,11 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 from rich.console import Console
 
-from rtgate import inputfile, paths
+from rtgate import calibration, inputfile, paths
 from rtgate.ab.loop import ABRun, Side
 from rtgate.ab.render import markdown as ab_markdown
 from rtgate.ab.settings import RoundSettings
+from rtgate.board import spec as boardspec
 from rtgate.board.spec import BoardSpec, flavors_of, load_board, scenarios_of
 from rtgate.errors import Exit, InputError
 from rtgate.gate import budgetdiff, junit, markdown
@@ -93,7 +94,9 @@ def _kind(o: Ruling) -> GateOutcome:
 
 
 class ABPlan(BaseModel):
-    """The A/B plan of one board, as latency-gate.yml's GATE_AB gives it to `rtgate ab`."""
+    """The A/B plan of one board as the gate's plan job gave it to `rtgate ab`: the board
+    kind's calibration record's plan (with the record's sha256), else latency-gate.yml's
+    conservative default for a kind without one (with a note saying so)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
@@ -101,6 +104,9 @@ class ABPlan(BaseModel):
     max_time_s: int = Field(ge=1)
     rounds: int = Field(ge=3)
     """Rounds a side the alpha spending plans for (``rtgate ab --planned-rounds``)."""
+    calibration_sha256: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")] | None = None
+    """The calibration record the plan came from; its primary metrics decide the replay."""
+    note: Annotated[str, StringConstraints(max_length=500)] | None = None
 
 
 class Context(BaseModel):
@@ -204,9 +210,19 @@ def judge_artifacts(artifacts: list[Path], thresholds: Thresholds, boards_root: 
 
 def _ab_board(directory: Path, spec: BoardSpec, flavors: list[str], scenarios: list[str],
               thresholds: Thresholds, plan: ABPlan) -> BoardJudgement:
-    """Re-decide one board's A/B rounds from their results with the gate's plan."""
+    """Re-decide one board's A/B rounds from their results with the gate's plan, and with the
+    calibration record it names (the default branch's: one that changed since is refused)."""
+    record = None
+    if plan.calibration_sha256:
+        path = calibration.DIRECTORY / f"{boardspec.kind_of(spec)}.json"
+        if not path.is_file() or calibration.sha256_of(path) != plan.calibration_sha256:
+            why = (f"the plan names calibration record sha256 {plan.calibration_sha256[:12]}…, "
+                   "which the default branch no longer holds: not re-decided")
+            return BoardJudgement(spec.name, [Unjudged(path, why)])
+        record = calibration.load(path)
     settings = RoundSettings(out=directory, round_duration=plan.round_s,
-                             max_time=plan.max_time_s, planned_rounds=plan.rounds)
+                             max_time=plan.max_time_s, planned_rounds=plan.rounds,
+                             calibration=record)
     run = ABRun(spec, (Side("A", "base", None, None), Side("B", "candidate", None, None)),
                 [(f, s) for f in flavors for s in scenarios], thresholds, settings,
                 Console(stderr=True, quiet=True))

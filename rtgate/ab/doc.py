@@ -1,5 +1,9 @@
-"""``ab.json`` (schema rtgate/ab/v1): an A/B run's outcome, effects with their intervals, rounds,
+"""``ab.json`` (schema rtgate/ab/v2): an A/B run's outcome, effects with their intervals, rounds,
 looks and alpha spent, as a model with a committed JSON Schema.
+
+v2 (the rule of one primary metric on logs, with margins relative to the baseline): effects are
+ratios B/A of geometric means, each key says its primary metric, statistic and boundary, the
+margin is a share with its 1 µs floor; v1's µs deltas and list of rejected tests are gone.
 
 Written beside ab.md by `rtgate ab` and by each bisect step. Nobody decides from it: the
 publisher and a bisect's replay re-decide from the rounds' result files.
@@ -22,8 +26,8 @@ from rtgate.outcome import AB_EXIT, ABOutcome, Comparison
 from rtgate.schemafile import schema_of
 from rtgate.stats import ab
 
-SCHEMA_ID = "rtgate/ab/v1"
-SCHEMA_FILE = Path(__file__).resolve().parent.parent / "schemas" / "ab-v1.schema.json"
+SCHEMA_ID = "rtgate/ab/v2"
+SCHEMA_FILE = Path(__file__).resolve().parent.parent / "schemas" / "ab-v2.schema.json"
 NAME = AB_JSON
 MARKDOWN = AB_MARKDOWN
 
@@ -55,12 +59,14 @@ class LookEntry(_ABModel):
 
 class EffectEntry(_ABModel):
     metric: str
-    delta_us: Number
-    low_us: Number
-    high_us: Number
+    ratio: Number
+    """Geometric mean of the candidate's per-round values over the baseline's."""
+    low: Number
+    high: Number
     confidence: Number
-    base_mean_us: Number
-    candidate_mean_us: Number
+    """The interval's level at this look (the repeated interval's boundary)."""
+    base_geomean_us: Number
+    candidate_geomean_us: Number
 
 
 class BudgetEntry(_ABModel):
@@ -78,13 +84,18 @@ class KeyEntry(_ABModel):
     final: bool
     """Decided for good (not measured again) rather than the latest look's word."""
     rounds: dict[SideName, int]
-    look_alpha: Number | None
-    min_effect_us: Number | None
+    key_alpha: Number | None
+    """The key's false-alarm rate over all its looks (the run's alpha / keys)."""
+    min_effect_pct: Number | None
+    margin_ratio: Number | None
+    """The margin at this baseline as a ratio B/A: the share, or the 1 µs floor when wider."""
     effects: list[EffectEntry]
-    headline: str | None
-    """The metric the outcome's effect is reported in."""
-    rejected: list[str]
-    """The tests that rejected 'B is no higher'."""
+    primary_metric: str | None
+    """The one metric tested (its effect decides); the others are reported only."""
+    statistic: Number | None
+    """Student's t of the primary metric's per-round logs."""
+    boundary: Number | None
+    """The look's critical |t| (exact group-sequential boundary)."""
     reasons: list[str]
     budget: BudgetEntry
 
@@ -103,7 +114,7 @@ class RoundEntry(_ABModel):
 class ABDocument(_ABModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    schema_: Literal["rtgate/ab/v1"] = Field(SCHEMA_ID, alias="schema")
+    schema_: Literal["rtgate/ab/v2"] = Field(SCHEMA_ID, alias="schema")
     board: str
     outcome: ABOutcome
     exit: int
@@ -116,6 +127,7 @@ class ABDocument(_ABModel):
     """None when re-decided from the rounds' results."""
     pairs: int = Field(ge=0)
     alpha: Number | None
+    rule: str
     spending: str
     planned_rounds: int | None
     alpha_spent: Number
@@ -144,7 +156,7 @@ def document(run: ABRun) -> ABDocument:
                for s in run.sides},
         round_duration_s=run.settings.round_duration, max_time_s=run.settings.max_time,
         elapsed_s=None if run.elapsed_s is None else round(run.elapsed_s, 1),
-        pairs=run.pairs, alpha=seq.alpha if seq else None, spending=ab.SPENDING,
+        pairs=run.pairs, alpha=seq.alpha if seq else None, rule=ab.RULE, spending=ab.SPENDING,
         planned_rounds=seq.planned if seq else None,
         alpha_spent=seq.alpha_spent if seq else 0.0,
         looks=[LookEntry(rounds=look.rounds, alpha=look.alpha,
@@ -166,13 +178,15 @@ def _key_entry(run: ABRun, key: ab.Key) -> KeyEntry:
         outcome=d.outcome if d else Comparison.UNKNOWN,
         final=bool(run.seq and key in run.seq.final),
         rounds={"A": len(run.rounds["A"].get(key, [])), "B": len(run.rounds["B"].get(key, []))},
-        look_alpha=d.alpha if d else None, min_effect_us=run.margins.get(key),
-        effects=[EffectEntry(metric=e.metric, delta_us=e.estimate_us, low_us=e.low_us,
-                             high_us=e.high_us, confidence=e.confidence,
-                             base_mean_us=e.a_mean_us, candidate_mean_us=e.b_mean_us)
+        key_alpha=d.alpha if d else None,
+        min_effect_pct=100 * margin.relative if (margin := run.margins.get(key)) else None,
+        margin_ratio=d.margin_ratio if d else None,
+        effects=[EffectEntry(metric=e.metric, ratio=e.ratio, low=e.low, high=e.high,
+                             confidence=e.confidence, base_geomean_us=e.a_geomean_us,
+                             candidate_geomean_us=e.b_geomean_us)
                  for e in (d.effects if d else [])],
-        headline=d.headline.metric if d and d.headline else None,
-        rejected=[t.name for t in d.tests if t.rejected] if d else [],
+        primary_metric=d.headline.metric if d and d.headline else None,
+        statistic=d.statistic if d else None, boundary=d.boundary if d else None,
         reasons=d.reasons if d else [],
         budget=BudgetEntry(key=budget.label, source=budget.source,
                            min_samples_pooled=budget.min_samples))

@@ -27,18 +27,19 @@ that the lab failed to measure ends the loop with exit 3: no verdict rests on it
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn
 
-from rtgate.ab.plan import plan
+from rtgate import calibration
+from rtgate.ab.plan import plan, primary_of
 from rtgate.ab.settings import ABSettings, RoundSettings
 from rtgate.bench.scenario import load_scenario
 from rtgate.board.base import KernelArtifacts
 from rtgate.board.measure import measure
-from rtgate.board.spec import BoardSpec, flavors_of, load_board, scenarios_of
+from rtgate.board.spec import BoardSpec, flavors_of, kind_of, load_board, scenarios_of
 from rtgate.errors import Exit, InfraError, InputError
 from rtgate.gate import infrarecord
 from rtgate.gate.thresholds import Budget, Thresholds, flavor_of, load_thresholds
@@ -83,7 +84,7 @@ class ABRun:
     verdicts: list[RoundVerdict] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     seq: ab.Sequential | None = None
-    margins: dict[ab.Key, float] = field(default_factory=dict)
+    margins: dict[ab.Key, ab.Margin] = field(default_factory=dict)
     pairs: int = 0
     elapsed_s: float | None = 0.0
     """Wall time of the rounds; None when re-decided from files (``replay``)."""
@@ -167,7 +168,8 @@ class ABRun:
         if ab.MIN_ROUNDS <= self.pairs <= seq.planned:
             seq.look(self.pairs, [
                 ab.KeyRounds(key, self.rounds["A"][key], self.rounds["B"][key],
-                             self.margins[key], self.budgets[key].min_samples)
+                             self.margins[key], self.budgets[key].min_samples,
+                             primary_of(self.settings.calibration, key))
                 for key in self.budgets if key not in seq.final])
         if seq.stopped(list(self.budgets)):
             final = {d.outcome for d in seq.final.values()}
@@ -177,18 +179,26 @@ class ABRun:
             return True
         return False
 
+    def pair(self) -> ABOutcome | None:
+        """Measure the next pair of rounds (every target still undecided), in the loop's order;
+        the outcome that ends the loop, if any. `rtgate calibrate` records its bank with it."""
+        self.pairs += 1
+        targets = self._targets()
+        for side in self._order():
+            stop = self._round(side, self.pairs, targets)
+            if stop:
+                return stop
+        return None
+
     def run(self) -> None:
         start = time.monotonic()
         cap = self.settings.max_time
         while True:
-            self.pairs += 1
-            targets = self._targets()
-            for side in self._order():
-                stop = self._round(side, self.pairs, targets)
-                if stop:
-                    self.outcome = stop
-                    self.elapsed_s = time.monotonic() - start
-                    return
+            stop = self.pair()
+            if stop:
+                self.outcome = stop
+                self.elapsed_s = time.monotonic() - start
+                return
             done = self._look(time.monotonic() - start)
             self.elapsed_s = elapsed = time.monotonic() - start
             self._progress(elapsed)
@@ -294,5 +304,13 @@ def prepare(settings: ABSettings, console: Console) -> ABRun:
             if named != scenario:
                 raise InputError(f"names scenario {named!r}, not {scenario!r}: its rounds would "
                                  "not pair with the base's", path=ref)
+    rounds = settings.rounds
+    notes = []
+    if rounds.calibration is None:
+        rounds = replace(rounds, calibration=calibration.for_kind(kind_of(spec)))
+    if rounds.calibration is None:
+        notes.append(f"no calibration record for {kind_of(spec)!r} (bench/calibration/): each "
+                     "key's primary metric is the rule's default, and the false-alarm rate and "
+                     "power are unmeasured on this board (`rtgate calibrate`)")
     return ABRun(spec, sides, [(f, s) for f in flavors for s in scenarios], thresholds,
-                 settings.rounds, console)
+                 rounds, console, notes=notes)

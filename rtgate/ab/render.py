@@ -47,16 +47,15 @@ def markdown(run: ABRun, heading: str = "## rtgate ab") -> str:
     lines += [f"Rounds interleaved A B B A …: {run.pairs} a side of "
               f"{fmt(settings.round_duration)} s ({took}; cap {fmt(settings.max_time)} s, "
               f"{planned} planned); {len(seq.looks) if seq else 0} look(s), "
-              f"false-alarm rate spent {spent} (Pocock-type alpha spending). Effect: "
-              f"{EFFECT_REPORTED}.", "",
-              "| board | flavor | scenario | outcome | effect (µs, interval) | rounds A/B "
+              f"false-alarm rate spent {spent} (Pocock-type alpha spending, exact boundaries). "
+              f"Effect: {EFFECT_REPORTED}.", "",
+              "| board | flavor | scenario | outcome | effect (B/A, interval) | rounds A/B "
               "| budget | candidate rounds within budget |",
               "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for key in run.budgets:
         d = seq.latest(key) if seq else None
         e = d.headline if d else None
-        effect = (f"{e.metric} {e.estimate_us:+.1f} [{e.low_us:+.1f}, {e.high_us:+.1f}] at "
-                  f"{e.confidence:.4g}" if e else "—")
+        effect = f"{e} at {e.confidence:.4g}" if e else "—"
         mine = [v for v in run.verdicts if v.key == key and v.side.role == "candidate"]
         within = sum(v.evaluation.exit is Exit.OK for v in mine)
         budget = run.budgets[key]
@@ -67,7 +66,7 @@ def markdown(run: ABRun, heading: str = "## rtgate ab") -> str:
             text += f"; ≥ {budget.min_samples} samples pooled"
         margin = run.margins.get(key)
         if margin is not None:
-            text += f"; same within ± {fmt(margin)} µs"
+            text += f"; same within {margin}"
         lines.append("| " + " | ".join([
             *(cell(k) for k in key), f"**{d.outcome.value if d else 'unknown'}**",
             effect, f"{len(run.rounds['A'].get(key, []))}/"

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from rtgate.calibration import CalibrationRecord
+
 
 @dataclass(frozen=True)
 class RoundSettings:
@@ -22,10 +24,12 @@ class RoundSettings:
     pair's pace. A replay needs it."""
     scale: float | None = None
     """Multiplies load instances and streams."""
-    min_effect_us: float | None = None
-    """Overrides every budget's ab.min_effect_us."""
+    min_effect_pct: float | None = None
+    """Overrides every budget's ab.min_effect_pct (%)."""
     alpha: float | None = None
     """Overrides the budgets' ab.alpha: the false-alarm rate of the whole run."""
+    calibration: CalibrationRecord | None = None
+    """The board kind's calibration record: the keys' primary metrics and the planned rounds."""
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,7 @@ def _gate(spec: BoardSpec, flavor: str, scenarios: list[str], thresholds: Thresh
     """The A/B gate of one step: base (A) against candidate (B) into OUT."""
     rounds = RoundSettings(out=out, round_duration=settings.round_duration,
                            max_time=settings.max_time, planned_rounds=settings.planned_rounds,
-                           scale=settings.scale, min_effect_us=settings.min_effect_us,
+                           scale=settings.scale, min_effect_pct=settings.min_effect_pct,
                            alpha=settings.alpha)
     return ABRun(spec, (Side("A", "base", kernels[0], None),
                         Side("B", "candidate", kernels[1], None)),
@@ -54,9 +54,9 @@ def _measurement(gate: ABRun, **where: str | float | None) -> StepMeasurement:
     """What a step's A/B gate, run or replayed, says of the candidate; ``where``: the Detail
     fields that say where its rounds are."""
     doc = ab_doc.document(gate)
-    effects = [f"{d.flavor}/{d.scenario} {d.outcome}: Δ {e.metric} "
-               f"{e.delta_us:+.0f} µs [{e.low_us:+.0f}, {e.high_us:+.0f}]"
-               for d in doc.decisions for e in d.effects if e.metric == d.headline]
+    effects = [f"{d.flavor}/{d.scenario} {d.outcome}: {e.metric} "
+               f"{100 * (e.ratio - 1):+.0f} % [{100 * (e.low - 1):+.0f}, {100 * (e.high - 1):+.0f}]"
+               for d in doc.decisions for e in d.effects if e.metric == d.primary_metric]
     base_ok = not any(v.side.role == "base" and v.evaluation.exit is Exit.BUDGET
                       for v in gate.verdicts)
     # A candidate over its budget, a round the lab failed: the gate's reason is the evidence.

@@ -40,7 +40,7 @@ def bisect(s: BisectSettings) -> int:
     identity = {"series": [p.model_dump() for p in read_series(s.series)], "good": good,
                 "bad": bad, "board": spec.name, "flavor": s.flavor, "scenarios": scenarios,
                 "repeats": s.repeats, "round_duration_s": s.round_duration,
-                "max_time_s": s.max_time, "min_effect_us": s.min_effect_us, "alpha": s.alpha,
+                "max_time_s": s.max_time, "min_effect_pct": s.min_effect_pct, "alpha": s.alpha,
                 # Only when given: a state file of a bisect without a plan still resumes.
                 **({"planned_rounds": s.planned_rounds} if s.planned_rounds else {})}
 

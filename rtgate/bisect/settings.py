@@ -29,7 +29,7 @@ class BisectSettings:
     """Measure nothing: re-decide the bisect whose rounds are in REPLAY/steps/."""
     scale: float | None
     thresholds: Path
-    min_effect_us: float | None
+    min_effect_pct: float | None
     alpha: float | None
     runtime: str
     """Where the variants' kernels build."""

@@ -38,6 +38,7 @@ COMMANDS = {
     "board": "rtgate.cli.board",
     "pipeline": "rtgate.cli.pipeline",
     "ab": "rtgate.cli.ab",
+    "calibrate": "rtgate.cli.calibrate",
     "bisect": "rtgate.cli.bisect",
     "sweep": "rtgate.cli.sweep",
     "report": "rtgate.cli.report",

@@ -48,7 +48,7 @@ def settings_of(args: argparse.Namespace) -> ABSettings:
         thresholds=args.thresholds,
         rounds=RoundSettings(out=args.out, round_duration=args.round_duration,
                              max_time=args.max_time, planned_rounds=args.planned_rounds,
-                             scale=args.scale, min_effect_us=args.min_effect_us,
+                             scale=args.scale, min_effect_pct=args.min_effect_pct,
                              alpha=args.alpha))
 
 
@@ -90,6 +90,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
                      "round (the gate's, so the publisher can replay the looks); default: what "
                      "--max-time allows at the first pair's pace",
         min_effect_help="minimum effect worth reporting, every key (overrides "
-                        "ab.min_effect_us)",
+                        "ab.min_effect_pct)",
         alpha_help="false-alarm rate of the whole run (overrides ab.alpha; default 0.01)")
     p.set_defaults(func=handler)

@@ -64,11 +64,11 @@ def breach_threshold(budget_word: str) -> Callable[[str], float | str]:
     return parse
 
 
-def positive(text: str) -> float:
-    """A number > 0 (µs of a minimum effect)."""
-    value = _number(text)
-    if value is None or not value > 0:
-        raise argparse.ArgumentTypeError(f"must be > 0: {text}")
+def percent(text: str) -> float:
+    """A share in (0, 100] % (a minimum effect)."""
+    value = _number(text.removesuffix("%"))
+    if value is None or not 0 < value <= 100:
+        raise argparse.ArgumentTypeError(f"must be a percentage in (0, 100]: {text}")
     return value
 
 
@@ -148,7 +148,7 @@ def add_ab_options(p: argparse.ArgumentParser, *, min_rounds: int, round_help: s
                    help=planned_help)
     add_scale_option(p)
     p.add_argument("--thresholds", type=Path, default=paths.THRESHOLDS, metavar="FILE")
-    p.add_argument("--min-effect-us", type=positive, metavar="US", help=min_effect_help)
+    p.add_argument("--min-effect-pct", type=percent, metavar="PCT", help=min_effect_help)
     p.add_argument("--alpha", type=rate, metavar="RATE", help=alpha_help)
 
 

@@ -47,7 +47,7 @@ def handler(args: argparse.Namespace) -> int:
         bad=args.bad, scenarios=args.scenarios, round_duration=args.round_duration,
         max_time=args.max_time, planned_rounds=args.planned_rounds, repeats=args.repeats,
         out=args.out, replay=args.replay, scale=args.scale, thresholds=args.thresholds,
-        min_effect_us=args.min_effect_us, alpha=args.alpha, runtime=args.runtime,
+        min_effect_pct=args.min_effect_pct, alpha=args.alpha, runtime=args.runtime,
         trust=args.trust))
 
 
@@ -79,7 +79,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         planned_help="rounds a side every step's alpha spending plans for, fixed before the "
                      "first round (as `rtgate ab`; needed to --replay); default: what "
                      "--step-time allows at each step's first pair's pace",
-        min_effect_help="minimum effect worth reporting (overrides ab.min_effect_us)",
+        min_effect_help="minimum effect worth reporting (overrides ab.min_effect_pct)",
         alpha_help="false-alarm rate of each step (overrides ab.alpha; default 0.01)")
     p.add_argument("--runtime", choices=RUNTIMES, default="host",
                    help="where the kernels build (as `rtgate kernel build`)")

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from rtgate import paths
-from rtgate.cli.args import add_thresholds_option, positive, rate, runs_at_least_one
+from rtgate.cli.args import add_thresholds_option, percent, rate, runs_at_least_one
 from rtgate.errors import InputError
 from rtgate.report import site
 from rtgate.report.history import CLOCK_SKEW
@@ -56,7 +56,7 @@ verdict is the candidate's budget verdict. The A/B column and section decide, pe
 baseline's, in µs, with its simultaneous interval. The false-alarm rate holds for the whole
 comparison (Holm over every key, metric, thread and test).
 
-The minimum effect and the rate come from the matching budget's `ab: {min_effect_us, alpha}` in
+The minimum effect and the rate come from the matching budget's `ab: {min_effect_pct, alpha}` in
 thresholds.yml (the smallest alpha of the budgets involved), or from the options; a key with
 neither is not compared. A budget's min_samples applies to each side's rounds together.
 
@@ -104,9 +104,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     c.add_argument("candidate", type=Path, metavar="CANDIDATE")
     c.add_argument("--markdown", type=Path, metavar="OUT.md", help="the table and decisions")
     c.add_argument("--json", type=Path, metavar="OUT.json",
-                   help="the decisions, effects and tests as JSON (schema rtgate/compare/v1)")
-    c.add_argument("--min-effect-us", type=positive, metavar="US",
-                   help="minimum effect worth reporting, every key (overrides ab.min_effect_us)")
+                   help="the decisions, effects and tests as JSON (schema rtgate/compare/v2)")
+    c.add_argument("--min-effect-pct", type=percent, metavar="PCT",
+                   help="minimum effect worth reporting, every key (overrides ab.min_effect_pct)")
     c.add_argument("--alpha", type=rate, metavar="RATE",
                    help="false-alarm rate of the whole comparison (overrides ab.alpha)")
     add_thresholds_option(c, optional=True)
@@ -130,4 +130,4 @@ def compare_handler(args: argparse.Namespace) -> int:
         raise InputError("rtgate compare: give --markdown OUT.md, --json OUT.json or both")
     return int(make_comparison(CompareSettings(
         baseline=args.baseline, candidate=args.candidate, markdown=args.markdown, json=args.json,
-        min_effect_us=args.min_effect_us, alpha=args.alpha, thresholds=args.thresholds)))
+        min_effect_pct=args.min_effect_pct, alpha=args.alpha, thresholds=args.thresholds)))

@@ -1,4 +1,4 @@
-"""Latency budgets (``thresholds.yml``, schema ``rtgate/thresholds/v1``) and how one is chosen.
+"""Latency budgets (``thresholds.yml``, schema ``rtgate/thresholds/v2``) and how one is chosen.
 
 Each budget names a board, a kernel flavor and a scenario, any of them ``"*"``. For a result, the
 matching budget with the most specific key wins; specificity weighs the board above the flavor
@@ -8,12 +8,13 @@ never ambiguous. The winning budget applies whole: fields are not inherited from
 
 A budget also names the measuring tool (``tool``, default ``cyclictest``), matched exactly and
 never by a wildcard: rtla timerlat's thread latency and cyclictest's are different quantities, so
-one tool's numbers are never judged by the other's budget. A v1 file without ``tool`` means what
-it meant: every budget in it is cyclictest's.
+one tool's numbers are never judged by the other's budget. A file without ``tool`` means every
+budget in it is cyclictest's.
 
-The tail budget (``pwcet_us``) and the A/B test's parameters (``ab``) are optional blocks added to
-v1 without a version bump: every v1 file stays valid and means what it meant. An older rtgate
-refuses a file using them with "unknown key" (``extra="forbid"``), never by ignoring a budget.
+The tail budget (``pwcet_us``) and the A/B test's parameters (``ab``) are optional blocks. v2
+changed the meaning of ``ab``: its minimum effect is a share of the baseline
+(``min_effect_pct``), where v1's ``min_effect_pct`` was a fixed number of µs that hid a 20 %
+shift of any tail below five times it. A v1 file is refused with one line saying so.
 """
 
 from __future__ import annotations
@@ -29,8 +30,8 @@ from rtgate.result import Result, profile_of
 from rtgate.schemafile import schema_of
 from rtgate.yamlsource import YamlDocument, load_yaml
 
-SCHEMA_ID = "rtgate/thresholds/v1"
-SCHEMA_FILE = Path(__file__).resolve().parent.parent / "schemas" / "thresholds-v1.schema.json"
+SCHEMA_ID = "rtgate/thresholds/v2"
+SCHEMA_FILE = Path(__file__).resolve().parent.parent / "schemas" / "thresholds-v2.schema.json"
 WILDCARD = "*"
 
 Name = Annotated[str, StringConstraints(pattern=r"^(\*|[a-z0-9][a-z0-9._-]*)$")]
@@ -61,8 +62,9 @@ class AbBudget(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
-    min_effect_us: Micros = Field(description=(
-        "Smallest change worth reporting, in µs; also the equivalence margin: 'same' means the "
+    min_effect_pct: Annotated[float, Field(gt=0, le=100)] = Field(description=(
+        "Smallest change worth reporting, in % of the baseline's primary tail metric (never "
+        "finer than the histogram's 1 µs); also the equivalence margin: 'same' means the "
         "effect's interval lies within ± this."))
     alpha: Annotated[float, Field(gt=0, le=0.5)] = Field(0.01, description=(
         "False-alarm rate per pull-request check, across all its comparisons."))
@@ -126,7 +128,7 @@ class Budget(BaseModel):
 class Thresholds(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
 
-    schema_: Literal["rtgate/thresholds/v1"] = Field(alias="schema")
+    schema_: Literal["rtgate/thresholds/v2"] = Field(alias="schema")
     budgets: list[Budget] = Field(min_length=1)
 
     def select(self, board: str, flavor: str, scenario: str, profile: str = "none",
@@ -181,8 +183,10 @@ def _check_schema(doc: YamlDocument) -> None:
     if "schema" not in doc.data:
         raise doc.error(f"missing 'schema: {SCHEMA_ID}'")
     if doc.data["schema"] != SCHEMA_ID:
+        moved = (": v2 states the A/B minimum effect as a share, ab.min_effect_pct"
+                 if doc.data["schema"] == "rtgate/thresholds/v1" else "")
         raise doc.error(f"unsupported schema {doc.data['schema']!r} (this rtgate reads "
-                        f"{SCHEMA_ID!r})", ("schema",))
+                        f"{SCHEMA_ID!r}{moved})", ("schema",))
 
 
 def json_schema() -> dict[str, Any]:

@@ -106,14 +106,13 @@ _OUTCOME = {Comparison.SAME: "🟰 same", Comparison.WORSE: "❌ worse",
 
 
 def _interval(e: ab.Effect) -> str:
-    return (f"{e.metric} {e.estimate_us:+.1f} µs [{e.low_us:+.1f}, {e.high_us:+.1f}] "
-            f"({e.rounds[0]} vs {e.rounds[1]} rounds)")
+    return f"{e} ({e.rounds[0]} vs {e.rounds[1]} rounds)"
 
 
 def _decision_cell(d: ab.Decision | None) -> str:
     if d is None:
         return "—"
-    effect = f": Δ {_interval(d.headline)}" if d.headline else f" ({d.rounds[0]} vs " \
+    effect = f": {_interval(d.headline)}" if d.headline else f" ({d.rounds[0]} vs " \
         f"{d.rounds[1]} rounds)"
     return _OUTCOME[d.outcome] + effect
 
@@ -122,7 +121,7 @@ class ABTest:
     """Every key's A/B decision, one family: ``alpha`` holds across all of them together."""
 
     def __init__(self, baseline: list[RunFiles], candidate: list[RunFiles], judge: Judge,
-                 min_effect_us: float | None = None, alpha: float | None = None) -> None:
+                 min_effect_pct: float | None = None, alpha: float | None = None) -> None:
         sides: dict[ab.Key, tuple[list[RunFiles], list[RunFiles]]] = defaultdict(
             lambda: ([], []))
         for i, runs in enumerate((baseline, candidate)):
@@ -144,14 +143,14 @@ class ABTest:
             any_run = (sides[key][1] or sides[key][0])[0]
             budget = judge(any_run).budget
             stated = budget.ab if budget is not None else None
-            margin = min_effect_us if min_effect_us is not None else (
-                stated.min_effect_us if stated else None)
-            if margin is None:
-                self.notes.append(f"{code('/'.join(key))}: no minimum effect (`ab.min_effect_us` "
-                                  "in thresholds.yml, or --min-effect-us): not compared")
+            pct = min_effect_pct if min_effect_pct is not None else (
+                stated.min_effect_pct if stated else None)
+            if pct is None:
+                self.notes.append(f"{code('/'.join(key))}: no minimum effect (`ab.min_effect_pct` "
+                                  "in thresholds.yml, or --min-effect-pct): not compared")
                 continue
             budgets.append(stated)
-            comparisons.append(ab.KeyRounds(key, a, b, margin, budget.min_samples
+            comparisons.append(ab.KeyRounds(key, a, b, ab.Margin(pct / 100), budget.min_samples
                                             if budget else None))
         # The strictest rate any budget asks for holds for the whole check.
         self.alpha = alpha if alpha is not None else min(
@@ -179,39 +178,36 @@ class ABTest:
     def section(self) -> list[str]:
         lines = [f"### A/B: candidate against baseline (false-alarm rate {self.alpha:g} for "
                  "the whole comparison)", "",
-                 f"Effect reported: {ab.EFFECT_REPORTED}. *Same*: every metric's interval lies "
-                 "within ± the minimum effect; *worse*: a one-sided test (Holm-corrected over "
-                 "every key, metric, thread and test) finds the candidate higher.", ""]
+                 f"Effect reported: {ab.EFFECT_REPORTED}. *Same*: the primary metric's interval "
+                 "lies within ± the minimum effect; *worse* (*better*): it lies wholly above "
+                 "(below) no change; each key at the rate / keys, two-sided.", ""]
         for d in self.decisions:
             where = code("/".join(d.key))
-            lines.append(f"- {where}: **{_OUTCOME[d.outcome]}** (margin ± "
-                         f"{fmt(d.min_effect_us)} µs)")
-            lines += [f"  - {_interval(e)}" for e in d.effects]
-            lines += [f"  - rejected: {t.name}, p = {t.p:.3g} (Holm {t.p_adjusted:.3g})"
-                      for t in d.tests if t.rejected]
+            lines.append(f"- {where}: **{_OUTCOME[d.outcome]}** (margin {d.margin})")
+            lines += [f"  - {_interval(e)}" + (" (primary, tested)" if e is d.headline else "")
+                      for e in d.effects]
             lines += [f"  - {code(r)}" for r in d.reasons]
         lines += [f"- {n}" for n in self.notes]
         return lines
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "schema": "rtgate/compare/v1", "alpha": self.alpha, "exit": int(self.exit),
+            "schema": "rtgate/compare/v2", "alpha": self.alpha, "exit": int(self.exit),
             "effect_reported": ab.EFFECT_REPORTED, "notes": self.notes,
             "decisions": [{
                 "board": d.key[0], "flavor": d.key[1], "scenario": d.key[2],
                 "outcome": d.outcome.value, "rounds": {"baseline": d.rounds[0],
                                                         "candidate": d.rounds[1]},
-                "min_effect_us": d.min_effect_us,
-                "headline": _effect_json(d.headline) if d.headline else None,
+                "min_effect_pct": 100 * d.margin.relative, "margin_ratio": d.margin_ratio,
+                "primary": _effect_json(d.headline) if d.headline else None,
                 "effects": [_effect_json(e) for e in d.effects],
-                "tests": [{"name": t.name, "statistic": t.statistic, "p": t.p,
-                           "p_holm": t.p_adjusted, "rejected": t.rejected} for t in d.tests],
+                "statistic": d.statistic, "boundary": d.boundary, "key_alpha": d.alpha,
                 "reasons": d.reasons,
             } for d in self.decisions],
         }
 
 
 def _effect_json(e: ab.Effect) -> dict[str, Any]:
-    return {"metric": e.metric, "delta_us": e.estimate_us, "low_us": e.low_us,
-            "high_us": e.high_us, "confidence": e.confidence, "baseline_mean_us": e.a_mean_us,
-            "candidate_mean_us": e.b_mean_us}
+    return {"metric": e.metric, "ratio": e.ratio, "low": e.low, "high": e.high,
+            "confidence": e.confidence, "baseline_geomean_us": e.a_geomean_us,
+            "candidate_geomean_us": e.b_geomean_us}

@@ -76,7 +76,7 @@ class CompareSettings:
     candidate: Path
     markdown: Path | None = None
     json: Path | None = None
-    min_effect_us: float | None = None  # None: the matching budget's ab.min_effect_us
+    min_effect_pct: float | None = None  # None: the matching budget's ab.min_effect_pct
     alpha: float | None = None  # None: the matching budgets' smallest ab.alpha
     thresholds: Path | None = None  # None: the repository's when present
 
@@ -89,7 +89,7 @@ def make_comparison(settings: CompareSettings) -> Exit:
     """The A/B test of the candidate's rounds against the baseline's, written as asked."""
     judge = Judge.from_file(settings.thresholds)
     baseline, candidate = runs_of([settings.baseline]), runs_of([settings.candidate])
-    test = compare.ABTest(baseline, candidate, judge, settings.min_effect_us, settings.alpha)
+    test = compare.ABTest(baseline, candidate, judge, settings.min_effect_pct, settings.alpha)
     outputs = {settings.markdown: lambda: compare.markdown(baseline, candidate, judge, test),
                settings.json: lambda: json.dumps(test.to_json(), indent=2) + "\n"}
     for path, render in outputs.items():

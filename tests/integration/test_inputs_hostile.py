@@ -17,7 +17,7 @@ HOSTILE = ROOT / "tests" / "data" / "hostile"
 PAPER = ROOT / "tests" / "data" / "results" / "paper-rpi5-rt-all-in.result.json"
 
 BUDGETS = """\
-schema: rtgate/thresholds/v1
+schema: rtgate/thresholds/v2
 budgets:
   - board: rpi5
     flavor: rt

@@ -33,7 +33,7 @@ def test_the_ab_outcome_is_re_decided_from_the_rounds_never_from_ab_json(
         in run.comment
     # The effect with its interval, the rounds used, the budget.
     row = next(line for line in run.comment.splitlines() if "**worse**" in line)
-    assert "p99.9 +" in row and "] at 0." in row and "`max ≤ 100000 · avg ≤ 1000 µs" in row
+    assert "p99.9 +" in row and "µs) at 0." in row and "`max ≤ 100000 · avg ≤ 1000 µs" in row
     # Decided at the first look (3 rounds a side): the later rounds are not looked at, and the
     # JUnit holds the budget verdicts of the candidate's three rounds (the base's decide nothing).
     assert "| 3/3 |" in row
@@ -41,10 +41,25 @@ def test_the_ab_outcome_is_re_decided_from_the_rounds_never_from_ab_json(
     sources = [p.value for s in suites for p in s.properties() if "result.json" in p.value]
     assert sorted(sources) == [str(art / "B" / f"round-{n}" / "running" / "idle" / "result.json")
                                for n in (1, 2, 3)]
-    assert "Effect: Δ p99.9" in run.comment and "re-decided from the rounds' results" \
-        in run.comment and "same within ± 50 µs" in row
+    assert "Effect: the primary metric's change B/A" in run.comment and "re-decided from the " \
+        "rounds' results" in run.comment and "same within ± 50 % (at least 1 µs)" in row
     assert "approved by" not in run.comment and "same (exit 0)" not in run.comment
     assert_inert(run.comment)
+
+
+def test_a_plan_naming_a_calibration_record_the_default_branch_lacks_is_not_re_decided(
+        rtgate_process: RunProcess, tmp_path: Path) -> None:
+    """The plan job copied a record's sha256 into the run context; the publisher's checkout
+    holds no such record (or another one): the board is not judged, never judged with
+    another record's primary metrics."""
+    art, context, args = ab_run(tmp_path, "idle", "idle-loaded")
+    data = json.loads((context / "context.json").read_text())
+    data["ab"]["local"]["calibration_sha256"] = "0" * 64
+    (context / "context.json").write_text(json.dumps(data))
+    run = Published(rtgate_process, tmp_path, art, args=args)
+    assert run.proc.returncode != 0, run.proc.stderr
+    assert "which the default branch no longer holds: not re-decided" in run.comment
+    assert "**worse**" not in run.comment
 
 
 def test_ab_rounds_that_cannot_tell_the_kernels_apart_are_undecided_not_a_lab_failure(

@@ -627,7 +627,7 @@ def _tuned_pipeline(rtgate_process: RunProcess, tmp_path: Path, root: Path, kern
     (kernels / "rt").symlink_to(kernel)
     # A budget any run meets: the exit is the result's status (a failed check: incomplete).
     budget = tmp_path / "thresholds.yml"
-    budget.write_text("schema: rtgate/thresholds/v1\nbudgets:\n  - {board: rpi5, flavor: rt, "
+    budget.write_text("schema: rtgate/thresholds/v2\nbudgets:\n  - {board: rpi5, flavor: rt, "
                       "scenario: net, max_us: 1000000, avg_us: 1000000, reason: any run}\n")
     return rtgate_process("pipeline", "--board", "rpi5", "--kernels", str(kernels), "--flavors",
                           "rt", "--scenarios", "net", "--duration", "2s", "--scale", "0.5",
@@ -879,7 +879,7 @@ def test_a_panicking_test_kernel_leaves_its_log_in_the_record_and_comment(
     kernels.mkdir()
     (kernels / "rt").symlink_to(_kernel(tmp_path, RELEASE))
     budget = tmp_path / "thresholds.yml"
-    budget.write_text("schema: rtgate/thresholds/v1\nbudgets:\n  - {board: rpi5, flavor: rt, "
+    budget.write_text("schema: rtgate/thresholds/v2\nbudgets:\n  - {board: rpi5, flavor: rt, "
                       "scenario: net, max_us: 1000000, avg_us: 1000000, reason: any run}\n")
     out = tmp_path / "out"
     proc = rtgate_process("pipeline", "--board", "rpi5", "--kernels", str(kernels), "--flavors",

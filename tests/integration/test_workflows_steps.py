@@ -166,3 +166,38 @@ def test_the_runner_that_takes_a_kinds_job_measures_its_own_board(tmp_path: Path
     assert proc.returncode == 2 and "of kind rpi5, not qemu-arm64" in proc.stdout
     proc = _serves(root, tmp_path, "controller-7", "", "rpi5")
     assert proc.returncode == 2 and "serves no board in bench/boards" in proc.stdout
+
+
+def test_a_board_kinds_calibration_record_is_its_plan_else_the_stated_default(
+        tmp_path: Path) -> None:
+    """A pull request's context: a board with a record in bench/calibration/ (default branch)
+    carries the record's plan and sha256 (the publisher replays with that record); one without
+    carries GATE_AB's conservative default with a note, and the job says so. The shipped lab
+    data has both kinds: qemu-arm64 calibrated here, rpi5 not yet."""
+    import hashlib
+    import json
+
+    from rtgate import calibration
+    from rtgate.publish import Context
+
+    proc = run_plan_step(tmp_path, "workflow_run", '["qemu-arm64","rpi5"]')
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    context = Context.model_validate_json((tmp_path / "ctx" / "context.json").read_bytes())
+    defaults = json.loads(load(GATE)["env"]["GATE_AB"])
+    seen = set()
+    for board, plan in context.ab.items():
+        path = ROOT / "bench" / "calibration" / f"{board}.json"
+        if path.is_file():
+            record = calibration.load(path)
+            assert (plan.rounds, plan.round_s) == (record.plan.rounds, round(record.plan.round_s))
+            assert plan.calibration_sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+            assert plan.note is None
+            seen.add("record")
+        else:
+            assert plan.model_dump(exclude={"note", "calibration_sha256"}) == defaults[board]
+            assert plan.note and "no calibration record" in plan.note
+            assert f"::notice title=No calibration record for {board}::" in proc.stdout
+            seen.add("default")
+    assert seen == {"record", "default"}
+    assert json.loads(step_outputs(tmp_path)["ab"]) == json.loads(
+        (tmp_path / "ctx" / "context.json").read_text())["ab"]

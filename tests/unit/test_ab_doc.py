@@ -73,7 +73,7 @@ def ab_run(name: str, case: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> 
     planted = case.get("cand_scenario_dir")
     settings = RoundSettings(out=out, round_duration=case["round_duration"],
                              max_time=case["max_time"], planned_rounds=case["planned_rounds"],
-                             min_effect_us=case["min_effect_us"], alpha=case["alpha"])
+                             min_effect_pct=case["min_effect_pct"], alpha=case["alpha"])
     run = ABRun(load_board("local"), (Side("A", "base", None, None),
                                       Side("B", "candidate", None,
                                            Path(planted) if planted else None)),

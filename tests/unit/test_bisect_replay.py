@@ -29,6 +29,14 @@ STEPS = [((), (1, 2, 3, 4), "worse"), ((), (1, 2), "same"), ((), (1, 2, 3), "wor
          ((1, 2), (1, 2, 3), "worse"), ((1, 2), (1, 2, 3), "worse"), ((), (1, 2, 4), "same")]
 # Rounds of each kind, from the recorded steps.
 ROUNDS = {"worse": "01_1-4_vs_none", "same": "02_1-2_vs_none"}
+# The bisect was recorded under the first A/B rule (a ±200 ms margin in µs): its 'same' steps
+# stopped at 3 rounds a side. The rule of one primary metric with margins in % cannot certify
+# 'same' from those 3 rounds (block-max p90 varies by about 60 % from round to round on this
+# emulator), so the replay now takes another path at step 2. Strict: a replay that matches
+# again (a re-recorded bisect) must drop this mark.
+RECORDED_UNDER_RULE_1 = pytest.mark.xfail(
+    strict=True, reason="tests/data/bisect/replay was recorded under the first A/B rule; it "
+    "needs re-recording with enough rounds a step for the current rule")
 
 
 def recorded(tmp: Path) -> Path:
@@ -69,6 +77,7 @@ def evidence(doc: dict) -> list[tuple]:
              s["measurement"]["summary"], s["measurement"]["base_ok"]) for s in doc["steps"]]
 
 
+@RECORDED_UNDER_RULE_1
 def test_the_recorded_bisect_is_re_decided_as_it_was_measured(rtgate_cli: RunCli,
                                                               tmp_path: Path) -> None:
     source = recorded(tmp_path)
@@ -89,6 +98,7 @@ def test_the_recorded_bisect_is_re_decided_as_it_was_measured(rtgate_cli: RunCli
     assert "| 1 | ends | 1-4 | none | worse |" in text
 
 
+@RECORDED_UNDER_RULE_1
 def test_what_the_measuring_job_wrote_besides_the_rounds_is_never_read(rtgate_cli: RunCli,
                                                                        tmp_path: Path) -> None:
     source = recorded(tmp_path)
@@ -134,6 +144,7 @@ def test_the_rounds_decide_not_the_directory_names(rtgate_cli: RunCli,
     assert "the search asks for 03_1_vs_none there" in proc.stderr
 
 
+@RECORDED_UNDER_RULE_1
 def test_a_step_beyond_the_searchs_end_is_refused(rtgate_cli: RunCli,
                                                   tmp_path: Path) -> None:
     source = lay_out(tmp_path / "artifact", [*STEPS, ((), (1, 2, 3, 4), "same")])
@@ -144,6 +155,7 @@ def test_a_step_beyond_the_searchs_end_is_refused(rtgate_cli: RunCli,
     assert published(tmp_path)[0] is None
 
 
+@RECORDED_UNDER_RULE_1
 def test_rounds_that_end_before_the_bisect_did_are_no_verdict(rtgate_cli: RunCli,
                                                               tmp_path: Path) -> None:
     proc = replay(rtgate_cli,
@@ -155,6 +167,7 @@ def test_rounds_that_end_before_the_bisect_did_are_no_verdict(rtgate_cli: RunCli
     assert "end before step 5" in text and "| 4 | parent | 1-3 | 1-2 | worse |" in text
 
 
+@RECORDED_UNDER_RULE_1
 def test_a_step_that_did_not_build_is_skipped_and_its_reason_quoted(rtgate_cli: RunCli,
                                                                     tmp_path: Path) -> None:
     source = tmp_path / "artifact"
@@ -205,7 +218,7 @@ def test_the_plan_is_part_of_the_bisects_identity(rtgate_cli: RunCli,
 
     identity = {"series": [p.model_dump() for p in read_series(SERIES)], "good": 0, "bad": 4,
                 "board": "qemu-arm64", "flavor": "stock", "scenarios": ["idle"], "repeats": 2,
-                "round_duration_s": 10, "max_time_s": 300, "min_effect_us": None,
+                "round_duration_s": 10, "max_time_s": 300, "min_effect_pct": None,
                 "alpha": None, "planned_rounds": 6}
     out = tmp_path / "out"
     out.mkdir()

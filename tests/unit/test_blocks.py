@@ -159,7 +159,7 @@ def test_run_that_ended_in_a_stall_of_unknown_length_leaves_its_block_out(
     # The run's own statistics still count the stall; a tail estimate needing every block
     # cannot be made.
     thresholds = tmp_path / "thresholds.yml"
-    thresholds.write_text("schema: rtgate/thresholds/v1\nbudgets:\n  - {board: '*', flavor: '*', "
+    thresholds.write_text("schema: rtgate/thresholds/v2\nbudgets:\n  - {board: '*', flavor: '*', "
                           "scenario: '*', max_us: 500000, avg_us: 20000, pwcet_us: {per_hour: "
                           "1.0e-3, max: 3000000}, reason: test}\n")
     checks = {c.metric: c for c in evaluate(result, load_thresholds(thresholds).budgets[0],

@@ -90,7 +90,7 @@ def test_a_board_names_its_kind_and_is_judged_as_it(tmp_path: Path) -> None:
     assert board_kind("rpi5-b", tmp_path) == "rpi5"
     assert board_kind("rpi5", tmp_path) == "rpi5"
     assert board_kind("elsewhere", tmp_path) == "elsewhere"
-    budgets = Thresholds.model_validate({"schema": "rtgate/thresholds/v1", "budgets": [
+    budgets = Thresholds.model_validate({"schema": "rtgate/thresholds/v2", "budgets": [
         {"board": "rpi5", "flavor": "rt", "scenario": "all-in", "max_us": 100, "avg_us": 10,
          "reason": "the kind's"}]})
     assert budgets.select(board_kind("rpi5-b", tmp_path), "rt", "all-in") is not None

@@ -19,7 +19,7 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "results"
 LOCAL = DATA / "local-cpu.result.json"  # a real cyclictest run: max 5721 µs, 96257 samples
 HEAVY = ("scipy", "statsmodels", "pandas", "numpy", "jinja2", "rich")
 BUDGET = """\
-schema: rtgate/thresholds/v1
+schema: rtgate/thresholds/v2
 budgets:
   - board: local
     flavor: "*"

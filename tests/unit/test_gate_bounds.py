@@ -19,7 +19,7 @@ def judge(rtgate_cli: RunCli, tmp_path: Path, raw: str, budget: str) -> tuple[in
     assert parsed.returncode == 0, parsed.stderr
     thresholds = tmp_path / "thresholds.yml"
     thresholds.write_text(textwrap.dedent(f"""\
-        schema: rtgate/thresholds/v1
+        schema: rtgate/thresholds/v2
         budgets:
           - {{board: qemu-arm64, flavor: rt, scenario: idle, tool: timerlat, {budget},
               reason: test}}

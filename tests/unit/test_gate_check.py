@@ -23,7 +23,7 @@ BENCH = RESULTS / "bench-local-cpu" / "result.json"  # a complete `rtgate bench`
 # Budgets around the captured local run: max 5721 µs, avg 11.55, p99 88, p99.9 767, p99.99 ≥1000
 # (overflowed the 1000 µs histogram), 96257 samples.
 BUDGETS = """\
-schema: rtgate/thresholds/v1
+schema: rtgate/thresholds/v2
 budgets:
   - board: local
     flavor: "*"
@@ -252,7 +252,7 @@ def test_v1_summary_result_is_judged_by_its_cut_average(rtgate_cli: RunCli,
                                                         code: int) -> None:
     # Written by the v1 parser from 'T:' lines (Avg 90 and 80 over 2000 and 1332 cycles).
     budgets = tmp_path / "t.yml"
-    budgets.write_text("schema: rtgate/thresholds/v1\nbudgets:\n  - board: local\n"
+    budgets.write_text("schema: rtgate/thresholds/v2\nbudgets:\n  - board: local\n"
                        "    flavor: '*'\n    scenario: idle\n    max_us: 100000\n"
                        f"    avg_us: {budget}\n    reason: test\n", encoding="utf-8")
     run = Run(rtgate_cli, tmp_path, V1_SUMMARY, budgets=budgets)
@@ -338,7 +338,7 @@ def test_exit_code_precedence_2_then_3_then_1(rtgate_cli: RunCli, tmp_path: Path
 
 def test_bad_thresholds_still_write_junit(rtgate_cli: RunCli, tmp_path: Path) -> None:
     bad = tmp_path / "bad.yml"
-    bad.write_text("schema: rtgate/thresholds/v1\nbudgets:\n  - board: [\n", encoding="utf-8")
+    bad.write_text("schema: rtgate/thresholds/v2\nbudgets:\n  - board: [\n", encoding="utf-8")
     run = Run(rtgate_cli, tmp_path, LOCAL, budgets=bad)
     assert run.code == 2
     (case,) = run.cases().values()

@@ -260,9 +260,9 @@ def test_a_hostile_publish_context_is_exit_2(rtgate_cli: RunCli, tmp_path: Path,
 
 @pytest.mark.parametrize("slot", ["check-thresholds", "thresholds-diff-new", "ab-thresholds"])
 @pytest.mark.parametrize("content, said", [
-    (b"schema: rtgate/thresholds/v1\nbudgets: []\n# \xff\n", "not UTF-8 text"),
+    (b"schema: rtgate/thresholds/v2\nbudgets: []\n# \xff\n", "not UTF-8 text"),
     (b"- 1\n- 2\n", ""),
-    (b"schema: rtgate/thresholds/v1\0\n", "not valid YAML: unacceptable character #x0000"),
+    (b"schema: rtgate/thresholds/v2\0\n", "not valid YAML: unacceptable character #x0000"),
 ])
 def test_hostile_thresholds_are_exit_2(rtgate_cli: RunCli, tmp_path: Path, slot: str,
                                        content: bytes, said: str) -> None:

@@ -275,7 +275,7 @@ def test_code_spans_hold_any_text(text: str) -> None:
 
 AB_DATA = ROOT / "tests" / "data" / "ab"  # real interleaved rounds on `local` (README there)
 AB_THRESHOLDS = """\
-schema: rtgate/thresholds/v1
+schema: rtgate/thresholds/v2
 budgets:
   - board: local
     flavor: "*"
@@ -283,7 +283,7 @@ budgets:
     max_us: 100000
     avg_us: 1000
     min_samples: 1000
-    ab: {min_effect_us: 50, alpha: 0.2}
+    ab: {min_effect_pct: 50, alpha: 0.2}
     reason: the local smoke budget, with an A/B margin for the captured rounds
 """
 

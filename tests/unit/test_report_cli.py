@@ -38,7 +38,7 @@ def test_nothing_to_report_is_a_usage_error(rtgate_cli: RunCli,
 
 def test_an_invalid_thresholds_file_is_named(rtgate_cli: RunCli, tmp_path: Path) -> None:
     bad = tmp_path / "thresholds.yml"
-    bad.write_text("schema: rtgate/thresholds/v1\nbudgets:\n  - board: x\n")
+    bad.write_text("schema: rtgate/thresholds/v2\nbudgets:\n  - board: x\n")
     proc = rtgate_cli("report", DATA / "qemu", "--thresholds", bad, "--out", tmp_path / "site")
     assert proc.returncode == 2
     assert proc.stderr.startswith(f"rtgate: {bad}:")

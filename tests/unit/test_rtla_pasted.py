@@ -230,7 +230,7 @@ def test_osnoise_is_judged_by_no_latency_budget(rtgate_cli: RunCli, tmp_path: Pa
                       "b", "--scenario", "s", "--flavor", "rt").returncode == 0
     thresholds = tmp_path / "t.yml"
     thresholds.write_text(
-        "schema: rtgate/thresholds/v1\nbudgets:\n"
+        "schema: rtgate/thresholds/v2\nbudgets:\n"
         "  - {board: '*', flavor: '*', scenario: '*', max_us: 100, avg_us: 10, reason: c}\n"
         "  - {board: '*', flavor: '*', scenario: '*', tool: timerlat, max_us: 100, avg_us: 10,"
         " reason: t}\n")

@@ -178,7 +178,7 @@ def test_pwcet_budget_through_the_cli(rtgate_cli: RunCli, tmp_path: Path) -> Non
     results.append(tmp_path / "real.result.json")
     results[-1].write_text(json.dumps(real), encoding="utf-8")
     thresholds = tmp_path / "thresholds.yml"
-    thresholds.write_text("schema: rtgate/thresholds/v1\nbudgets:\n" + "".join(
+    thresholds.write_text("schema: rtgate/thresholds/v2\nbudgets:\n" + "".join(
         budget_line(s, round(m, 3)) for s, m in budgets.items()), encoding="utf-8")
     junit, markdown = tmp_path / "junit.xml", tmp_path / "summary.md"
     proc = rtgate_cli("check", *map(str, results), "--thresholds", str(thresholds), "--junit",
@@ -205,7 +205,7 @@ def test_pwcet_without_block_maxima_is_incomplete(tmp_path: Path) -> None:
     old = ROOT / "tests" / "data" / "results" / "local-cpu.result.json"
     path = tmp_path / "thresholds.yml"
     path.write_text(textwrap.dedent("""\
-        schema: rtgate/thresholds/v1
+        schema: rtgate/thresholds/v2
         budgets:
           - {board: "*", flavor: "*", scenario: "*", max_us: 155, avg_us: 7.4,
              pwcet_us: {per_hour: 1.0e-9, max: 1000000}, reason: test}

@@ -22,7 +22,7 @@ RESULTS = ROOT / "tests" / "data" / "results"
 SHIPPED = ROOT / "thresholds.yml"
 
 VALID = """\
-schema: rtgate/thresholds/v1
+schema: rtgate/thresholds/v2
 budgets:
   - board: rpi5
     flavor: rt
@@ -58,10 +58,15 @@ BAD = [
     ("blank reason", VALID.replace("reason: Table I + 25 %", 'reason: "  "'), 8,
      "budgets.0.reason"),
     ("unknown flavor", VALID.replace("flavor: rt", "flavor: preempt-rt"), 4, "budgets.0.flavor"),
-    ("unknown schema version", VALID.replace("thresholds/v1", "thresholds/v2"), 1,
-     "unsupported schema 'rtgate/thresholds/v2'"),
-    ("missing schema", VALID.replace("schema: rtgate/thresholds/v1\n", ""), 1,
-     "missing 'schema: rtgate/thresholds/v1'"),
+    ("unknown schema version", VALID.replace("thresholds/v2", "thresholds/v3"), 1,
+     "unsupported schema 'rtgate/thresholds/v3'"),
+    ("v1, the A/B margin in µs", VALID.replace("thresholds/v2", "thresholds/v1"), 1,
+     "unsupported schema 'rtgate/thresholds/v1' (this rtgate reads 'rtgate/thresholds/v2': "
+     "v2 states the A/B minimum effect as a share, ab.min_effect_pct)"),
+    ("ab margin over 100 %", VALID + "    ab: {min_effect_pct: 150}\n", 9,
+     "ab.min_effect_pct"),
+    ("missing schema", VALID.replace("schema: rtgate/thresholds/v2\n", ""), 1,
+     "missing 'schema: rtgate/thresholds/v2'"),
     ("unknown top-level key", VALID + "budget: []\n", 9, "budget: unknown key"),
     ("duplicate YAML key", VALID.replace("    avg_us: 7.4\n", "    avg_us: 7.4\n    max_us: 9\n"),
      8, "duplicate key 'max_us' (first at line 6)"),
@@ -83,16 +88,16 @@ BAD = [
      "cannot read '2024-13-45' as timestamp"),
     ("nested 10000 deep", VALID.replace("reason: Table I + 25 %", "reason: " + "[" * 10000),
      8, "nested more than 64 levels deep"),
-    ("no budgets", "schema: rtgate/thresholds/v1\nbudgets: []\n", 2, "budgets"),
+    ("no budgets", "schema: rtgate/thresholds/v2\nbudgets: []\n", 2, "budgets"),
     ("pwcet per_hour written 1e-9 (a string to YAML 1.1)",
      VALID + "    pwcet_us: {per_hour: 1e-9, max: 150}\n", 9, "budgets.0.pwcet_us.per_hour"),
     ("pwcet per_hour a certainty", VALID + "    pwcet_us: {per_hour: 1, max: 150}\n", 9,
      "budgets.0.pwcet_us.per_hour"),
     ("pwcet without max", VALID + "    pwcet_us: {per_hour: 1.0e-9}\n", 9,
      "budgets.0.pwcet_us.max: Field required"),
-    ("ab typo'd key", VALID + "    ab: {min_effect_us: 5, alhpa: 0.05}\n", 9,
+    ("ab typo'd key", VALID + "    ab: {min_effect_pct: 5, alhpa: 0.05}\n", 9,
      "budgets.0.ab.alhpa: unknown key"),
-    ("ab alpha above one half", VALID + "    ab: {min_effect_us: 5, alpha: 0.9}\n", 9,
+    ("ab alpha above one half", VALID + "    ab: {min_effect_pct: 5, alpha: 0.9}\n", 9,
      "budgets.0.ab.alpha"),
 ]
 
@@ -130,7 +135,7 @@ def test_unreadable_thresholds_is_exit_2(rtgate_cli: RunCli, tmp_path: Path) -> 
 
 
 PRECEDENCE = """\
-schema: rtgate/thresholds/v1
+schema: rtgate/thresholds/v2
 budgets:
   - {board: "*", flavor: "*", scenario: "*", max_us: 1, avg_us: 1, reason: any}
   - {board: "*", flavor: "*", scenario: idle, max_us: 2, avg_us: 1, reason: scenario}
@@ -166,10 +171,10 @@ def test_tail_and_ab_blocks_are_optional_and_read(tmp_path: Path) -> None:
     plain = load_thresholds(write(tmp_path, VALID)).budgets[0]
     assert plain.pwcet_us is None and plain.ab is None
     tail = load_thresholds(write(tmp_path, VALID + "    pwcet_us: {per_hour: 1.0e-9, max: 150}\n"
-                                 "    ab: {min_effect_us: 5}\n")).budgets[0]
+                                 "    ab: {min_effect_pct: 5}\n")).budgets[0]
     assert tail.pwcet_us is not None and tail.ab is not None
     assert (tail.pwcet_us.per_hour, tail.pwcet_us.max) == (1e-9, 150)
-    assert (tail.ab.min_effect_us, tail.ab.alpha) == (5, 0.01)
+    assert (tail.ab.min_effect_pct, tail.ab.alpha) == (5, 0.01)
 
 
 def test_no_match_is_none_and_sources_name_lines(tmp_path: Path) -> None:
@@ -225,7 +230,7 @@ def test_shipped_rpi5_budgets_agree_with_table_i() -> None:
 
 
 TOOLS = """\
-schema: rtgate/thresholds/v1
+schema: rtgate/thresholds/v2
 budgets:
   - {board: qemu-arm64, flavor: rt, scenario: "*", max_us: 1, avg_us: 1,
      reason: "cyclictest's: the timerlat capture would fail it"}

@@ -652,7 +652,7 @@ def test_the_ab_plan_is_the_publishers_and_its_first_look_can_decide() -> None:
         for flavor, scenario in ((f, s) for f in flavors for s in spec.scenarios):
             budget = thresholds.select(board, flavor, scenario)
             assert budget is not None and budget.ab is not None, \
-                f"{board}/{flavor}/{scenario}: no ab.min_effect_us for the A/B gate"
+                f"{board}/{flavor}/{scenario}: no ab.min_effect_pct for the A/B gate"
             samples = MIN_ROUNDS * plan.round_s * THREADS[board] * 1e6 / 100
             assert samples >= (budget.min_samples or 0) * 1.05, (board, flavor, samples)
         rounds = plan.rounds * 2 * len(flavors) * len(spec.scenarios)

@@ -1,0 +1,352 @@
+"""`rtgate calibrate`: the A/B gate's error rates measured on the board it judges.
+
+An A/A BANK is recorded first: real rounds of main's kernel as the gate runs them (the A/B
+loop's own rounds, ``ABRun.pair``: deploy, boot, run, collect, interleaved A B B A …, both sides
+the same kernel; on ``local`` the running kernel, a check of the procedure rather than of a
+board). The bank is then REPLAYED through the gate's exact decision code
+(``rtgate.stats.ab.Sequential``, look by look, stopping as the loop stops) on resampled splits:
+
+- A/A: two sides drawn from the bank (without replacement while it lasts): *worse* or *better*
+  is a false alarm, *same* within the cap is what a maintainer hopes for;
+- planted effects on side B's draws: every latency of the round scaled by +10/20/50 %, or rare
+  stalls (a few blocks and samples at a few ms): *worse* is a detection.
+
+Resamples of one bank are not independent trials: the interval of every rate is Clopper-Pearson
+on the bank's INDEPENDENT units, the disjoint trials the bank holds (its rounds over the rounds a
+trial uses), with the resampled rate as the point: a bank of 24 rounds says little, and says so.
+
+Each key's primary metric is, among those whose replayed A/A false-alarm rate holds alpha, the one
+with the most power at +20 % in these replays (registered in the record before any pull request
+is measured); the rounds a side the plan asks for are the
+fewest at which the replayed false-alarm rate is at most 1 % and the power at +20 % at least 90 %
+(none when the bank's tried range does not reach it: the plan then keeps its cap).
+"""
+
+from __future__ import annotations
+
+import math
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+from rich.console import Console
+from rich.progress import Progress
+from scipy import stats
+
+from rtgate import calibration, paths
+from rtgate.ab.loop import ABRun
+from rtgate.ab.settings import ABSettings
+from rtgate.board.spec import kind_of
+from rtgate.calibration import CalibrationRecord, GatePlan, KeyCalibration, Power, Rate
+from rtgate.errors import InputError
+from rtgate.gate.thresholds import Thresholds, flavor_of
+from rtgate.jsonfile import write_atomic
+from rtgate.layout import RESULT
+from rtgate.outcome import Comparison
+from rtgate.result import load_result
+from rtgate.stats import ab
+
+EFFECTS = {"+10%": 0.10, "+20%": 0.20, "+50%": 0.50}
+STALL_US = 3000.0
+STALL_BLOCKS = 3
+STALLS = f"stalls {STALL_US / 1000:g}ms x{STALL_BLOCKS}"
+"""Rare stalls: this many samples of each B round at this latency, one in each of as many
+blocks (their maxima raised to it)."""
+TARGET_ALPHA = 0.01
+TARGET_POWER = 0.9
+POWER_AT = "+20%"
+# The rounds a side the plan may ask for: looks start at MIN_ROUNDS.
+PLANNED_TRIED = (4, 6, 8, 10, 12, 16, 20)
+# The default plan's rounds a side and the replays the choices are made with.
+DEFAULT_PLANNED = 6
+SEARCH_REPLAYS = 300
+SEED = 20261125
+CONFIDENCE = 0.95
+
+
+@dataclass(frozen=True)
+class CalibrateSettings:
+    ab: ABSettings
+    """The bank's rounds are the A/B loop's, both sides main's kernel (``ab.base``)."""
+    pairs: int
+    """Rounds a side to record (0: replay an existing bank in ``ab.rounds.out``)."""
+    replays: int
+    record: Path | None
+    """Where the record goes; None: ``bench/calibration/<kind>.json``."""
+
+
+@dataclass
+class Bank:
+    """A/A rounds per key, in the order measured, the board time a round took, each key's
+    margin as the gate's plan takes it from the budgets, and what the results say of the
+    kernel and the board."""
+
+    rounds: dict[ab.Key, list[ab.Round]]
+    wall_s: dict[ab.Key, list[float]]
+    margins: dict[ab.Key, ab.Margin]
+    round_s: int
+    kernel: str
+    virtual: bool
+
+
+def record_bank(run: ABRun, pairs: int, console: Console) -> list[str]:
+    """``pairs`` rounds a side of the same kernel, the loop's own rounds. A pair cut short by a
+    round the gate could not use (incomplete, over budget, the lab failing) is said and the
+    bank goes on: such rounds are left out of the replay, and their count is part of the
+    board's story (returned)."""
+    lost = []
+    for _ in range(pairs):
+        stop = run.pair()
+        if stop is not None:
+            lost.append(f"{stop.value}: {run.why}")
+            console.print(f"[bold]round not banked[/]: {lost[-1]}")
+            run.why, run.infra = "", False
+    return lost
+
+
+def read_bank(out: Path, round_s: int, thresholds: Thresholds,
+              min_effect_pct: float | None) -> Bank:
+    """Every complete round under OUT/{A,B}/round-N/<flavor>/<scenario>/ (both sides: one
+    kernel), keyed as the gate keys them."""
+    rounds: dict[ab.Key, list[ab.Round]] = {}
+    walls: dict[ab.Key, list[float]] = {}
+    margins: dict[ab.Key, ab.Margin] = {}
+    kernels = set()
+    virtual = False
+    last: float | None = None
+    paths_ = sorted(out.glob(f"[AB]/round-*/*/*/{RESULT}"), key=lambda p: p.stat().st_mtime)
+    for path in paths_:
+        result = load_result(path)
+        if result.status != "complete":
+            continue
+        key = (result.board.name, flavor_of(result), result.scenario)
+        budget = thresholds.for_result(result)
+        pct = min_effect_pct or (budget.ab.min_effect_pct if budget and budget.ab else None)
+        if pct is None:
+            raise InputError(f"{'/'.join(key)}: no minimum effect (ab.min_effect_pct in its "
+                             "budget, or --min-effect-pct)", path=path)
+        margins[key] = ab.Margin(pct / 100)
+        virtual |= result.board.virtual
+        rounds.setdefault(key, []).append(ab.Round.of(result))
+        # Board time of the round (deploy, boot, run, collect): the bank's rounds ran one after
+        # another, so it is the time since the previous round's result was written.
+        written = path.stat().st_mtime
+        if last is not None and written > last:
+            walls.setdefault(key, []).append(written - last)
+        last = written
+        kernels.add(result.kernel.release)
+    if not rounds:
+        raise InputError("no complete A/A round to calibrate from", path=out)
+    return Bank(rounds, walls, margins, round_s, ", ".join(sorted(k for k in kernels if k)),
+                virtual)
+
+
+def scaled(r: ab.Round, factor: float) -> ab.Round:
+    """The round with every latency ``factor`` times larger (a planted relative shift)."""
+    return replace(r, values_us=np.round(r.values_us * factor),
+                   limit_us=None if r.limit_us is None else math.ceil(r.limit_us * factor),
+                   blocks={t: np.round(b * factor) for t, b in r.blocks.items()},
+                   summaries={})
+
+
+def stalled(r: ab.Round, rng: np.random.Generator) -> ab.Round:
+    """The round with ``STALL_BLOCKS`` samples at ``STALL_US``, each in its own block."""
+    values = np.append(r.values_us, STALL_US)
+    counts = np.append(r.counts, STALL_BLOCKS)
+    order = np.argsort(values, kind="stable")
+    blocks = {t: b.copy() for t, b in r.blocks.items()}
+    flat = [(t, i) for t, b in blocks.items() for i in range(len(b))]
+    for j in rng.choice(len(flat), size=min(STALL_BLOCKS, len(flat)), replace=False):
+        t, i = flat[j]
+        blocks[t][i] = max(blocks[t][i], STALL_US)
+    return replace(r, values_us=values[order], counts=counts[order], samples=r.samples + 3,
+                   limit_us=None if r.limit_us is None else max(r.limit_us, int(STALL_US) + 1),
+                   blocks=blocks, summaries={})
+
+
+def variants(bank: Bank, rng: np.random.Generator) -> dict[str, dict[ab.Key, list[ab.Round]]]:
+    """Side B's rounds for every planted effect ("A/A": the bank as it is)."""
+    out = {"A/A": bank.rounds}
+    for name, shift in EFFECTS.items():
+        out[name] = {k: [scaled(r, 1 + shift) for r in rs] for k, rs in bank.rounds.items()}
+    out[STALLS] = {k: [stalled(r, rng) for r in rs] for k, rs in bank.rounds.items()}
+    return out
+
+
+def trial(bank: Bank, b_side: dict[ab.Key, list[ab.Round]], planned: int, alpha: float,
+          primary: dict[ab.Key, str | None], rng: np.random.Generator
+          ) -> dict[ab.Key, Comparison]:
+    """One resampled A/B run of every key, looked at as the gate looks (the same Sequential,
+    the same stopping): each key's final word, unknown when the cap came first."""
+    picks = {}
+    for key, rounds in bank.rounds.items():
+        n = len(rounds)
+        draw = rng.permutation(n)[:2 * planned] if n >= 2 * planned \
+            else rng.integers(0, n, 2 * planned)
+        picks[key] = ([rounds[i] for i in draw[:planned]],
+                      [b_side[key][i] for i in draw[planned:]])
+    seq = ab.Sequential(alpha, planned, keys=len(bank.rounds))
+    keys = list(bank.rounds)
+    for n in range(ab.MIN_ROUNDS, planned + 1):
+        seq.look(n, [ab.KeyRounds(k, picks[k][0][:n], picks[k][1][:n], bank.margins[k],
+                                  primary=primary[k]) for k in keys if k not in seq.final])
+        if seq.stopped(keys):
+            break
+    return {k: (seq.final[k].outcome if k in seq.final else Comparison.UNKNOWN) for k in keys}
+
+
+def rates(bank: Bank, b_side: dict[ab.Key, list[ab.Round]], planned: int, alpha: float,
+          primary: dict[ab.Key, str | None], replays: int,
+          seed: int) -> dict[ab.Key, dict[Comparison, int]]:
+    rng = np.random.default_rng(seed)
+    counts = {k: dict.fromkeys(Comparison, 0) for k in bank.rounds}
+    for _ in range(replays):
+        for key, outcome in trial(bank, b_side, planned, alpha, primary, rng).items():
+            counts[key][outcome] += 1
+    return counts
+
+
+def rate(events: float, replays: int, bank_rounds: int, planned: int) -> Rate:
+    """A resampled rate with the Clopper-Pearson interval of the bank's independent units: the
+    disjoint trials it holds (at least one), the events scaled to them."""
+    units = max(1, bank_rounds // (2 * planned))
+    share = events / replays
+    x = share * units
+    low = 0.0 if x <= 0 else float(stats.beta.ppf((1 - CONFIDENCE) / 2, x, units - x + 1))
+    high = 1.0 if x >= units else float(stats.beta.ppf(1 - (1 - CONFIDENCE) / 2, x + 1,
+                                                          units - x))
+    return Rate(events=round(x), trials=units, value=share, low=low, high=high,
+                method=f"Clopper-Pearson {100 * CONFIDENCE:g} % on the bank's {units} "
+                       f"independent trial(s) ({bank_rounds} rounds / {2 * planned} a trial); "
+                       f"point: {replays} resampled trials")
+
+
+def false_alarms(c: dict[Comparison, int]) -> int:
+    return c[Comparison.WORSE] + c[Comparison.BETTER]
+
+
+def cv(rounds: Sequence[ab.Round], metric: str) -> float:
+    values = np.array([r.metric(metric) for r in rounds], dtype=float)
+    return float(values.std(ddof=1) / values.mean()) if len(values) > 1 else math.inf
+
+
+@dataclass
+class Replay:
+    bank: Bank
+    alpha: float
+    console: Console
+    replays: int = SEARCH_REPLAYS
+    """Replays behind each choice (the primary metric, the rounds needed)."""
+    seed: int = SEED
+
+    def choose_primary(self, effects: dict[str, dict[ab.Key, list[ab.Round]]]
+                       ) -> dict[ab.Key, str | None]:
+        """Per key, among the metrics known in every banked round whose replayed A/A false-alarm
+        rate holds the key's alpha, the one with the most power at +20 % at the default plan;
+        ties, or no metric holding it, go to the rule's order of preference."""
+        chosen: dict[ab.Key, str | None] = {}
+        share = self.alpha / len(self.bank.rounds)
+        for key, rounds in self.bank.rounds.items():
+            known = [m for m in ab.METRICS if all(r.metric(m) is not None for r in rounds)]
+            score = {}
+            sub = replace(self.bank, rounds={key: rounds})
+            for m in known:
+                aa = rates(sub, {key: effects["A/A"][key]}, DEFAULT_PLANNED, share, {key: m},
+                           self.replays, self.seed)[key]
+                hit = rates(sub, {key: effects[POWER_AT][key]}, DEFAULT_PLANNED, share,
+                            {key: m}, self.replays, self.seed + 1)[key]
+                holds = false_alarms(aa) <= share * self.replays
+                score[m] = (holds, hit[Comparison.WORSE], -known.index(m))
+            chosen[key] = max(known, key=lambda m: score[m]) if known else None
+            self.console.print(f"{'/'.join(key)}: by metric (A/A alarms within alpha, power at "
+                               f"+20 % of {self.replays} replays, {DEFAULT_PLANNED} rounds a "
+                               f"side): {score}")
+        return chosen
+
+    def rounds_needed(self, effects: dict[str, dict[ab.Key, list[ab.Round]]],
+                      primary: dict[ab.Key, str | None]) -> dict[ab.Key, int | None]:
+        needed: dict[ab.Key, int | None] = dict.fromkeys(self.bank.rounds)
+        for planned in PLANNED_TRIED:
+            aa = rates(self.bank, effects["A/A"], planned, self.alpha, primary, self.replays,
+                       self.seed)
+            hit = rates(self.bank, effects[POWER_AT], planned, self.alpha, primary,
+                        self.replays, self.seed + 1)
+            for key in needed:
+                ok = (false_alarms(aa[key]) / self.replays <= TARGET_ALPHA
+                      and hit[key][Comparison.WORSE] / self.replays >= TARGET_POWER)
+                if ok and needed[key] is None:
+                    needed[key] = planned
+            self.console.print(f"{planned} rounds a side: " + "; ".join(
+                f"{'/'.join(k)} power {hit[k][Comparison.WORSE] / self.replays:.2f}"
+                for k in needed))
+            if all(v is not None for v in needed.values()):
+                break
+        return needed
+
+
+def _commit() -> str:
+    try:
+        return subprocess.run(["git", "-C", str(paths.ROOT), "rev-parse", "HEAD"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def calibrate(run: ABRun, settings: CalibrateSettings, console: Console) -> CalibrationRecord:
+    """Record the bank (unless asked to replay one), replay it, write and return the record."""
+    out = settings.ab.rounds.out
+    if settings.pairs:
+        lost = record_bank(run, settings.pairs, console)
+        console.print(f"bank: {settings.pairs} pair(s) measured, {len(lost)} cut short")
+    bank = read_bank(out, settings.ab.rounds.round_duration, run.thresholds,
+                     settings.ab.rounds.min_effect_pct)
+    alpha = settings.ab.rounds.alpha or TARGET_ALPHA
+    replay = Replay(bank, alpha, console, min(SEARCH_REPLAYS, settings.replays))
+    effects = variants(bank, np.random.default_rng(SEED))
+    primary = replay.choose_primary(effects)
+    needed = replay.rounds_needed(effects, primary)
+    reachable = [n for n in needed.values() if n is not None]
+    planned = max(reachable) if len(reachable) == len(needed) else max(PLANNED_TRIED)
+    keys = []
+    outcomes = {}
+    with Progress(console=console, transient=True) as bar:
+        task = bar.add_task("replaying", total=len(effects))
+        for i, (name, b_side) in enumerate(effects.items()):
+            outcomes[name] = rates(bank, b_side, planned, alpha, primary, settings.replays,
+                                   SEED + 10 + i)
+            bar.advance(task)
+    per_round_s = {k: float(np.median(w)) for k, w in bank.wall_s.items()}
+    for key, rounds in bank.rounds.items():
+        n = len(rounds)
+        aa = outcomes["A/A"][key]
+        metric = primary[key] or ab.METRICS[-1]
+        minutes = None
+        if needed[key] is not None:
+            # Every round of a plan at the cap: both sides, each with the board's pace.
+            minutes = 2 * needed[key] * per_round_s.get(key, bank.round_s) / 60
+        keys.append(KeyCalibration(
+            flavor=key[1], scenario=key[2], primary_metric=metric, rounds_banked=n,
+            cv=cv(rounds, metric) if primary[key] else 0.0,
+            false_alarm=rate(false_alarms(aa), settings.replays, n, planned),
+            same_within_cap=rate(aa[Comparison.SAME], settings.replays, n, planned),
+            power=[Power(effect=name, detected=rate(outcomes[name][key][Comparison.WORSE],
+                                                    settings.replays, n, planned))
+                   for name in effects if name != "A/A"],
+            rounds_needed=needed[key], minutes_needed=minutes))
+    wall = sum(per_round_s.values()) or bank.round_s * len(bank.rounds)
+    record = CalibrationRecord(
+        schema="rtgate/calibration/v1", kind=kind_of(run.spec), measured_on=run.spec.name,
+        virtual=bank.virtual,
+        measured_at=datetime.now(UTC), rtgate_commit=_commit(), kernel=bank.kernel,
+        rule=ab.RULE, replays=settings.replays,
+        plan=GatePlan(round_s=bank.round_s, rounds=planned,
+                      max_time_s=math.ceil(2 * planned * wall * 1.25)),
+        keys=keys)
+    path = settings.record or calibration.DIRECTORY / f"{kind_of(run.spec)}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, record.model_dump_json(by_alias=True, indent=2) + "\n")
+    console.print(f"calibration record: {path} (sha256 {calibration.sha256_of(path)})")
+    return record

@@ -1,0 +1,104 @@
+"""`rtgate calibrate`: record an A/A bank of real rounds on a board and replay the A/B gate's
+decision code on it: the false-alarm rate, the chance of *same*, the power and the plan the
+board kind's calibration record holds (rtgate.ab.calibrate)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.console import Console
+
+from rtgate import paths
+from rtgate.ab.calibrate import (
+    EFFECTS,
+    STALLS,
+    TARGET_ALPHA,
+    TARGET_POWER,
+    CalibrateSettings,
+    calibrate,
+)
+from rtgate.ab.loop import prepare
+from rtgate.ab.settings import ABSettings, RoundSettings
+from rtgate.cli.args import add_scale_option, comma_list, duration, percent, rate, rounds_at_least
+from rtgate.stats import ab
+
+EPILOG = f"""\
+The bank: --rounds N rounds a side of main's kernel (--kernels, DIR/<flavor>/ from `rtgate
+kernel build --out`; none on `local`, which runs its running kernel: a check of the procedure,
+not of a board), measured exactly as `rtgate ab` measures (deploy, boot, run; A B B A …) into
+OUT/A|B/round-N/. --rounds 0 replays the bank already in OUT.
+
+The replay: --replays resampled trials of the gate's own decision code (looks from
+{ab.MIN_ROUNDS} rounds a side, the same stopping), A/A and with planted effects on side B
+({', '.join(EFFECTS)} on every latency; {STALLS}). Per board × flavor × scenario: the primary
+metric (most power at +20 %), the round-to-round CV, the false-alarm rate, P(same within the
+cap), the power per effect, and the rounds a side and board minutes for a false-alarm rate
+<= {TARGET_ALPHA:g} and power >= {TARGET_POWER:g} at +20 %. Intervals are Clopper-Pearson on the
+bank's independent trials (its rounds over a trial's), not on the resamples.
+
+The record (schema rtgate/calibration/v1) goes to bench/calibration/<board>.json unless
+--record says otherwise: commit it to the default branch, where the gate's plan reads it.
+
+exit codes:
+  0  the record was written
+  2  usage or input error (unknown board, no kernels, no budget or minimum effect, no rounds)
+  3  the infrastructure failed before any round was banked
+"""
+
+
+def handler(args: argparse.Namespace) -> int:
+    console = Console(stderr=True)
+    settings = CalibrateSettings(
+        ab=ABSettings(
+            board=args.board, base=args.kernels, cand=args.kernels, cand_scenario_dir=None,
+            flavors=tuple(args.flavors) if args.flavors else None,
+            scenarios=tuple(args.scenarios) if args.scenarios else None,
+            thresholds=args.thresholds,
+            rounds=RoundSettings(out=args.out, round_duration=args.round_duration,
+                                 max_time=args.round_duration * 10_000, scale=args.scale,
+                                 min_effect_pct=args.min_effect_pct, alpha=args.alpha)),
+        pairs=args.rounds, replays=args.replays, record=args.record)
+    run = prepare(settings.ab, console)
+    record = calibrate(run, settings, console)
+    for key in record.keys:
+        power = ", ".join(f"{p.effect} {p.detected.value:.2f}" for p in key.power)
+        minutes = None if key.minutes_needed is None else round(key.minutes_needed, 1)
+        print(f"{record.kind}/{key.flavor}/{key.scenario}: primary {key.primary_metric}, "
+              f"{key.rounds_banked} rounds banked, CV {key.cv:.3f}, false alarms "
+              f"{key.false_alarm.value:.4f} [{key.false_alarm.low:.3f}, "
+              f"{key.false_alarm.high:.3f}], same within cap {key.same_within_cap.value:.2f}, "
+              f"power {power}; rounds needed {key.rounds_needed}, minutes {minutes}")
+    print(f"plan: {record.plan.rounds} rounds a side of {record.plan.round_s:g} s, cap "
+          f"{record.plan.max_time_s:g} s")
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = subparsers.add_parser(
+        "calibrate", help="A/A bank on a board and the A/B gate's error rates replayed on it",
+        description="Record an A/A bank of real rounds on one board and replay the A/B gate's "
+                    "decision code on it; write the board kind's calibration record.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--board", required=True, help="board name from bench/boards/")
+    p.add_argument("--kernels", type=Path, metavar="DIR",
+                   help="main's kernels: DIR/<flavor>/ from `rtgate kernel build --out`")
+    p.add_argument("--flavors", type=comma_list, help="comma-separated (default for kernel boards: "
+                   "stock,rt)")
+    p.add_argument("--scenarios", type=comma_list, help="comma-separated; `board`: the board's own")
+    p.add_argument("--rounds", type=rounds_at_least(0), required=True, metavar="N",
+                   help="rounds a side to bank (0: replay the bank in --out)")
+    p.add_argument("--replays", type=rounds_at_least(100), default=2000, metavar="N",
+                   help="resampled trials per effect (default 2000)")
+    p.add_argument("--record", type=Path, metavar="FILE",
+                   help="where the record goes (default bench/calibration/BOARD.json)")
+    p.add_argument("--out", type=Path, required=True, help="the bank's directory")
+    p.add_argument("--round-duration", type=duration, required=True,
+                   help="measurement per round, e.g. 20s: the plan's round")
+    add_scale_option(p)
+    p.add_argument("--thresholds", type=Path, default=paths.THRESHOLDS, metavar="FILE")
+    p.add_argument("--min-effect-pct", type=percent, metavar="PCT",
+                   help="the margin, every key (overrides ab.min_effect_pct)")
+    p.add_argument("--alpha", type=rate, metavar="RATE",
+                   help="the false-alarm rate replayed (default 0.01)")
+    p.set_defaults(func=handler)

@@ -1,0 +1,80 @@
+"""rtgate calibrate's replay on recorded rounds (tests/data/ab): planted effects do what they
+say, the gate's decision code is what is replayed, and a rate's interval is the bank's, not the
+resamples'."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from rtgate.ab import calibrate
+from rtgate.outcome import Comparison
+from rtgate.result import load_result
+from rtgate.stats import ab
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "ab"
+KEY = ("local", "stock", "idle")
+
+
+def recorded(*names: str) -> list[ab.Round]:
+    return [ab.Round.of(load_result(p)) for name in names
+            for p in sorted((DATA / name).glob("r*/result.json"))]
+
+
+def bank(*names: str, pct: float = 50) -> calibrate.Bank:
+    return calibrate.Bank({KEY: recorded(*names)}, {}, {KEY: ab.Margin(pct / 100)}, 4, "test",
+                          True)
+
+
+def test_a_planted_shift_scales_every_metric_and_stalls_reach_the_tail() -> None:
+    r = recorded("idle")[0]
+    up = calibrate.scaled(r, 1.2)
+    for m in ("p99", "p99.9"):
+        assert up.metric(m) == pytest.approx(1.2 * r.metric(m), abs=1)
+    assert up.samples == r.samples and up.counts.sum() == r.counts.sum()
+    stalled = calibrate.stalled(r, np.random.default_rng(1))
+    assert stalled.counts.sum() == r.counts.sum() + calibrate.STALL_BLOCKS
+    assert stalled.values_us.max() == calibrate.STALL_US
+    assert list(stalled.values_us) == sorted(stalled.values_us)
+
+
+def test_the_interval_is_clopper_pearson_on_the_banks_independent_trials() -> None:
+    """No false alarm in 2000 resamples of 24 rounds, trials of 6 a side: two independent
+    trials, so the upper bound is Clopper-Pearson's for 0 of 2 (84 %), not of 0 of 2000."""
+    r = calibrate.rate(0, 2000, 24, 6)
+    assert (r.events, r.trials, r.value, r.low) == (0, 2, 0.0, 0.0)
+    assert r.high == pytest.approx(1 - 0.025 ** 0.5)
+    many = calibrate.rate(30, 1000, 1200, 6)  # 100 independent trials, 3 % of them
+    ci = stats.binomtest(3, 100).proportion_ci(0.95, method="exact")
+    assert (many.events, many.trials) == (3, 100)
+    assert (many.low, many.high) == pytest.approx((ci.low, ci.high))
+
+
+def test_the_replay_is_the_gates_sequential_decision() -> None:
+    """One resampled trial is the loop's Sequential on the drawn rounds: the same decision as
+    looking at those rounds by hand, look by look, stopping at the first decided one."""
+    b = bank("idle", "idle-again")
+    rng = np.random.default_rng(5)
+    got = calibrate.trial(b, b.rounds, 5, 0.2, {KEY: None}, rng)
+    draw = np.random.default_rng(5).permutation(12)[:10]
+    rounds = b.rounds[KEY]
+    a_side, b_side = [rounds[i] for i in draw[:5]], [rounds[i] for i in draw[5:]]
+    seq = ab.Sequential(0.2, 5)
+    for n in range(3, 6):
+        seq.look(n, [ab.KeyRounds(KEY, a_side[:n], b_side[:n], ab.Margin(0.5))
+                     for _ in [0] if KEY not in seq.final])
+    assert got[KEY] == (seq.final[KEY].outcome if KEY in seq.final else Comparison.UNKNOWN)
+
+
+def test_recorded_a_a_rounds_rarely_alarm_and_a_planted_load_is_detected() -> None:
+    """tests/data/ab: 12 A/A rounds (idle, idle-again) replayed 200 times at 3 rounds a side,
+    and the same with the planted FIFO load's rounds as side B."""
+    aa = bank("idle", "idle-again")
+    counts = calibrate.rates(aa, aa.rounds, 3, 0.05, {KEY: None}, 200, 3)[KEY]
+    assert calibrate.false_alarms(counts) <= 0.05 * 200 * 2, counts
+    loaded = {KEY: recorded("idle-loaded") * 2}
+    hits = calibrate.rates(aa, loaded, 3, 0.05, {KEY: None}, 200, 3)[KEY]
+    assert hits[Comparison.WORSE] >= 0.8 * 200, hits
