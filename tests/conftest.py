@@ -45,6 +45,7 @@ LANES = {
     "e2e/test_timerlat_qemu.py": "measuring",
     "e2e/test_sweep_qemu.py": "measuring",
     "e2e/test_kernel_build.py": "measuring",  # boots each kernel to its banner
+    "e2e/test_guest_network.py": "measuring",  # boots a guest and runs iperf3 through it
     "integration/test_rpi5_ssh.py": "measuring",  # 1.8 min, the fake Pi is this host
     "integration/test_ab_local.py": "measuring",
     "integration/test_bench_integration.py": "measuring",
@@ -64,9 +65,15 @@ LANES = {
     "e2e/test_install.py": "containers",
     "e2e/test_lava_store.py": "containers",
     "e2e/test_initramfs_build.py": "containers",
+    "e2e/test_build_isolation.py": "containers",
+    "integration/test_builder_wrapper.py": "containers",
 }
 missing = [name for name in LANES if not (ROOT / name).is_file()]
 assert not missing, f"tests/conftest.py LANES names modules that do not exist: {missing}"
+# Every e2e module boots, builds or installs: one left out would run beside the guests.
+unlaned = [p.relative_to(ROOT).as_posix() for p in sorted((ROOT / "e2e").glob("test_*.py"))
+           if p.relative_to(ROOT).as_posix() not in LANES]
+assert not unlaned, f"tests/conftest.py LANES has no lane for: {unlaned}"
 
 
 def lane_of(nodeid: str) -> str:
