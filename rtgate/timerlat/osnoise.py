@@ -46,22 +46,9 @@ def parse(path: Path, *, board: str = "unknown", virtual: bool = False,
           scenario: str = "unknown", flavor: str | None = None, run_id: str | None = None,
           lenient: bool = True) -> Result:
     """Normalize the last screen of an ``rtla osnoise top`` output file."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", path=path) from exc
-    lines = pasted.decode(path, data, "rtla osnoise top")
-    titles = [i for i, line in enumerate(lines) if line.strip() == TITLE]
-    if not titles:
-        raise InputError("not rtla osnoise top output: no 'Operating System Noise' screen",
-                         path=path)
-    out = pasted.split(path, lines[:titles[0]] + lines[titles[-1]:],
-                       lambda line: line == TITLE, lenient=lenient, tool="rtla osnoise top")
-    shift = titles[-1] - titles[0]
-    body = [(n + shift, line) for n, line in out.lines]
-    if len(titles) > 1:
-        out.notes.append(f"{path.name}: {len(titles) - 1} earlier screen(s) of the live "
-                         "display skipped: the last one holds the whole run")
+    out, data = pasted.last_screen(path, TITLE, lenient=lenient, tool="rtla osnoise top",
+                                   missing="no 'Operating System Noise' screen")
+    body = out.lines
     if len(body) < 3:
         raise InputError(f"line {body[-1][0]}: the output ends inside the screen's header "
                          "(cut short?)", path=path)

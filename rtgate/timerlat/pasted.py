@@ -88,6 +88,29 @@ def split(path: Path, lines: list[str], is_start: Callable[[str], bool], *,
     return out
 
 
+def last_screen(path: Path, title: str, *, lenient: bool, tool: str,
+                missing: str) -> tuple[Output, bytes]:
+    """A ``top`` display's last screen (it holds the whole run; the live display's earlier
+    screens are skipped with a note), with line numbers of the file as it is, and the file's
+    bytes. No screen with ``title``: an InputError saying ``missing``."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", path=path) from exc
+    lines = decode(path, data, tool)
+    titles = [i for i, line in enumerate(lines) if line.strip() == title]
+    if not titles:
+        raise InputError(f"not {tool} output: {missing}", path=path)
+    out = split(path, lines[:titles[0]] + lines[titles[-1]:], lambda line: line == title,
+                lenient=lenient, tool=tool)
+    if len(titles) > 1:
+        shift = titles[-1] - titles[0]
+        out.lines = [(n + shift, line) for n, line in out.lines]
+        out.notes.append(f"{path.name}: {len(titles) - 1} earlier screen(s) of the live "
+                         "display skipped: the last one holds the whole run")
+    return out, data
+
+
 def after(out: Output, rest: list[tuple[int, str]], *, lenient: bool, tool: str,
           looks_like_output: Callable[[str], bool]) -> None:
     """Lines after rtla's last summary line: notes in a user's file (never a second output),

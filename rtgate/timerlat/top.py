@@ -73,24 +73,8 @@ def parse(path: Path, *, board: str = "unknown", virtual: bool = False,
           scenario: str = "unknown", flavor: str | None = None, run_id: str | None = None,
           lenient: bool = True) -> Result:
     """Normalize the last screen of an ``rtla timerlat top`` output file."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", path=path) from exc
-    lines = pasted.decode(path, data, "rtla timerlat top")
-    titles = [i for i, line in enumerate(lines) if line.strip() == TITLE]
-    if not titles:
-        raise InputError("not rtla timerlat top output: no 'Timer Latency' screen", path=path)
-    # Earlier screens of the live display: the last one holds the whole run.
-    skipped = len(titles) - 1
-    out = pasted.split(path, lines[:titles[0]] + lines[titles[-1]:], lambda line: line == TITLE,
-                       lenient=lenient, tool="rtla timerlat top")
-    if skipped:
-        # Line numbers of the last screen, in the file as it is.
-        shift = titles[-1] - titles[0]
-        out.lines = [(n + shift, line) for n, line in out.lines]
-        out.notes.append(f"{path.name}: {skipped} earlier screen(s) of the live display "
-                         "skipped: the last one holds the whole run")
+    out, data = pasted.last_screen(path, TITLE, lenient=lenient, tool="rtla timerlat top",
+                                   missing="no 'Timer Latency' screen")
     contexts, cpus, every, rest = _read(path, out.lines)
     pasted.after(out, rest, lenient=lenient, tool="rtla timerlat top",
                  looks_like_output=lambda line: line.strip() == TITLE or bool(_CPU.match(line)))
