@@ -69,11 +69,17 @@ def test_the_install_is_a_plain_one(workspace: tuple[Path, dict[str, str]]) -> N
 
 
 def test_the_pages_job_builds_the_site_then_the_publisher_posts_real_verdicts(
-        workspace: tuple[Path, dict[str, str]]) -> None:
+        workspace: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
     ws, env = workspace
+    # The first publish: the repository (a local bare one here) has no results branch yet.
+    server = tmp_path / "server"
+    subprocess.run(["git", "init", "-q", "--bare", str(server / "rtgate" / "rtgate")],
+                   check=True)
+    checkout = run(WORKFLOWS / "pages.yml", "Check out the history (results branch)", cwd=ws,
+                   env=env | {"GITHUB_SERVER_URL": server.as_uri(), "GITHUB_TOKEN": ""})
+    assert checkout.returncode == 0, checkout.stdout + checkout.stderr
     pages = run(WORKFLOWS / "pages.yml", "Merge into the history and render the site",
-                cwd=ws, env=env | {"HAVE_HISTORY": "false", "RUN_ID": "41",
-                                   "HEAD_SHA": "c" * 40})  # the job's env: the gate run's
+                cwd=ws, env=env | {"RUN_ID": "41", "HEAD_SHA": "c" * 40})  # the gate run's
     assert pages.returncode == 0, pages.stdout + pages.stderr
     # The history records the run that measured, not the publishing job.
     (entry,) = [json.loads(line) for line in
