@@ -30,6 +30,7 @@ from typing import Any
 import jinja2
 
 from rtgate import __version__, calibration, paths
+from rtgate.board.spec import board_kind
 from rtgate.ciout import escape
 from rtgate.errors import InputError
 from rtgate.gate.verdict import Infra
@@ -455,8 +456,8 @@ class Site:
             self.files.add(Path(DATA, name))
 
     def _boards(self, summaries: Sequence[RunSummary]) -> list[dict[str, Any]]:
-        """Each board's calibration page: the record of its kind (today a board's kind is its
-        name), or a page saying it has none."""
+        """Each board's calibration page: the record of its kind (its board file's ``kind:``,
+        rpi5 for rpi5-b), or a page saying the kind has none."""
         virtual: dict[str, bool] = {}
         for s in summaries:
             virtual[s.board] = virtual.get(s.board, False) or s.virtual
@@ -464,16 +465,17 @@ class Site:
         for board in sorted(virtual):
             home = Path("boards", _key_name(board))
             self.files.add(home / "index.html")
+            kind, record, problem = board, None, None
             try:
-                record = calibration.for_kind(board, self.calibration)
-                problem = None
+                kind = board_kind(board)
+                record = calibration.for_kind(kind, self.calibration)
             except InputError as exc:
-                record, problem = None, exc.oneline()
+                problem = exc.oneline()
                 print(f"rtgate: {escape(problem)}", file=sys.stderr)
-            boards.append({"board": board, "virtual": virtual[board], "record": record,
-                           "problem": problem, "home": home.as_posix(),
+            boards.append({"board": board, "kind": kind, "virtual": virtual[board],
+                           "record": record, "problem": problem, "home": home.as_posix(),
                            "href": f"{home.as_posix()}/index.html",
-                           "source": f"bench/calibration/{board}.json"})
+                           "source": f"bench/calibration/{kind}.json"})
         return boards
 
 

@@ -20,6 +20,7 @@ import pytest
 from browser import Browser, overflowing_pages
 from clirun import RunCli
 
+from rtgate import paths
 from rtgate.report import bins
 from rtgate.result import load_result
 
@@ -317,6 +318,30 @@ def test_a_20ms_range_is_drawn_on_log_spaced_bins(site: Path) -> None:
     assert len(rows) <= 2 * len({bins.lower_edge(b) for b in filled}) < len(filled)
     svg = (site / "runs" / result.run_id / "histogram.svg").read_text()
     assert "log-spaced bins" in svg
+
+
+@pytest.mark.parametrize(("kind", "shown"), [
+    ("qemu-x86-tcg", "5 % [0.61, 16.92] (2/40"), ("rpi5", None)])
+def test_a_boards_calibration_page_is_its_kinds(
+        rtgate_cli: RunCli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        kind: str, shown: str | None) -> None:
+    """A board whose file names another kind (rpi5-b is an rpi5) shows the kind's record, or
+    names the kind's missing file."""
+    boards = tmp_path / "boards"
+    boards.mkdir()
+    spec = (paths.BOARDS / "local.yml").read_text()
+    (boards / "local.yml").write_text(f"{spec}kind: {kind}\n")
+    monkeypatch.setattr(paths, "BOARDS", boards)
+    report(rtgate_cli, DATA / "local", "--thresholds", THRESHOLDS, "--out", tmp_path / "site",
+           "--calibration", CALIBRATION)
+    page = (tmp_path / "site" / "boards" / "local" / "index.html").read_text()
+    assert f"local is a board of kind {kind}" in page
+    if shown:
+        assert shown in page and "no-calibration" not in page
+    else:
+        assert f"bench/calibration/{kind}.json does" in page and "local.json" not in page
+    listed = (tmp_path / "site" / "boards.html").read_text()
+    assert f"(kind {kind})" in listed
 
 
 def test_calibration_pages(site: Path, browser: Browser) -> None:
