@@ -773,16 +773,21 @@ def _said(path: Path) -> str | None:
 
 def _unthrottled(result: Result, before: int | None, after: int | None) -> Result:
     """``result`` with the firmware's throttling record; degraded when the Pi throttled or
-    saw under-voltage while it measured (it measured its supply or cooling, not the kernel)."""
+    saw under-voltage while it measured (it measured its supply or cooling, not the kernel), or
+    when the readings cannot tell (a sticky bit already set before, no reading after)."""
     env = {**result.environment, "throttled": {
         "before": None if before is None else hex(before),
         "after": None if after is None else hex(after)}}
     update: dict[str, object] = {"environment": env}
+    reasons = []
     if happened := throttle.during(before, after):
+        reasons.append(f"the Pi reported {', '.join(happened)} during the run (vcgencmd "
+                       f"get_throttled {hex(before or 0)} -> {hex(after or 0)})")
+    if why := throttle.unseen(before, after):
+        reasons.append(f"cannot tell whether the Pi throttled during the run: {why}")
+    if reasons:
         update["status"] = "partial" if result.status == "partial" else "degraded"
-        update["reasons"] = [*result.reasons,
-                             f"the Pi reported {', '.join(happened)} during the run (vcgencmd "
-                             f"get_throttled {hex(before or 0)} -> {hex(after or 0)})"]
+        update["reasons"] = [*result.reasons, *reasons]
     return Result.model_validate(result.model_copy(update=update).model_dump(by_alias=True))
 
 

@@ -35,3 +35,16 @@ def during(before: int | None, after: int | None) -> list[str]:
     now = after & 0xF
     new_since_boot = after & ~(before or 0) & 0xF0000
     return named(now | new_since_boot)
+
+
+def unseen(before: int | None, after: int | None) -> str | None:
+    """Why the two readings cannot tell whether the run was throttled, None when they can (or
+    when the board has no vcgencmd at all: neither reading)."""
+    if before is not None and after is None:
+        return f"get_throttled gave no value after the run (before: {hex(before)})"
+    if before is not None and (sticky := before & 0xF0000):
+        # A "since boot" bit cannot be set twice: a recurrence during the run that is over by
+        # its end leaves no trace. A reboot clears them.
+        return (f"the Pi had already reported {', '.join(named(sticky))} before the run "
+                f"(get_throttled {hex(before)}), so a recurrence during it would not show")
+    return None
