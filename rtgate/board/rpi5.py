@@ -57,7 +57,7 @@ from rtgate.bench.runner import RunLog
 from rtgate.bench.scenario import Scenario, load_scenario
 from rtgate.board import tarsafe, throttle
 from rtgate.board.base import BoardDriver, KernelArtifacts, MeasuredRun
-from rtgate.board.evidence import ConsoleCapture, first_panic
+from rtgate.board.evidence import LOG_CAP, ConsoleCapture, console_files, first_panic
 from rtgate.board.loadreport import LoadReport
 from rtgate.board.peer import PeerLoads, controller_cpus, peer_records, split
 from rtgate.board.privileges import TRIAL, Trial, judge
@@ -304,12 +304,14 @@ class Rpi5Board(BoardDriver):
         if self.ssh.run(self.ssh.root(f"[ -d {shlex.quote(pstore)} ]"),
                         check=False).returncode == 0:
             self.ssh.get_tree(pstore, where / "pstore")
-        journal = self.ssh.run(self.ssh.root(self.opts.previous_boot_log_command), check=False,
-                               timeout_s=120)
+        # Its last LOG_CAP bytes: a kernel that flooded its log does not flood the controller.
+        journal = self.ssh.run(
+            self.ssh.root(f"( {self.opts.previous_boot_log_command} ) | tail -c {LOG_CAP}"),
+            check=False, timeout_s=120)
         (where / "journal-kernel.txt").write_bytes(journal.stdout)
         pstore_files = sorted(p for p in (where / "pstore").rglob("*") if p.is_file()) \
             if (where / "pstore").is_dir() else []
-        console = [self.workdir / CONSOLE_LOG] if self.serial else []
+        console = console_files(self.workdir / CONSOLE_LOG) if self.serial else []
         said = first_panic([*pstore_files, where / "journal-kernel.txt", *console])
         lines = journal.stdout.count(b"\n")
         return said, (f"the previous boot's kernel log is kept in {where} ({len(pstore_files)} "
