@@ -15,6 +15,7 @@ session log is saved in the output directory first.
 
 from __future__ import annotations
 
+import os
 import sys
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ from rtgate import inputfile, jsonfile
 from rtgate.board.rawrun import RawRun
 from rtgate.board.spec import BoardSpec
 from rtgate.board.tuning import Profile
-from rtgate.errors import InputError, RtgateError
+from rtgate.errors import InfraError, InputError, RtgateError
 from rtgate.kernel.deliver import inside
 from rtgate.result import Result, Trace
 
@@ -48,23 +49,28 @@ class KernelArtifacts:
     def from_dir(cls, path: str | Path) -> KernelArtifacts:
         d = Path(path)
         meta_path = d / "metadata.json"
+        if not os.path.lexists(meta_path):
+            # The path the user gave is no kernel build at all.
+            raise InputError("not a kernel build (no metadata.json)", path=d)
+        # Past this point the directory is a build's output, untrusted data (rtgate.kernel.
+        # deliver): anything wrong with it is a kernel we cannot measure, exit 3.
         try:
             meta: dict[str, Any] = jsonfile.loads(
                 inputfile.read_text(meta_path, inputfile.DOCUMENT), meta_path)
             board = meta["plan"]["board"]
             release, image_name = meta["kernel_release"], board["image_name"]
         except InputError as exc:
-            raise InputError(f"not a kernel build: {exc}", path=meta_path) from exc
+            raise InfraError(f"not a kernel build: {exc}", path=meta_path) from exc
         except (ValueError, KeyError, TypeError) as exc:
-            raise InputError(f"not a kernel build's metadata: {exc}", path=meta_path) from exc
+            raise InfraError(f"not a kernel build's metadata: {exc}", path=meta_path) from exc
         if not isinstance(image_name, str):
-            raise InputError("not a kernel build's metadata: image_name is not a string",
+            raise InfraError("not a kernel build's metadata: image_name is not a string",
                              path=meta_path)
-        # A kernel directory is untrusted data (rtgate.kernel.deliver): the image it names is
-        # one of its own files, never /etc/hostname or ../../etc/os-release.
+        # The image it names is one of its own files, never /etc/hostname or
+        # ../../etc/os-release.
         image = inside(d, image_name)
         if image.is_symlink() or not image.is_file():
-            raise InputError(f"kernel build has no image {image_name} (config-only build?)",
+            raise InfraError(f"kernel build has no image {image_name} (config-only build?)",
                              path=d)
         dtbs, modules = d / "dtbs", d / "modules.tar.gz"
         return cls(dir=d, image=image, release=release, flavor=meta["plan"].get("flavor"),

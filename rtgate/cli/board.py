@@ -26,9 +26,11 @@ known-good kernel, also after a failure.
 
 exit codes:
   0  complete measurement
-  2  usage or input error (unknown board or scenario, not a kernel build)
+  2  usage or input error (unknown board or scenario, --kernel without a metadata.json)
   3  partial or degraded measurement, or an infrastructure failure (no boot, wrong release,
-     timeout, kernel panic, lost board): the console/session log is kept; never a pass
+     timeout, kernel panic, lost board): the console/session log is kept; never a pass; or a
+     kernel directory that is no usable build (its metadata.json unreadable, naming a file
+     outside the directory, no image), named
 """
 
 

@@ -31,8 +31,9 @@ exit codes:
 DELIVER_EPILOG = """exit codes:
   0  delivered
   2  --to exists
-  3  refused (each link, unexpected or missing file named; nothing delivered), or a failed
-     build: its build.log and .config delivered, no kernel
+  3  refused (each link, unexpected or missing file named, a metadata.json unreadable or
+     naming a file outside --from; nothing delivered), or a failed build: its build.log and
+     .config delivered, no kernel
 """
 
 

@@ -41,15 +41,16 @@ class Delivery:
 
 def inside(root: Path, name: str) -> Path:
     """root/name for a name a metadata file gives: relative, without `..`, and resolving (links
-    followed) below root. InputError otherwise: the file it names is outside its directory."""
+    followed) below root. InfraError otherwise, naming the metadata file: a kernel directory is
+    a build's output, untrusted data, not something the user typed."""
     parts = PurePosixPath(name).parts
     if (not name or name.startswith("/") or "\\" in name or any(p in ("", ".", "..")
                                                                  for p in parts)):
-        raise InputError(f"names {name!r}, which is not a plain path inside its directory",
+        raise InfraError(f"names {name!r}, which is not a plain path inside its directory",
                          path=root / METADATA)
     path = root / name
     if not path.resolve().is_relative_to(root.resolve()):
-        raise InputError(f"names {name!r}, which resolves outside its directory",
+        raise InfraError(f"names {name!r}, which resolves outside its directory",
                          path=root / METADATA)
     return path
 

@@ -130,9 +130,11 @@ SLOTS: dict[str, Slot] = {
         "bisect", "--board", "qemu-arm64", "--flavor", "stock", "--series", SERIES,
         "--scenarios", "idle", "--round-duration", "10s", "--step-time", "5m",
         "--planned-rounds", "8", "--out", t / "b"]),
-    "sweep-kernel-metadata": lambda t: (_kernels(t) / "stock" / "metadata.json", [
-        "sweep", "--board", "qemu-arm64", "--kernels", t / "k", "--duration", "10s", "--out",
-        t / "sw", "--models", "none"]),
+    # One static kernel: the sweep records its point as infrastructure and goes on.
+    "sweep-kernel-metadata": lambda t: (
+        (t / "k" / "none").mkdir(parents=True) or t / "k" / "none" / "metadata.json", [
+            "sweep", "--board", "qemu-arm64", "--kernels", t / "k", "--duration", "10s",
+            "--out", t / "sw", "--models", "none", "--static"]),
 }
 
 
@@ -146,7 +148,13 @@ def test_a_file_that_is_no_regular_file_is_refused_at_once(
         said = "no result.json below this directory"  # a directory of runs is their input
     with hang_guard():
         proc = rtgate_cli(*argv)
-    assert proc.returncode == Exit.INPUT, proc.stderr
+    # A kernel directory is a build's output, untrusted data: unusable is incomplete.
+    code = Exit.INCOMPLETE if slot.endswith("kernel-metadata") else Exit.INPUT
+    assert proc.returncode == code, proc.stderr
+    if slot == "sweep-kernel-metadata":
+        # The sweep's own report of the point, in its table (stderr may wrap).
+        assert f"{path}: not a kernel build: {said}" in proc.stdout, proc.stdout
+        return
     assert str(path) in proc.stderr and said in proc.stderr, proc.stderr
     assert len(proc.stderr.splitlines()) == 1, proc.stderr
 

@@ -14,7 +14,7 @@ import pytest
 from clirun import RunCli
 
 from rtgate.board.base import KernelArtifacts
-from rtgate.errors import InfraError, InputError
+from rtgate.errors import InfraError
 from rtgate.kernel.cache import METADATA_SCHEMA
 from rtgate.kernel.deliver import deliver
 from rtgate.kernel.targets import load_target
@@ -151,7 +151,7 @@ def test_metadata_naming_a_file_outside_is_refused(tmp_path: Path, image_name: s
     with pytest.raises(InfraError, match="is not a kernel target of this rtgate"):
         deliver(src, tmp_path / "d")
     # The board side reads a kernel directory the same way: the image is one of its own files.
-    with pytest.raises(InputError, match="not a plain path inside its directory") as caught:
+    with pytest.raises(InfraError, match="not a plain path inside its directory") as caught:
         KernelArtifacts.from_dir(src)
     assert caught.value.path == str(src / "metadata.json")
 
@@ -160,8 +160,43 @@ def test_an_image_link_inside_resolving_outside_is_refused(tmp_path: Path) -> No
     src = built(tmp_path)
     (src / "Image").unlink()
     (src / "Image").symlink_to("/etc/hostname")
-    with pytest.raises(InputError, match="resolves outside its directory"):
+    with pytest.raises(InfraError, match="resolves outside its directory"):
         KernelArtifacts.from_dir(src)
+
+
+def test_a_dtbs_link_resolving_outside_is_refused_on_delivery(tmp_path: Path) -> None:
+    src = built(tmp_path, "rpi5")
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "secret").write_bytes(b"s")
+    for name in ("broadcom/bcm2712-rpi-5-b.dtb", "overlays/README"):
+        (src / "dtbs" / name).unlink()
+    for d in ("broadcom", "overlays"):
+        (src / "dtbs" / d).rmdir()
+    (src / "dtbs").rmdir()
+    (src / "dtbs").symlink_to(tmp_path / "outside")
+    _meta(src, lambda meta: meta["outputs"].update({"dtbs/secret": _sha(b"s")}))
+    with pytest.raises(InfraError, match="'dtbs/[^']*', which resolves outside") as caught:
+        deliver(src, tmp_path / "d")
+    assert caught.value.path == str(src / "metadata.json")
+    assert not (tmp_path / "d").exists()
+
+
+@pytest.mark.parametrize("plant, code, said", [
+    (lambda src: _meta(src, lambda m: m["plan"]["board"].update(image_name="/etc/hostname")),
+     3, "metadata.json: names '/etc/hostname', which is not a plain path"),
+    (lambda src: (src / "metadata.json").write_text("[1, 2"), 3, "metadata.json: not a kernel"),
+    (lambda src: (src / "Image").unlink(), 3, "kernel build has no image Image"),
+    (lambda src: (src / "metadata.json").unlink(), 2, "not a kernel build (no metadata.json)"),
+])
+def test_board_run_refuses_a_hostile_kernel_directory_with_exit_3(
+        rtgate_cli: RunCli, tmp_path: Path, plant: Callable[[Path], object], code: int,
+        said: str) -> None:
+    src = built(tmp_path)
+    plant(src)
+    proc = rtgate_cli("board", "run", "--board", "qemu-arm64", "--kernel", str(src),
+                      "--scenario", "idle", "--duration", "1", "--out", str(tmp_path / "out"))
+    assert proc.returncode == code, proc.stderr
+    assert said in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
 
 
 def test_outputs_a_target_does_not_make_are_refused(tmp_path: Path) -> None:
