@@ -509,6 +509,26 @@ def test_a_lava_listing_of_non_objects_is_exit_3() -> None:
         Canned({"tags/": b'{"results": [1], "next": null}'}).listing("tags")
 
 
+class Endless(Lava):
+    """A server whose listing always has a next page."""
+
+    def __init__(self) -> None:
+        self.base, self.token, self.pages = "http://lava.invalid", "t", 0
+
+    def call(self, method: str, path: str, body: dict[str, Any] | None = None) -> bytes:
+        self.pages += 1
+        return b'{"results": [{"id": 1, "name": "x"}], "next": "http://lava.invalid/tags/"}'
+
+
+def test_a_lava_listing_without_end_is_refused_at_its_cap(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(lava_client, "LISTING_CAP", 250)
+    server = Endless()
+    with hang_guard(), pytest.raises(LavaError, match="more than 250 entries") as exc:
+        server.listing("tags")
+    assert exc.value.code == Exit.INCOMPLETE and server.pages == 250
+
+
 def test_a_lava_reply_over_the_cap_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     class Response(io.BytesIO):
         def __enter__(self) -> Response:

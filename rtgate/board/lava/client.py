@@ -18,6 +18,9 @@ HTTP_TIMEOUT_S = 30
 # The largest reply rtgate reads from the server: LAVA pages a job's log, and a page of a
 # measurement's log is a few MiB; a reply beyond this is refused, never held whole.
 REPLY_CAP = 64 << 20
+# The most entries a listing (devices, tags) may have: a lab has tens; a server that pages on
+# forever, or repeats its pages, is refused instead of followed.
+LISTING_CAP = 10_000
 
 
 def _field(doc: Any, name: str, kind: type | tuple[type, ...], where: str) -> Any:
@@ -126,6 +129,9 @@ class Lava:
             found += results
             if not page.get("next") or not results:
                 return found
+            if len(found) >= LISTING_CAP:
+                raise LavaError(f"LAVA {what} listing: more than {LISTING_CAP} entries (or a "
+                                "server paging without end); refused")
 
     def devices(self, device_type: str) -> dict[str, set[str]]:
         """The type's devices that take jobs (not retired): hostname → its tags' names."""
