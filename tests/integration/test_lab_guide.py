@@ -1,12 +1,18 @@
-"""The lab guide's commands that can run here, run (docs/lab.md, docs/rpi5.md): every shell
-block parses, the dependency groups it installs exist, the Pi's sudoers line is valid, and the SD
-card cleanup removes rtgate's module trees only. (rtgate's own commands in the guide — `board
-doctor`, `kernel pin` — are run by test_rpi5_ssh.py and test_kernel_source_pin.py.)"""
+"""The lab guide's commands that can run here, run (docs/lab.md, docs/rpi5.md; the guide's own
+list of what is run and what is not is at the top of docs/lab.md): every shell block parses,
+the dependency groups it installs exist, the Pi's sudoers line is valid; the controller's SSH
+key command, the /etc/hosts line, cyclictest's setcap/getcap and the SD card cleanup run for
+real. (rtgate's own commands in the guide — `board doctor`, `kernel pin` — are run by
+test_rpi5_ssh.py and test_kernel_source_pin.py.)"""
 
 from __future__ import annotations
 
+import os
+import pwd
 import re
+import shutil
 import subprocess
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -70,3 +76,67 @@ def test_the_sd_card_cleanup_removes_old_rtgate_module_trees_only(tmp_path: Path
     subprocess.run(["sh", "-c", run], check=True, timeout=30)
     assert sorted(p.name for p in modules.iterdir()) == ["6.12.0-rtgate-new",
                                                          "6.6.51+rpt-rpi-2712"]
+
+
+def _block(path: Path, needle: str) -> str:
+    return next(b for b in blocks(path) if needle in b)
+
+
+def test_the_controllers_ssh_key_command_makes_a_private_key_of_the_runner_user() -> None:
+    # The runner user as `nobody` (ssh-keygen wants a passwd entry), its home a fresh
+    # directory without ~/.ssh (outside pytest's root-only tmp, which it could not enter).
+    with tempfile.TemporaryDirectory(prefix="rtgate-lab-") as top:
+        Path(top).chmod(0o755)
+        _make_a_key(Path(top) / "home")
+
+
+def _make_a_key(home: Path) -> None:
+    user = pwd.getpwnam("nobody")
+    home.mkdir()
+    os.chown(home, user.pw_uid, user.pw_gid)
+    block = _block(GUIDE[0], "ssh-keygen")
+    run = block.replace("sudo -u rtgate-runner",
+                        f"setpriv --reuid={user.pw_uid} --regid={user.pw_gid} --clear-groups --") \
+        .replace("~rtgate-runner", str(home))
+    proc = subprocess.run(["sh", "-ec", run], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    key = home / ".ssh" / "rtgate_lab_ed25519"
+    for path, mode in [(home / ".ssh", 0o700), (key, 0o600)]:
+        st = path.stat()
+        assert (st.st_uid, st.st_mode & 0o777) == (user.pw_uid, mode), path
+    said = subprocess.run(["ssh-keygen", "-l", "-f", f"{key}.pub"], capture_output=True,
+                          text=True, check=True, timeout=30).stdout
+    assert said.rstrip().endswith("rtgate@ctrl-rpi5-01 (ED25519)"), said
+    # The board file names that key.
+    assert "identity_file: ~/.ssh/rtgate_lab_ed25519" in (
+        ROOT / "bench" / "boards" / "rpi5.yml").read_text()
+
+
+def test_the_hosts_line_makes_the_boards_address_resolve(tmp_path: Path) -> None:
+    """The iperf3 peer resolves board_address through the resolver, not ~/.ssh/config: the
+    guide's line, run in a mount namespace of its own over a copy of /etc/hosts."""
+    hosts = tmp_path / "hosts"
+    shutil.copyfile("/etc/hosts", hosts)
+    block = _block(GUIDE[1], "/etc/hosts").replace("sudo ", "")
+    script = f"mount --bind {hosts} /etc/hosts\n{block}\ngetent hosts rpi5-lab\n"
+    proc = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-ec", script],
+                          capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    # tee echoes the line; getent's answer is the last.
+    assert proc.stdout.splitlines()[-1].split() == ["192.168.50.2", "rpi5-lab"], proc.stdout
+    address = re.search(r"board_address: ([\w.-]+)",
+                        (ROOT / "bench" / "boards" / "rpi5.yml").read_text())
+    assert address and address.group(1) == "rpi5-lab"
+
+
+def test_cyclictests_capabilities_are_what_the_guide_says_getcap_reads(tmp_path: Path) -> None:
+    """The guide's setcap and getcap, on a copy of this machine's cyclictest."""
+    block = _block(GUIDE[1], "setcap")
+    lines = [line for line in block.splitlines() if "setcap" in line or "getcap" in line]
+    copy = tmp_path / "cyclictest"
+    shutil.copy2(shutil.which("cyclictest") or "/usr/bin/cyclictest", copy)
+    run = "\n".join(lines).replace("sudo ", "").replace("/usr/bin/cyclictest", str(copy))
+    proc = subprocess.run(["sh", "-ec", run], capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    expected = lines[1].split("#", 1)[1].strip().replace("/usr/bin/cyclictest", str(copy))
+    assert proc.stdout.strip() == expected
