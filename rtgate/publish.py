@@ -49,6 +49,7 @@ from rtgate.report import compare
 from rtgate.report.history import runs_of
 from rtgate.report.judge import Judge
 from rtgate.report.runs import load_run
+from rtgate.result import load_result
 
 MARKER = "<!-- rtgate-latency-gate -->"
 # GitHub refuses a comment or a check run's summary over 65 536 characters, and a refused update
@@ -145,6 +146,8 @@ class BoardJudgement:
     ab: ABRun | None = None
     """The board's A/B decision, re-made from its rounds; ``outcomes`` are then the candidate
     rounds' budget verdicts."""
+    instance: str | None = None
+    """The board that measured, when ``name`` is its kind (a pull request's gate)."""
 
     @property
     def kind(self) -> GateOutcome:
@@ -172,10 +175,18 @@ class Judgement:
 
 def judge_artifacts(artifacts: list[Path], thresholds: Thresholds, boards_root: Path,
                     expected: list[str] | None, scenarios: list[str] | None,
-                    ab_plans: dict[str, ABPlan] | None = None) -> Judgement:
-    """Judge each board's expected runs from the result files alone."""
+                    ab_plans: dict[str, ABPlan] | None = None, *,
+                    by_kind: bool = False) -> Judgement:
+    """Judge each board's expected runs from the result files alone.
 
-    known = {p.stem for p in boards_root.glob("*.yml")}
+    ``by_kind``: a pull request's gate, whose jobs each ask for a board KIND and run on
+    whichever of its boards is free: names (artifacts, expected, plans) are kinds, and each
+    artifact's results are those of the instance of that kind they name (kept for provenance).
+    A kind needs no board file of its own name (rpi5-a and rpi5-b, both ``kind: rpi5``)."""
+
+    files = {p.stem for p in boards_root.glob("*.yml")}
+    kinds = {name: boardspec.board_kind(name, boards_root) for name in files} if by_kind else {}
+    known = set(kinds.values()) if by_kind else files
     found: dict[str, Path] = {}
     ignored: list[str] = []
     for directory in artifacts:
@@ -190,8 +201,10 @@ def judge_artifacts(artifacts: list[Path], thresholds: Thresholds, boards_root: 
     accepted: list[Path] = []
     for name in wanted:
         if name not in known:
-            raise InputError(f"board {name!r} is not in bench/boards")
-        spec = load_board(name, boards_root)
+            raise InputError(f"{'no board of kind' if by_kind else 'board'} {name!r} "
+                             f"{'in' if by_kind else 'is not in'} bench/boards")
+        instances = sorted(b for b, k in kinds.items() if k == name) if by_kind else [name]
+        spec = load_board(_instance(found.get(name), instances), boards_root)
         flavors = flavors_of(spec, None)
         runs = [(f or RUNNING, s) for f in flavors for s in scenarios_of(spec, scenarios)]
         if name not in found:
@@ -200,16 +213,38 @@ def judge_artifacts(artifacts: list[Path], thresholds: Thresholds, boards_root: 
                                        for f, s in runs]))
             continue
         if ab_plans and name in ab_plans:
-            result.append(_ab_board(found[name], spec, flavors, scenarios_of(spec, scenarios),
-                                    thresholds, ab_plans[name]))
+            result.append(_ab_board(name, found[name], spec, flavors,
+                                    scenarios_of(spec, scenarios), thresholds, ab_plans[name]))
             continue
         outcomes = [_run(found[name], spec, f, s, thresholds, accepted) for f, s in runs]
-        result.append(BoardJudgement(name, outcomes))
+        result.append(BoardJudgement(name, outcomes, instance=spec.name))
     return Judgement(result, ignored, accepted)
 
 
-def _ab_board(directory: Path, spec: BoardSpec, flavors: list[str], scenarios: list[str],
-              thresholds: Thresholds, plan: ABPlan) -> BoardJudgement:
+# Where the gate writes result files: FLAVOR/SCENARIO/ (a pipeline), SIDE/round-N/FLAVOR/
+# SCENARIO/ (A/B rounds).
+_RESULT_GLOBS = (f"*/*/{RESULT}", f"[AB]/round-*/*/*/{RESULT}")
+
+
+def _instance(directory: Path | None, instances: list[str]) -> str:
+    """The board of a kind whose results an artifact holds: the one its first result names when
+    that is an instance of the kind, else the kind's first board (its results are then refused
+    as claiming another board)."""
+    if directory is not None and len(instances) > 1:
+        for pattern in _RESULT_GLOBS:
+            for path in sorted(directory.glob(pattern)):
+                if path.is_symlink() or not path.is_file():
+                    continue
+                try:
+                    claimed = load_result(path).board.name
+                except InputError:
+                    continue
+                return claimed if claimed in instances else instances[0]
+    return instances[0]
+
+
+def _ab_board(name: str, directory: Path, spec: BoardSpec, flavors: list[str],
+              scenarios: list[str], thresholds: Thresholds, plan: ABPlan) -> BoardJudgement:
     """Re-decide one board's A/B rounds from their results with the gate's plan, and with the
     calibration record it names (the default branch's: one that changed since is refused)."""
     record = None
@@ -218,7 +253,7 @@ def _ab_board(directory: Path, spec: BoardSpec, flavors: list[str], scenarios: l
         if not path.is_file() or calibration.sha256_of(path) != plan.calibration_sha256:
             why = (f"the plan names calibration record sha256 {plan.calibration_sha256[:12]}…, "
                    "which the default branch no longer holds: not re-decided")
-            return BoardJudgement(spec.name, [Unjudged(path, why)])
+            return BoardJudgement(name, [Unjudged(path, why)], instance=spec.name)
         record = calibration.load(path)
     settings = RoundSettings(out=directory, round_duration=plan.round_s,
                              max_time=plan.max_time_s, planned_rounds=plan.rounds,
@@ -229,10 +264,11 @@ def _ab_board(directory: Path, spec: BoardSpec, flavors: list[str], scenarios: l
     try:
         run.replay()
     except InputError as exc:
-        return BoardJudgement(spec.name, [Unjudged(Path(exc.path or directory), exc.oneline())])
+        return BoardJudgement(name, [Unjudged(Path(exc.path or directory), exc.oneline())],
+                              instance=spec.name)
     # Only the candidate's rounds decide a budget; the base's are notes in the A/B section.
-    return BoardJudgement(spec.name, [v.evaluation for v in run.verdicts
-                                      if v.side.role == "candidate"], run)
+    return BoardJudgement(name, [v.evaluation for v in run.verdicts
+                                 if v.side.role == "candidate"], run, spec.name)
 
 
 def _run(directory: Path, spec: BoardSpec, flavor: str, scenario: str, thresholds: Thresholds,
@@ -285,7 +321,7 @@ def render(judgement: Judgement, *, banner_lines: list[str], comparison: str | N
            run_url: str | None) -> str:
     lines = [MARKER, "## Latency gate", ""] + banner_lines
     lines += [f"**{HEADLINE[judgement.kind]}**", ""]
-    lines += [f"- {code(b.name)}: {HEADLINE[b.kind]}" for b in judgement.boards]
+    lines += [f"- {code(b.name)}{_on(b)}: {HEADLINE[b.kind]}" for b in judgement.boards]
     if judgement.ignored:
         lines += ["", "Ignored (no board of the default branch's `bench/boards`): "
                   + ", ".join(_listed([code(n) for n in judgement.ignored], ""))]
@@ -300,6 +336,10 @@ def render(judgement: Judgement, *, banner_lines: list[str], comparison: str | N
     if run_url:
         lines.append(f"[Gate run]({run_url})")
     return _fit(lines, run_url)
+
+
+def _on(board: BoardJudgement) -> str:
+    return f" (on {code(board.instance)})" if board.instance not in (None, board.name) else ""
 
 
 def _listed(items: list[str], prefix: str) -> list[str]:
@@ -363,8 +403,10 @@ def publish(settings: PublishSettings) -> Exit:
     context, theirs = load_context(settings.context) if settings.context else (None, None)
     expected = list(settings.expect) or (context.boards if context else None)
     scenarios = list(settings.scenarios) or (context.scenarios if context else None) or None
+    # A pull request's gate asks for kinds (latency-gate.yml's plan job); others for boards.
     judged = judge_artifacts(list(settings.artifacts), thresholds, boards, expected, scenarios,
-                             context.ab if context else None)
+                             context.ab if context else None,
+                             by_kind=context is not None and context.event == "workflow_run")
     banner_lines = banner(context, thresholds, theirs) if context else []
     text = render(judged, banner_lines=banner_lines,
                   comparison=_comparison(settings.baseline, judged.accepted, thresholds),

@@ -7,14 +7,19 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+import yaml
 from clirun import RunProcess
 from junitparser import JUnitXml
 from test_publish import (
     HOSTILE,
+    ROOT,
+    RT,
     STOCK,
     Published,
     ab_run,
     assert_inert,
+    place,
 )
 
 
@@ -92,3 +97,93 @@ def test_an_ab_round_claiming_another_run_is_refused(
     run = Published(rtgate_process, tmp_path, art, args=args)
     assert run.proc.returncode == 2 and run.outcome["outcome"] == "input"
     assert "the result claims rpi5/stock/all-in" in run.comment
+
+
+# ---- A pull request's gate asks for a board kind: any of its boards may measure ---------------
+
+def _lab(tmp: Path, boards: dict[str, str], like: str) -> Path:
+    """A workspace whose bench/boards holds these boards (name: kind), each a copy of ``like``'s
+    file, and the default branch's scenarios; its bench/boards directory."""
+    root = tmp / "bench" / "boards"
+    root.mkdir(parents=True)
+    shutil.copytree(ROOT / "bench" / "scenarios", tmp / "bench" / "scenarios")
+    board = yaml.safe_load((ROOT / "bench" / "boards" / f"{like}.yml").read_text())
+    for name, kind in boards.items():
+        (root / f"{name}.yml").write_text(yaml.safe_dump({**board, "name": name, "kind": kind}))
+    return root
+
+
+def _pr_context(tmp: Path, kinds: list[str], ab: dict[str, object] | None = None) -> Path:
+    context = tmp / "context"
+    context.mkdir()
+    (context / "context.json").write_text(json.dumps({
+        "event": "workflow_run", "head_sha": "a" * 40, "pull_request": 7, "boards": kinds,
+        "ab": ab or {}}))
+    return context
+
+
+@pytest.mark.parametrize("boards", [{"rpi5": "rpi5", "rpi5-b": "rpi5"},
+                                    {"rpi5-a": "rpi5", "rpi5-b": "rpi5"}],
+                         ids=["kind-has-a-board-file", "kind-has-none"])
+def test_a_kinds_artifact_measured_on_another_of_its_boards_is_judged(
+        rtgate_process: RunProcess, tmp_path: Path, boards: dict[str, str]) -> None:
+    """A pull request's rpi5 job ran on rpi5-b: its artifact is gate-rpi5 (the kind the run
+    context expects) and its results name rpi5-b. They are judged with rpi5's budgets and the
+    comment says which Pi measured; with or without a board file named rpi5."""
+    root = _lab(tmp_path, boards, "rpi5")
+    gate = tmp_path / "gate"
+    place(gate, "rpi5", "rt", "all-in", RT, board__name="rpi5-b")
+    place(gate, "rpi5", "stock", "all-in", STOCK, board__name="rpi5-b")
+    context = _pr_context(tmp_path, ["rpi5"])
+    run = Published(rtgate_process, tmp_path, gate / "gate-rpi5",
+                    args=("--boards", str(root), "--context", str(context)))
+    assert run.proc.returncode == 0, run.comment + run.proc.stderr
+    assert run.outcome["boards"] == {"rpi5": "pass"}
+    assert "- `rpi5` (on `rpi5-b`): ✅" in run.comment
+    cases = {c.name for suite in JUnitXml.fromfile(str(run.junit)) for c in suite}
+    assert "rpi5-b/rt/all-in: max_us <= 155" in cases
+    assert_inert(run.comment)
+    # The same results named by the instance (main's push measures each board): refused.
+    (gate / "gate-rpi5").rename(gate / "gate-rpi5-b")
+    run = Published(rtgate_process, tmp_path, gate / "gate-rpi5-b",
+                    args=("--boards", str(root), "--context", str(context)))
+    assert run.outcome["outcome"] == "infrastructure" and "`gate-rpi5-b`" in run.comment
+
+
+def test_a_kinds_artifact_claiming_a_board_of_another_kind_is_refused(
+        rtgate_process: RunProcess, tmp_path: Path) -> None:
+    root = _lab(tmp_path, {"rpi5-a": "rpi5", "rpi5-b": "rpi5", "pi-x": "pi-x"}, "rpi5")
+    gate = tmp_path / "gate"
+    place(gate, "rpi5", "rt", "all-in", RT, board__name="pi-x")
+    place(gate, "rpi5", "stock", "all-in", STOCK, board__name="pi-x")
+    run = Published(rtgate_process, tmp_path, gate / "gate-rpi5",
+                    args=("--boards", str(root), "--context", str(_pr_context(tmp_path, ["rpi5"]))))
+    assert run.proc.returncode == 2 and run.outcome["outcome"] == "input"
+    assert "the result claims pi-x/rt/all-in, where the gate writes rpi5-a/rt/all-in" \
+        in run.comment
+
+
+def test_a_kind_no_board_file_is_of_is_an_input_error(
+        rtgate_process: RunProcess, tmp_path: Path) -> None:
+    root = _lab(tmp_path, {"rpi5-a": "rpi5"}, "rpi5")
+    md = tmp_path / "c.md"
+    proc = rtgate_process("publish", "--boards", root, "--markdown", md, "--thresholds",
+                          ROOT / "thresholds.yml",
+                          "--context", _pr_context(tmp_path, ["rpi6"]), cwd=tmp_path)
+    assert proc.returncode == 2 and "no board of kind 'rpi6' in bench/boards" in proc.stderr
+
+
+def test_a_kinds_ab_rounds_on_another_of_its_boards_are_re_decided(
+        rtgate_process: RunProcess, tmp_path: Path) -> None:
+    """The A/B plan and the rounds of a kind measured on its second board: replayed with the
+    kind's plan, the rounds naming the instance."""
+    art, context, args = ab_run(tmp_path, "idle", "idle-loaded")
+    root = _lab(tmp_path, {"local-a": "local", "local-b": "local"}, "local")
+    for path in art.glob("[AB]/round-*/running/idle/result.json"):
+        data = json.loads(path.read_text())
+        data["board"]["name"] = "local-b"
+        path.write_text(json.dumps(data))
+    run = Published(rtgate_process, tmp_path, art, args=(*args, "--boards", str(root)))
+    assert run.proc.returncode == 1, run.comment + run.proc.stderr
+    assert run.outcome["boards"] == {"local": "regression"}
+    assert "### A/B on `local`" in run.comment and "(on `local-b`)" in run.comment
