@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import tempfile
 from pathlib import Path
@@ -13,7 +14,7 @@ from rich.table import Table
 from rtgate.board.base import KernelArtifacts
 from rtgate.board.doctor import DoctorSettings, examine, ready
 from rtgate.board.measure import measure
-from rtgate.board.spec import BoardSpec, list_boards, load_board
+from rtgate.board.spec import BoardSpec, kind_of, list_boards, load_board
 from rtgate.ciout import escape
 from rtgate.cli.args import add_scale_option, duration
 from rtgate.errors import Exit
@@ -40,6 +41,11 @@ def _virtual(spec: BoardSpec) -> str:
 
 def list_command(args: argparse.Namespace) -> int:
     boards = list_boards()
+    if args.json:
+        # What the gate workflow routes by (jq), read as rtgate reads the board files.
+        print(json.dumps([{"name": b.name, "kind": kind_of(b), "driver": b.driver,
+                           "kernel_target": b.kernel_target} for b in boards]))
+        return int(Exit.OK)
     if args.plain:
         for b in boards:
             print(f"{b.name}\t{b.driver}\t{_virtual(b)}\t{' '.join(b.description.split())}")
@@ -107,7 +113,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="board_command", required=True, metavar="ACTION")
     ls = sub.add_parser("list", help="the boards: name, driver, virtual, description")
-    ls.add_argument("--plain", action="store_true", help="tab-separated, one board a line")
+    shape = ls.add_mutually_exclusive_group()
+    shape.add_argument("--plain", action="store_true", help="tab-separated, one board a line")
+    shape.add_argument("--json", action="store_true",
+                       help="a JSON list of {name, kind, driver, kernel_target} (the gate "
+                            "workflow's routing)")
     ls.set_defaults(func=list_command)
     r = sub.add_parser("run", help="deploy a kernel build, boot, measure, restore",
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,16 +16,18 @@ from test_workflows import GATE, ROOT, all_boards, load
     ("workflow_run", '["qemu-arm64","rpi5","local"]', {"qemu-arm64", "rpi5"}),
     ("workflow_run", '["rpi5"]', {"rpi5"}),
     ("push", '["qemu-arm64","rpi5"]', set())])
-def run_plan_step(tmp_path: Path, event: str, boards: str,
-                  root: Path = ROOT) -> subprocess.CompletedProcess[str]:
+def run_plan_step(tmp_path: Path, event: str, boards: str, root: Path = ROOT,
+                  board: str = "") -> subprocess.CompletedProcess[str]:
     """The plan job's "Boards to measure" script, run on the default branch's checkout (its
     boards' files) with the given lab boards; its outputs in tmp_path/output, the run context
     in tmp_path/ctx."""
     gate = load(GATE)
     script = next(s["run"] for s in gate["jobs"]["plan"]["steps"] if s.get("id") == "boards")
-    env = {"PATH": os.environ["PATH"], "EVENT": event, "BOARD": "", "SCENARIOS": "",
+    env = {"PATH": os.environ["PATH"], "EVENT": event, "BOARD": board, "SCENARIOS": "",
            "LAB_BOARDS": boards, "HEAD_SHA": "b" * 40, "CONTEXT": str(tmp_path / "ctx"),
-           "GATE_AB": gate["env"]["GATE_AB"], "GITHUB_OUTPUT": str(tmp_path / "output")}
+           "GATE_AB": gate["env"]["GATE_AB"], "GITHUB_OUTPUT": str(tmp_path / "output"),
+           # The plan job's venv: this checkout's rtgate, reading ``root``'s board files.
+           "RTGATE_PYTHON": sys.executable}
     return subprocess.run(["bash", "-euo", "pipefail", "-c", script], env=env, cwd=root,
                           capture_output=True, text=True)
 
@@ -56,8 +60,6 @@ def test_the_plan_sends_lava_boards_to_the_hosted_job_and_the_rest_to_their_cont
     """Every shipped board, routed by the plan's script from its board file: `driver: lava`
     to gate-lava with the kernel it boots, the others to their controllers; the run context
     still names every board, so the publisher expects each one's gate-BOARD artifact."""
-    import json
-
     from rtgate.board.spec import load_board
     from rtgate.publish import Context
 
@@ -107,8 +109,6 @@ def test_a_second_pi_is_one_board_file_and_a_pull_request_takes_the_free_one(
     """rpi5-b (kind: rpi5) added: a pull request's gate still asks for one rpi5 job, which
     runs on whichever rpi5-labelled runner is free; main's pushes and the nightly measure each
     Pi on its own runner; both Pis build the rpi5 kernel target."""
-    import json
-
     from rtgate.board.spec import load_board
     from rtgate.publish import Context
 
@@ -145,8 +145,12 @@ def _serves(root: Path, tmp_path: Path, runner: str, board: str,
     gate = load(GATE)
     step = next(s for s in gate["jobs"]["gate"]["steps"]
                 if s.get("name") == "The board this runner serves")
+    (tmp_path / "plan").mkdir(exist_ok=True)
+    (tmp_path / "plan" / "output").unlink(missing_ok=True)
+    plan = run_plan_step(tmp_path / "plan", "push", "[]", root, board or runner)
+    files = step_outputs(tmp_path / "plan")["board_files"] if plan.returncode == 0 else "{}"
     env = {"PATH": os.environ["PATH"], "RUNNER_NAME": runner, "WANT_BOARD": board,
-           "WANT_KIND": kind, "GITHUB_ENV": str(tmp_path / "env")}
+           "WANT_KIND": kind, "GITHUB_ENV": str(tmp_path / "env"), "BOARD_FILES": files}
     return subprocess.run(["bash", "-euo", "pipefail", "-c", step["run"]], env=env, cwd=root,
                           capture_output=True, text=True)
 
@@ -175,7 +179,6 @@ def test_a_board_kinds_calibration_record_is_its_plan_else_the_stated_default(
     carries GATE_AB's conservative default with a note, and the job says so. The shipped lab
     data has both kinds: qemu-arm64 calibrated here, rpi5 not yet."""
     import hashlib
-    import json
 
     from rtgate import calibration
     from rtgate.publish import Context
@@ -201,3 +204,43 @@ def test_a_board_kinds_calibration_record_is_its_plan_else_the_stated_default(
     assert seen == {"record", "default"}
     assert json.loads(step_outputs(tmp_path)["ab"]) == json.loads(
         (tmp_path / "ctx" / "context.json").read_text())["ab"]
+
+
+def test_a_board_files_kind_is_read_as_yaml_whatever_its_spelling(tmp_path: Path) -> None:
+    """`kind: "rpi5"  # comment` is rpi5 to rtgate, so to the workflow too: the plan and the
+    runner's step read the board files through `rtgate board list --json`, never a sed."""
+    root = _with_rpi5_b(tmp_path)
+    path = root / "bench" / "boards" / "rpi5-b.yml"
+    text = path.read_text().replace("kind: rpi5\n", 'kind: "rpi5"  # the second Pi\n')
+    assert '"rpi5"  #' in text
+    path.write_text(text)
+    (tmp_path / "pr").mkdir()
+    proc = run_plan_step(tmp_path / "pr", "workflow_run", '["rpi5"]', root)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    outputs = step_outputs(tmp_path / "pr")
+    assert json.loads(outputs["boards"]) == [{"board": "", "kind": "rpi5", "label": "rpi5"}]
+    assert json.loads(outputs["board_files"])["rpi5-b"] == {"kind": "rpi5",
+                                                            "kernel_target": "rpi5"}
+    proc = _serves(root, tmp_path, "rpi5-b", "", "rpi5")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "KIND=rpi5" in (tmp_path / "env").read_text().splitlines()
+
+
+def test_a_dispatch_for_a_kind_no_board_file_is_named_after_measures_its_boards(
+        tmp_path: Path) -> None:
+    """Boards rpi5-a and rpi5-b, kind rpi5, no rpi5.yml: a dispatch (or a call) for rpi5 measures
+    both, never a green run that measured nothing; a name that is neither is an error."""
+    root = _with_rpi5_b(tmp_path)
+    boards = root / "bench" / "boards"
+    (boards / "rpi5.yml").rename(boards / "rpi5-a.yml")
+    path = boards / "rpi5-a.yml"
+    path.write_text(path.read_text().replace("name: rpi5\n", "name: rpi5-a\nkind: rpi5\n"))
+    (tmp_path / "a").mkdir()
+    proc = run_plan_step(tmp_path / "a", "push", "[]", root, "rpi5")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert [e["board"] for e in json.loads(step_outputs(tmp_path / "a")["boards"])] == [
+        "rpi5-a", "rpi5-b"]
+    (tmp_path / "b").mkdir()
+    proc = run_plan_step(tmp_path / "b", "push", "[]", root, "rpi6")
+    assert proc.returncode == 2 and "::error::no board or board kind rpi6 in bench/boards" \
+        in proc.stdout

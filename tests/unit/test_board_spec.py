@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 from clirun import RunCli
 
 from rtgate import paths
-from rtgate.board.spec import LocalOptions, QemuOptions, SshOptions, board_kind, list_boards
+from rtgate.board.spec import (
+    LocalOptions,
+    QemuOptions,
+    SshOptions,
+    board_kind,
+    kind_of,
+    list_boards,
+)
 from rtgate.errors import InputError
 from rtgate.gate.thresholds import Thresholds
 
@@ -38,6 +46,17 @@ def test_board_list_prints_name_driver_virtual_description(rtgate_cli: RunCli) -
     assert "tryboot" in rows["rpi5"][3]
     table = rtgate_cli("board", "list")
     assert table.returncode == 0 and "qemu-arm64" in table.stdout
+
+
+def test_board_list_json_is_what_the_gate_workflow_routes_by(rtgate_cli: RunCli) -> None:
+    """Every board file as load_board reads it: the workflow's jq never parses YAML."""
+    proc = rtgate_cli("board", "list", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == [
+        {"name": b.name, "kind": kind_of(b), "driver": b.driver,
+         "kernel_target": b.kernel_target} for b in list_boards()]
+    assert {"name": "lava-qemu", "kind": "lava-qemu", "driver": "lava",
+            "kernel_target": "qemu-arm64"} in json.loads(proc.stdout)
 
 
 @pytest.mark.parametrize(("body", "message"), [

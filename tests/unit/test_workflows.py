@@ -685,8 +685,9 @@ def test_the_lava_gate_job_is_github_hosted_behind_the_lab_approval() -> None:
         in PROTECTED_ENVIRONMENTS
     assert evaluate(job["environment"], pull_request_context("rtgate/rtgate")) == "lab-trusted"
     assert granted(job["permissions"]) == {"contents": "read"}
-    assert job["concurrency"] == {"group": "rtgate-board-${{ matrix.board }}",
-                                  "cancel-in-progress": False}
+    # No concurrency group: LAVA queues per device, and GitHub would cancel all but one
+    # pending job of a group (a queued pull request would lose its check).
+    assert "concurrency" not in job
     assert isinstance(job["timeout-minutes"], int)
     assert job["strategy"]["matrix"] == {"include": "${{ fromJSON(needs.plan.outputs.lava) }}"}
     assert "plan" in job["needs"]
@@ -784,6 +785,10 @@ def test_the_lava_gate_feeds_the_publisher_like_the_lab_gate() -> None:
         assert keep["with"]["name"] == ARTIFACT_PREFIX + f"${{{{ {named} }}}}", name
         verdict = next(s for s in steps if s.get("id") == "verdict")
         assert verdict["uses"] == VERDICT_ACTION, name  # one judge, one wording
+        # The name the publisher expects too: a pull request's lab gate judges a kind.
+        if name == "gate":
+            assert verdict["with"]["board"] == \
+                "${{ needs.plan.outputs.trust == 'pr' && env.KIND || env.BOARD }}"
     download = next(s for s in load(REPORT)["jobs"]["publish"]["steps"]
                     if s.get("name") == "Gate artifacts")
     assert download["with"]["pattern"] == ARTIFACT_PREFIX + "*"
@@ -836,7 +841,8 @@ def test_the_gate_fans_out_over_a_kinds_boards_and_queues_on_their_runners() -> 
     assert "BOARD" not in job["env"]
     first = job["steps"][1]
     assert first["name"] == "The board this runner serves"
-    assert first["env"] == {"WANT_BOARD": "${{ matrix.board }}", "WANT_KIND": "${{ matrix.kind }}"}
+    assert first["env"] == {"WANT_BOARD": "${{ matrix.board }}", "WANT_KIND": "${{ matrix.kind }}",
+                            "BOARD_FILES": "${{ needs.plan.outputs.board_files }}"}
     assert "board=${WANT_BOARD:-$RUNNER_NAME}" in first["run"]
     # Every later use of the board is the one the first step found; the artifact keeps the
     # name the run context expects (the kind a pull request asked for, else the board).
