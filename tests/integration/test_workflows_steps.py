@@ -244,3 +244,40 @@ def test_a_dispatch_for_a_kind_no_board_file_is_named_after_measures_its_boards(
     proc = run_plan_step(tmp_path / "b", "push", "[]", root, "rpi6")
     assert proc.returncode == 2 and "::error::no board or board kind rpi6 in bench/boards" \
         in proc.stdout
+
+
+def _source_step(tmp_path: Path, trust: str, sources: dict[str, str],
+                 record: str | None = None) -> subprocess.CompletedProcess[str]:
+    """The gate job's "The kernel source A and B build from" for rpi5, main's cache in tmp."""
+    step = next(s for s in load(GATE)["jobs"]["gate"]["steps"]
+                if s.get("name") == "The kernel source A and B build from")
+    cache = tmp_path / "cache"
+    (cache / "bases").mkdir(parents=True, exist_ok=True)
+    (tmp_path / "env").unlink(missing_ok=True)
+    if record is not None:
+        (cache / "bases" / "rpi5.source").write_text(record + "\n")
+    env = {"PATH": os.environ["PATH"], "TRUST": trust, "KERNEL_TARGET": "rpi5",
+           "RTGATE_CACHE_MAIN": str(cache), "GITHUB_ENV": str(tmp_path / "env"),
+           "KERNEL_SOURCES": json.dumps(sources)}
+    return subprocess.run(["bash", "-euo", "pipefail", "-c", step["run"]], env=env, cwd=ROOT,
+                          capture_output=True, text=True)
+
+
+def test_the_gate_builds_from_the_plan_jobs_pin_and_a_pull_request_from_mains_record(
+        tmp_path: Path) -> None:
+    pin = "git:https://git.example.invalid/linux.git@" + "1" * 40
+    older = "git:https://git.example.invalid/linux.git@" + "0" * 40
+    # Main's push: the plan's pin, recorded beside the trusted cache.
+    proc = _source_step(tmp_path, "main", {"rpi5": pin})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (tmp_path / "env").read_text() == f"KERNEL_SOURCE={pin}\n"
+    assert (tmp_path / "cache" / "bases" / "rpi5.source").read_text() == pin + "\n"
+    # A pull request: main's record (what A was built from), else this run's pin.
+    proc = _source_step(tmp_path, "pr", {"rpi5": pin}, record=older)
+    assert (tmp_path / "env").read_text() == f"KERNEL_SOURCE={older}\n"
+    (tmp_path / "cache" / "bases" / "rpi5.source").unlink()
+    proc = _source_step(tmp_path, "pr", {"rpi5": pin})
+    assert (tmp_path / "env").read_text() == f"KERNEL_SOURCE={pin}\n"
+    # No pin for the target: no build from an unpinned branch.
+    proc = _source_step(tmp_path, "main", {"qemu-arm64": pin})
+    assert proc.returncode == 3 and "pinned no kernel source for rpi5" in proc.stdout

@@ -742,6 +742,7 @@ def test_a_pull_requests_kernel_for_a_lava_board_is_built_without_the_token() ->
     build = gate["jobs"]["lava-kernels"]
     assert build["uses"] == "./.github/workflows/kernels.yml"
     assert build["with"] == {"boards": "${{ needs.plan.outputs.lava_kernel_targets }}",
+                             "sources": "${{ needs.plan.outputs.kernel_sources }}",
                              "head-kernel-inputs": True}
     assert granted(build["permissions"]) == {"contents": "read"}
     assert "environment" not in build and "secrets" not in build
@@ -819,7 +820,9 @@ def test_mains_push_fills_the_cache_a_pull_requests_a_reads_from_one_pinned_comm
                                     "github": {"event_name": "push"},
                                     "needs": {"plan": {"outputs": {"trust": "main"}}}})
     script = pin["run"]
-    assert 'kernel pin --board "$KERNEL_TARGET"' in script
+    # The run's one pin, from the plan job (tests/integration/test_workflows_steps.py runs it).
+    assert pin["env"] == {"KERNEL_SOURCES": "${{ needs.plan.outputs.kernel_sources }}"}
+    assert "kernel pin" not in script
     assert 'if [ "$TRUST" = pr ] && [ -s "$record" ]; then' in script
     assert 'echo "KERNEL_SOURCE=$source" >> "$GITHUB_ENV"' in script
     same = ('kernel build --board "$KERNEL_TARGET"', '--source "$KERNEL_SOURCE"',
@@ -828,6 +831,29 @@ def test_mains_push_fills_the_cache_a_pull_requests_a_reads_from_one_pinned_comm
         flat = " ".join(step["run"].replace("\\\n", " ").split())
         assert all(part in flat for part in same), step["name"]
         assert "--runtime docker" not in flat
+
+
+def test_the_plan_pins_the_kernel_base_once_for_every_build_of_the_run() -> None:
+    """kernels.yml's artifacts (main's published numbers) and the controller's builds (main's
+    push filling the trusted cache a pull request's A comes from) take one commit: the plan
+    job's `rtgate kernel pin`, passed to kernels.yml as an input and to the gate job."""
+    gate = load(GATE)
+    plan = {s.get("id"): s for s in gate["jobs"]["plan"]["steps"]}
+    assert 'kernel pin --board "$target"' in plan["pin"]["run"]
+    assert plan["pin"]["env"]["TARGETS"] == "${{ steps.boards.outputs.kernel_targets }}"
+    assert gate["jobs"]["plan"]["outputs"]["kernel_sources"] == \
+        "${{ steps.pin.outputs.kernel_sources }}"
+    for job in ("kernels", "lava-kernels"):
+        assert gate["jobs"][job]["with"]["sources"] == "${{ needs.plan.outputs.kernel_sources }}"
+    kernels = load(GITHUB / "workflows" / "kernels.yml")
+    assert kernels["on"]["workflow_call"]["inputs"]["sources"]["default"] == "{}"
+    build = kernels["jobs"]["build"]
+    assert build["env"]["SOURCES"] == "${{ inputs.sources }}"
+    script = next(s["run"] for s in build["steps"]
+                  if s.get("name") == "Build the kernel inside the builder image")
+    assert """SOURCE=$(jq -r --arg b "$BOARD" '.[$b] // empty'""" in script
+    assert "source=${SOURCE:-$(python3" in script and '${SOURCE:+--source "$SOURCE"}' in script
+    assert script.count("-e SOURCE") == 2  # into both containers: fetch and build
 
 
 def test_the_gate_fans_out_over_a_kinds_boards_and_queues_on_their_runners() -> None:
