@@ -18,6 +18,10 @@ from the rounds' result files (``gate-BOARD/A|B/round-N/FLAVOR/SCENARIO/result.j
 the gate's looks with the plan the trusted plan job recorded (``rtgate.ab.loop.ABRun.replay``),
 never from ab.json or ab.md. A fourth outcome belongs to it: *undecided at the time cap* (measure
 longer), exit 4 — a statement about the data, not a failure of the lab.
+
+A pull request's gate asks for board kinds (``kind:``), each job running on whichever board of the
+kind is free: its context, artifacts and plans name kinds, and an artifact's results name the
+board that measured (shown in the comment); a kind needs no board file of its own name.
 """
 
 from __future__ import annotations
