@@ -147,9 +147,11 @@ def test_gate_writes_the_markdown_step_summary(gate_run: tuple[Case, int, str, P
 @pytest.mark.integration
 @pytest.mark.parametrize(("board", "lab", "lava"), [
     ("lava-qemu", [], [{"board": "lava-qemu", "kernel_target": "qemu-arm64"}]),
-    ("qemu-arm64", ["qemu-arm64"], [])])
+    ("qemu-arm64", [{"board": "qemu-arm64", "kind": "qemu-arm64", "label": "board-qemu-arm64"}],
+     [])])
 def test_the_plan_job_sends_a_lava_board_to_the_hosted_gate(
-        tmp_path: Path, board: str, lab: list[str], lava: list[dict[str, str]]) -> None:
+        tmp_path: Path, board: str, lab: list[dict[str, str]],
+        lava: list[dict[str, str]]) -> None:
     """A dispatch's plan job under act (about a second): a `driver: lava` board goes to the
     GitHub-hosted gate-lava matrix with the kernel it boots, a lab board to its controller's
     gate matrix. The jobs themselves are not run here: gate-lava's Debian container and
@@ -163,7 +165,8 @@ def test_the_plan_job_sends_a_lava_board_to_the_hosted_gate(
                                             "kernels": "artifacts"}}))
     proc = subprocess.run(
         [act, "workflow_dispatch", "-W", str(WORKFLOW), "-j", "plan", "-e", str(event),
-         *act_labels(), "--action-cache-path", str(tmp_path / "act-cache"),
+         "--env", f"RTGATE_PYTHON={sys.executable}", *act_labels(),
+         "--action-cache-path", str(tmp_path / "act-cache"),
          "--action-offline-mode"], cwd=ROOT, capture_output=True, text=True, timeout=300)
     log = proc.stdout + proc.stderr
     assert proc.returncode == 0, log[-4000:]
