@@ -183,13 +183,14 @@ def judge_artifacts(artifacts: list[Path], thresholds: Thresholds, boards_root: 
                     by_kind: bool = False) -> Judgement:
     """Judge each board's expected runs from the result files alone.
 
-    ``by_kind``: a pull request's gate, whose jobs each ask for a board KIND and run on
-    whichever of its boards is free: names (artifacts, expected, plans) are kinds, and each
-    artifact's results are those of the instance of that kind they name (kept for provenance).
-    A kind needs no board file of its own name (rpi5-a and rpi5-b, both ``kind: rpi5``)."""
+    ``by_kind``: a pull request's gate, whose lab jobs each ask for a board KIND and run on
+    whichever of its boards is free: names (artifacts, expected, plans) are kinds (a LAVA
+    board's its own, ``_gated_as``), and each artifact's results are those of the board of that
+    kind they name (kept for provenance). A kind needs no board file of its own name (rpi5-a
+    and rpi5-b, both ``kind: rpi5``)."""
 
     files = {p.stem for p in boards_root.glob("*.yml")}
-    kinds = {name: boardspec.board_kind(name, boards_root) for name in files} if by_kind else {}
+    kinds = {name: _gated_as(load_board(name, boards_root)) for name in files} if by_kind else {}
     known = set(kinds.values()) if by_kind else files
     found: dict[str, Path] = {}
     ignored: list[str] = []
@@ -223,6 +224,12 @@ def judge_artifacts(artifacts: list[Path], thresholds: Thresholds, boards_root: 
         outcomes = [_run(found[name], spec, f, s, thresholds, accepted) for f, s in runs]
         result.append(BoardJudgement(name, outcomes, instance=spec.name))
     return Judgement(result, ignored, accepted)
+
+
+def _gated_as(spec: BoardSpec) -> str:
+    """The name a pull request's gate measures a board under: its kind on a lab controller (any
+    free board of the kind), its own on a LAVA lab (gate-lava runs a job per board)."""
+    return spec.name if spec.driver == "lava" else boardspec.kind_of(spec)
 
 
 # Where the gate writes result files: FLAVOR/SCENARIO/ (a pipeline), SIDE/round-N/FLAVOR/

@@ -187,3 +187,20 @@ def test_a_kinds_ab_rounds_on_another_of_its_boards_are_re_decided(
     assert run.proc.returncode == 1, run.comment + run.proc.stderr
     assert run.outcome["boards"] == {"local": "regression"}
     assert "### A/B on `local`" in run.comment and "(on `local-b`)" in run.comment
+
+
+def test_a_lava_board_of_a_kind_is_judged_by_its_own_name_in_a_pull_requests_gate(
+        rtgate_process: RunProcess, tmp_path: Path) -> None:
+    """gate-lava runs one job per LAVA board, in a pull request's gate too (gate-BOARD): a LAVA
+    board whose kind is another name is still expected and judged under its own."""
+    root = _lab(tmp_path, {"lava-pi": "rpi5"}, "rpi5")
+    board = yaml.safe_load((ROOT / "bench" / "boards" / "lava-qemu.yml").read_text())
+    (root / "lava-pi.yml").write_text(yaml.safe_dump({**board, "name": "lava-pi", "kind": "rpi5"}))
+    gate = tmp_path / "gate"
+    place(gate, "lava-pi", "rt", "all-in", RT, board__name="lava-pi")
+    place(gate, "lava-pi", "stock", "all-in", STOCK, board__name="lava-pi")
+    run = Published(rtgate_process, tmp_path, gate / "gate-lava-pi",
+                    args=("--boards", str(root), "--scenarios", "all-in",
+                          "--context", str(_pr_context(tmp_path, ["lava-pi"]))))
+    assert run.proc.returncode == 0, run.comment + run.proc.stderr
+    assert run.outcome["boards"] == {"lava-pi": "pass"}
