@@ -87,7 +87,9 @@ def plan(origin: Path, tmp: Path, head: str) -> tuple[Path, subprocess.Completed
            # The workflow's own env, as the runner sets it, but no A/B plan: these tests judge
            # one result per board by main's budgets (the A/B rounds have tests of their own).
            **{k: str(v) for k, v in yaml.safe_load(GATE.read_text()).get("env", {}).items()},
-           "GATE_AB": "{}"}
+           "GATE_AB": "{}",
+           # The plan job's rtgate (its venv): this checkout's, reading the clone's board files.
+           "RTGATE_PYTHON": sys.executable}
     boards = run(GATE, "Boards to measure", cwd=clone, env=env)
     assert boards.returncode == 0, boards.stderr
     # The plan step's action (with its inputs as env), then the gate's own step after it.
