@@ -270,7 +270,7 @@ def test_a_board_is_one_device_for_every_run_and_both_sides_of_an_ab_test(
         proc = rtgate_process("ab", "--board", "lava-qemu", "--base", str(kernels), "--cand",
                               str(kernels), "--flavors", "rt", "--scenarios", "idle",
                               "--round-duration", "5s", "--max-time", "20m", "--min-effect-pct",
-                              "5000", "--thresholds", str(paths.THRESHOLDS), "--out",
+                              "50", "--thresholds", str(paths.THRESHOLDS), "--out",
                               str(tmp_path / "ab"), env=env, timeout=1800)
         assert proc.returncode == 2, proc.stderr[-3000:]
         assert "board 'lava-qemu' is 2 devices of the lab (qemu-01, qemu-02" in proc.stderr

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from steps import run
 from test_bisect_replay import PLANNED, recorded
 from test_bisect_workflow import BISECT, ROOT
@@ -66,6 +67,9 @@ def publisher(tmp_path: Path, artifact: Path | None) -> tuple[subprocess.Complet
     return proc, ws / "comment.md"
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "tests/data/bisect/replay was recorded under the first A/B rule; it needs re-recording "
+    "with enough rounds a step for the current rule (issue 22)"))
 def test_the_publisher_posts_what_it_decided_from_the_rounds(tmp_path: Path) -> None:
     artifact = recorded(tmp_path)  # the real bisect's output
     # The lab job's own words, in the artifact, say otherwise: never read.

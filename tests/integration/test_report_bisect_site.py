@@ -34,6 +34,9 @@ def test_a_bisect_among_pipeline_results(rtgate_cli: RunCli, tmp_path: Path) -> 
 
 
 @pytest.mark.integration
+@pytest.mark.xfail(strict=True, reason=(
+    "tests/data/bisect/replay was recorded under the first A/B rule; it needs re-recording "
+    "with enough rounds a step for the current rule (issue 22)"))
 def test_a_measured_and_a_replayed_bisect_among_the_rounds_results(rtgate_cli: RunCli,
                                                                    tmp_path: Path) -> None:
     """The real bisect as measured, and as `rtgate bisect --replay` re-decided it from its
