@@ -226,7 +226,7 @@ class QemuBoard(BoardDriver):
                 rawdir / "trace-tracer.stdout", rawdir / "trace-tracer.stderr",
                 noted(state / "tracer-rc"), threshold_us=threshold_us, cap_s=cap_s,
                 version=self.facts.get("rtla-version") or None, raw=names,
-                tracers=_text(tracers) if tracers.is_file() else None)
+                tracers=note(tracers, FACTS_CAP) if tracers.is_file() else None)
 
     def _drive(self, plan: Plan, peer: PeerLoads, run_log: RunLog,
                tracer: list[str] | None = None) -> bytes:
@@ -275,7 +275,7 @@ class QemuBoard(BoardDriver):
             raise InfraError(f"in the guest: {note(infra).strip()}", path=infra)
         tracers = state / "tracers"
         if plan.timerlat and tracers.is_file() and (
-                why := autoanalysis.lacking(_text(tracers), "the guest kernel")):
+                why := autoanalysis.lacking(note(tracers, FACTS_CAP), "the guest kernel")):
             raise InfraError(f"scenario {plan.scenario!r} measures with timerlat: {why}",
                              path=self.console_log)
         loads = LoadReport([*board_records(plan, state), *peer_records(raw.peer_loads, raw.end)])
@@ -288,7 +288,7 @@ class QemuBoard(BoardDriver):
         env = self.facts.environment(self.spec, self.smp)
         result = loads.apply(assemble(on_controller(plan, rawdir), run_log, env, rawdir, info))
         if self.tuned:
-            during = parse_readback(_text(state / "tuning-run"))
+            during = parse_readback(note(state / "tuning-run", FACTS_CAP))
             checks = [*self.tuning_checks,
                       *self.tuned.verify_tasks(during, programs(plan.loads)),
                       *self.tuned.verify(self._readback(name="tuning-end"), "end")]
@@ -314,12 +314,3 @@ class QemuBoard(BoardDriver):
             self.console.close(grace_s=0)
             self.console = None
         self.idle = False
-
-
-def _text(path: Path) -> str:
-    try:
-        with path.open("rb") as fh:
-            return fh.read(FACTS_CAP).decode("utf-8", "replace")
-    except OSError:
-        return ""
-

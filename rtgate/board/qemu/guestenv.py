@@ -58,11 +58,11 @@ def members(tar: tarfile.TarFile, cap: int, what: str) -> list[tarfile.TarInfo]:
     return found
 
 
-def note(path: Path) -> str:
-    """The text of a note a guest's script left (its first NOTE_CAP bytes); "" when none."""
+def note(path: Path, cap: int = NOTE_CAP) -> str:
+    """The text of a file a guest's script left (its first ``cap`` bytes); "" when none."""
     try:
         with path.open("rb") as fh:
-            return fh.read(NOTE_CAP).decode("utf-8", "replace")
+            return fh.read(cap).decode("utf-8", "replace")
     except OSError:
         return ""
 
