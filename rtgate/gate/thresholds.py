@@ -22,7 +22,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StringConstraints, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    StringConstraints,
+    ValidationError,
+    model_validator,
+)
 
 from rtgate import inputfile, paths
 from rtgate.board.spec import board_kind
@@ -83,7 +91,10 @@ class Budget(BaseModel):
         '"*", the default: weighs least when budgets are chosen.'))
     tool: ToolName = Field("cyclictest", description=(
         "The measuring tool whose results this budget judges (the result's tool.name); never a "
-        'wildcard. "timerlat": rtla timerlat hist, judged on its thread latency.'))
+        'wildcard. "timerlat": rtla timerlat, judged on the context named by `context`.'))
+    context: Literal["thread", "user", "irq"] = Field("thread", description=(
+        "rtla timerlat only: the context judged (thread, the default; user: the -u workload's "
+        "wake-ups; irq: the timer interrupt). A result without that context is incomplete."))
     max_us: Micros = Field(description="Worst observed latency must be <= this.")
     avg_us: Micros | None = Field(None, description=(
         "Mean latency must be <= this. Optional: an emulated board's average measures the "
@@ -100,6 +111,12 @@ class Budget(BaseModel):
         description="Where the numbers come from and the margin chosen.")
 
     _source: str = PrivateAttr("")
+
+    @model_validator(mode="after")
+    def _context_is_timerlat(self) -> Budget:
+        if self.context != "thread" and self.tool != "timerlat":
+            raise ValueError(f"context {self.context!r} is rtla timerlat's: tool is {self.tool!r}")
+        return self
 
     @property
     def key(self) -> tuple[str, str, str, str]:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from rtgate.errors import Exit, InputError
 from rtgate.gate.thresholds import Budget, PwcetBudget, Thresholds, flavor_of
-from rtgate.result import Percentile, Result, load_result
+from rtgate.result import Percentile, Result, Thread, load_result
 from rtgate.textfmt import fmt
 
 
@@ -133,11 +133,20 @@ def label_of(result: Result) -> str:
 
 
 def evaluate(result: Result, budget: Budget, source: Path) -> Evaluation:
-    totals = result.totals
+    totals, threads = result.totals, result.threads
     whole: list[str] = []
     if result.status != "complete":
         whole.append(f"result is {result.status}: "
                      + ("; ".join(result.reasons) or "no reason recorded"))
+    if budget.context != "thread":
+        # ``threads``/``totals`` are the thread context's; another is judged from its series.
+        series = result.contexts.get(budget.context)
+        if series is None:
+            whole.append(f"the budget judges rtla timerlat's {budget.context} context, which "
+                         "the result does not have"
+                         + (" (run rtla timerlat with -u)" if budget.context == "user" else ""))
+        else:
+            totals, threads = series.totals, series.threads
     checks: list[Check] = []
     if budget.min_samples is not None:
         enough = totals.samples >= budget.min_samples
@@ -167,7 +176,7 @@ def evaluate(result: Result, budget: Budget, source: Path) -> Evaluation:
             truncated = metric == "avg_us" and totals.avg_truncated
             checks.append(_truncated(check) if truncated else check)
     if budget.pwcet_us is not None:
-        checks.append(_pwcet(result, budget.pwcet_us))
+        checks.append(_pwcet(threads, budget.pwcet_us))
     if whole:
         # An untrustworthy measurement judges nothing: every check is reported, none decides.
         why = "; ".join(whole)
@@ -195,7 +204,7 @@ def _judge(metric: str, budget: float, value: float | Percentile | None) -> Chec
     return Check(metric, "<=", budget, measured, False, Verdict.PASS)
 
 
-def _pwcet(result: Result, limit: PwcetBudget) -> Check:
+def _pwcet(threads: list[Thread], limit: PwcetBudget) -> Check:
     """The tail budget judged on the pWCET of all threads together (rtgate.stats.tail)."""
     # scipy and statsmodels are most of `rtgate check`'s start-up; only this budget needs them.
     from rtgate.stats import tail
@@ -203,7 +212,7 @@ def _pwcet(result: Result, limit: PwcetBudget) -> Check:
     context = f"at {limit.per_hour:g}/h, {tail.CONFIDENCE:.0%} CI, GEV on block maxima"
     series: list[tuple[str, list[int], float]] = []
     missing: list[str] = []
-    for t in result.threads:
+    for t in threads:
         if t.blocks is None or t.interval_us is None:
             missing.append(f"thread {t.thread} has no "
                            + ("block maxima" if t.blocks is None else "interval"))
