@@ -94,12 +94,16 @@ class ConsoleCapture:
         out = open(self.log, "ab")
         try:
             while chunk := os.read(fd, 64 * 1024):
-                out.write(chunk)
-                out.flush()
-                if out.tell() >= CONSOLE_SEGMENT:
-                    out.close()
-                    os.replace(self.log, self.log.with_name(self.log.name + ".1"))
-                    out = open(self.log, "wb")
+                while chunk:
+                    # A segment never grows past its size: the rest goes to the next one.
+                    room = CONSOLE_SEGMENT - out.tell()
+                    out.write(chunk[:room])
+                    out.flush()
+                    chunk = chunk[room:]
+                    if out.tell() >= CONSOLE_SEGMENT:
+                        out.close()
+                        os.replace(self.log, self.log.with_name(self.log.name + ".1"))
+                        out = open(self.log, "wb")
         finally:
             out.close()
 

@@ -12,7 +12,9 @@ the compiler (a prefix_command runs only then).
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -158,21 +160,25 @@ def _wrapper(*args: str, env: dict[str, str] | None = None) -> subprocess.Comple
                           timeout=120, env={**os.environ, **(env or {})})
 
 
-def test_under_sudo_the_container_runs_as_the_caller(builder_image: str,
-                                                     tmp_path: Path) -> None:
+def test_under_sudo_the_container_runs_as_the_caller(builder_image: str) -> None:
     # sudo sets SUDO_UID/SUDO_GID: the container runs as that user, never as root, and a
-    # writable mount must be the caller's own.
+    # writable mount must be the caller's own, reachable by it (pytest's tmp_path lies below
+    # root's 0700 directory, which uid 4321 cannot enter: a directory right under /tmp).
     caller = {"SUDO_UID": "4321", "SUDO_GID": "4321"}
     proc = _wrapper("--", "id", "-u", env=caller)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "4321"
-    refused = _wrapper("--rw", str(tmp_path), "--", "true", env=caller)
-    assert refused.returncode == 2
-    assert f"{tmp_path}: not owned by uid 4321" in refused.stderr
-    os.chown(tmp_path, 4321, 4321)
-    written = _wrapper("--rw", str(tmp_path), "--", "touch", f"{tmp_path}/by-4321", env=caller)
-    assert written.returncode == 0, written.stderr
-    assert (tmp_path / "by-4321").stat().st_uid == 4321
+    work = Path(tempfile.mkdtemp(prefix="rtgate-sudo-", dir="/tmp"))
+    try:
+        refused = _wrapper("--rw", str(work), "--", "true", env=caller)
+        assert refused.returncode == 2
+        assert f"{work}: not owned by uid 4321" in refused.stderr
+        os.chown(work, 4321, 4321)
+        written = _wrapper("--rw", str(work), "--", "touch", f"{work}/by-4321", env=caller)
+        assert written.returncode == 0, written.stderr
+        assert (work / "by-4321").stat().st_uid == 4321
+    finally:
+        shutil.rmtree(work)
 
 
 RUNNER = "rtgate-sudo-probe"
