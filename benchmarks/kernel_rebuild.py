@@ -9,6 +9,7 @@ rebuild: tens of minutes on 2 cores.
 
 from __future__ import annotations
 
+import argparse
 import difflib
 import os
 import sys
@@ -44,6 +45,7 @@ def timed_build(series: Path, out: Path) -> float:
 
 
 def main() -> int:
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
     with tempfile.TemporaryDirectory(prefix="rtgate-bench-kernel-") as tmp:
         work = Path(tmp)
         # A private cache: the cold build really starts from nothing, and the user's kernels

@@ -28,6 +28,7 @@ headless Chromium at 390 and 1280 px (no page scrolls sideways, the VERDICT colu
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import json
 import os
@@ -263,8 +264,10 @@ def measure(count: int, work: Path, sources: dict[str, Path]) -> dict[str, float
 
 
 def main() -> None:
-    # Other sizes for a quick look: site_history.py 100 400
-    sizes = tuple(int(a) for a in sys.argv[1:]) or SIZES
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("sizes", type=int, nargs="*", default=list(SIZES),
+                    help=f"histories to build, in runs (default {' '.join(map(str, SIZES))})")
+    sizes = tuple(ap.parse_args().sizes)
     load = os.getloadavg()
     results = {}
     with tempfile.TemporaryDirectory(prefix="rtgate-bench-") as tmp:
