@@ -261,6 +261,21 @@ def test_a_context_that_is_not_the_plan_jobs_is_an_input_error(
     assert proc.returncode == 2 and "context.json: head_sha" in proc.stderr
 
 
+
+def test_only_a_pull_requests_context_may_say_no_kernel_input_changed(
+        rtgate_cli: RunCli, tmp_path: Path) -> None:
+    """main's pushes are always measured: a push context claiming nothing changed is refused
+    (one line naming the file, exit 2), never published green."""
+    context = tmp_path / "context"
+    context.mkdir()
+    (context / "context.json").write_text(json.dumps({
+        "event": "push", "head_sha": "a" * 40, "boards": ["rpi5"],
+        "kernel_inputs_changed": False}))
+    proc = rtgate_cli("publish", "--context", str(context), "--markdown", str(tmp_path / "c.md"))
+    assert proc.returncode == 2, proc.stderr
+    assert "context.json" in proc.stderr and "names a pull request's gate" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
 @pytest.mark.parametrize("text", ["a|b", "``x``", "@someone", "<script>", "www.x.invalid",
                                   "line\nbreak", "\u202eevil", "#123"])
 def test_code_spans_hold_any_text(text: str) -> None:
