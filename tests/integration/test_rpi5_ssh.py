@@ -850,6 +850,34 @@ def test_doctor_passes_a_ready_pi_and_names_each_planted_fault(rtgate_process: R
     assert rc == 3 and list(_failing(rows)) == ["ssh"], rows
 
 
+def test_doctor_names_low_free_space_alone(rtgate_process: RunProcess, tmp_path: Path,
+                                           pi: FakePi) -> None:
+    """The one fault planted: the Pi's modules directory on a filesystem of 64 MiB (a tmpfs
+    mounted in the board's own mount namespace, sshd's, so the board's df reads it; this host
+    never sees it). Only the free-space row of the modules fails, naming what is free and what
+    to free; the board is not ready (exit 3)."""
+    _pi_interface(pi)
+    root = _root(tmp_path, pi, tryboot_flag=str(pi.root / "tryboot-flag"))
+    sshd = int((pi.root / "sshd.pid").read_text())
+    subprocess.run(["nsenter", f"--mount=/proc/{sshd}/ns/mnt", "mount", "-t", "tmpfs", "-o",
+                    "size=64m,mode=0755", "rtgate-small", str(pi.modules)], check=True)
+    # A deployed module tree already takes part of it, as an old -rtgate tree would.
+    subprocess.run(["nsenter", f"--mount=/proc/{sshd}/ns/mnt", "dd", "if=/dev/zero",
+                    f"of={pi.modules}/old-rtgate.img", "bs=1M", "count=16", "status=none"],
+                   check=True)
+    proc = rtgate_process("board", "doctor", "rpi5", "--plain", env={"RTGATE_ROOT": str(root)},
+                          timeout=120)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "rpi5: NOT ready" in proc.stderr
+    rows = {line.split("\t")[1]: line.split("\t") for line in proc.stdout.splitlines()}
+    assert [r[1] for r in rows.values() if r[0] == "fail"] == ["free space (modules)"], rows
+    _, _, found, todo = rows["free space (modules)"]
+    assert found == "48 MiB free", found
+    assert todo.startswith("free at least 512 MiB") and "docs/rpi5.md" in todo, todo
+    # The others, on this host's disk, are ok.
+    assert rows["free space (firmware)"][0] == rows["free space (run)"][0] == "ok", rows
+
+
 # crash evidence and recovery -----------------------------------------------------------------
 
 def _crash_options(pi: FakePi, **more: object) -> dict[str, object]:
