@@ -92,11 +92,15 @@ class GateOutcome(StrEnum):
     INFRASTRUCTURE = "infrastructure"
     INPUT = "input"
     UNDECIDED = "undecided"
+    UNCHANGED = "unchanged"
+    """A pull request that changes no kernel input (its base...head diff, as the default
+    branch's plan job computed it): nothing was measured and there is nothing to judge."""
 
 
 GATE_EXIT = {GateOutcome.PASS: Exit.OK, GateOutcome.REGRESSION: Exit.BUDGET,
              GateOutcome.INCOMPLETE: Exit.INCOMPLETE, GateOutcome.INFRASTRUCTURE: Exit.INCOMPLETE,
-             GateOutcome.INPUT: Exit.INPUT, GateOutcome.UNDECIDED: Exit.UNDECIDED}
+             GateOutcome.INPUT: Exit.INPUT, GateOutcome.UNDECIDED: Exit.UNDECIDED,
+             GateOutcome.UNCHANGED: Exit.OK}
 GATE_OF_AB = {ABOutcome.SAME: GateOutcome.PASS, ABOutcome.BETTER: GateOutcome.PASS,
               ABOutcome.WORSE: GateOutcome.REGRESSION, ABOutcome.BUDGET: GateOutcome.REGRESSION,
               ABOutcome.UNDECIDED: GateOutcome.UNDECIDED,

@@ -32,7 +32,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    model_validator,
+)
 from rich.console import Console
 
 from rtgate import calibration, inputfile, paths
@@ -77,7 +84,12 @@ HEADLINE = {
     GateOutcome.UNDECIDED: "❔ undecided at the time cap: the A/B rounds could not tell the "
                            "pull request's kernel from main's, measure longer (no latency "
                            "verdict)",
+    GateOutcome.UNCHANGED: "✅ no kernel input changed: nothing measured, nothing to judge",
 }
+UNCHANGED_TEXT = ("This pull request changes nothing under `kernel/patches/` or `kernel/configs/` "
+                  "(its diff from the merge base with the default branch, read by the default "
+                  "branch's plan job): no kernel was built, booted or measured, and there is no "
+                  "latency verdict to give. A push that changes a kernel input runs the gate.")
 # Which outcome a mixed run shows first: what must happen before any verdict comes first; a
 # regression anywhere outranks a board that is merely undecided.
 _ORDER = [GateOutcome.INPUT, GateOutcome.INFRASTRUCTURE, GateOutcome.INCOMPLETE,
@@ -128,6 +140,16 @@ class Context(BaseModel):
     changed_inputs: list[Annotated[str, StringConstraints(max_length=4096)]] = []
     # Boards measured A/B (main's kernel against the pull request's), with the gate's plan.
     ab: dict[Name, ABPlan] = {}
+    # False: the pull request's base...head diff touches no kernel/patches or kernel/configs
+    # file (the plan job's own git diff), so the gate measured nothing. Absent: measured.
+    kernel_inputs_changed: bool = True
+
+    @model_validator(mode="after")
+    def _unchanged_is_a_pull_requests(self) -> Context:
+        if not self.kernel_inputs_changed and self.event != "workflow_run":
+            raise ValueError("kernel_inputs_changed: false names a pull request's gate "
+                             f"(event workflow_run), not a {self.event} run")
+        return self
 
 
 def load_context(directory: Path) -> tuple[Context, Path | None]:
@@ -167,6 +189,8 @@ class Judgement:
     boards: list[BoardJudgement]
     ignored: list[str]  # artifact names that name no known board
     accepted: list[Path]  # result files that were judged where the gate writes them
+    unchanged: bool = False
+    """A pull request that changes no kernel input: nothing measured, nothing judged."""
 
     @property
     def outcomes(self) -> list[Ruling]:
@@ -174,7 +198,15 @@ class Judgement:
 
     @property
     def kind(self) -> GateOutcome:
+        if self.unchanged:
+            return GateOutcome.UNCHANGED
         return _first({b.kind for b in self.boards})
+
+
+def nothing_to_judge(artifacts: list[Path]) -> Judgement:
+    """The judgement of a pull request that changes no kernel input. The gate measured nothing;
+    an artifact that turns up anyway is listed as ignored, never judged."""
+    return Judgement([], [a.name for a in artifacts], [], unchanged=True)
 
 
 def judge_artifacts(artifacts: list[Path], thresholds: Thresholds, boards_root: Path,
@@ -310,9 +342,9 @@ def banner(context: Context, ours: Thresholds, theirs: Path | None) -> list[str]
     if not context.changed_inputs:
         return []
     lines = ["> [!WARNING]",
-             "> **This pull request changes gate inputs.** They were not used: the gate judged "
-             "its kernel with the default branch's budgets, scenarios, boards and rtgate. A "
-             "maintainer reviews these changes (CODEOWNERS):", ">"]
+             "> **This pull request changes gate inputs.** They are not used: the gate judges a "
+             "pull request's kernel with the default branch's budgets, scenarios, boards and "
+             "rtgate only. A maintainer reviews these changes (CODEOWNERS):", ">"]
     lines += _listed([f"> - {code(p)}" for p in context.changed_inputs], "> - ")
     if theirs is not None:
         try:
@@ -332,16 +364,23 @@ def render(judgement: Judgement, *, banner_lines: list[str], comparison: str | N
            run_url: str | None) -> str:
     lines = [MARKER, "## Latency gate", ""] + banner_lines
     lines += [f"**{HEADLINE[judgement.kind]}**", ""]
+    if judgement.unchanged:
+        lines += [UNCHANGED_TEXT, ""]
     lines += [f"- {code(b.name)}{_on(b)}: {HEADLINE[b.kind]}" for b in judgement.boards]
     if judgement.ignored:
-        lines += ["", "Ignored (no board of the default branch's `bench/boards`): "
+        why = ("nothing was to be measured" if judgement.unchanged
+               else "no board of the default branch's `bench/boards`")
+        lines += ["", f"Ignored ({why}): "
                   + ", ".join(_listed([code(n) for n in judgement.ignored], ""))]
     for b in judgement.boards:
         if b.ab is not None:
             lines += ["", ab_markdown(b.ab, f"### A/B on {code(b.name)}: main's kernel (A) "
                                             "against this pull request's (B)").rstrip("\n")]
-    lines += ["", "<details><summary>Every check</summary>", "",
-              markdown.render(judgement.outcomes), "</details>", ""]
+    if not judgement.unchanged:
+        lines += ["", "<details><summary>Every check</summary>", "",
+                  markdown.render(judgement.outcomes), "</details>", ""]
+    else:
+        lines.append("")
     if comparison is not None:
         lines += ["### Against the latest main results", "", comparison]
     if run_url:
@@ -414,10 +453,13 @@ def publish(settings: PublishSettings) -> Exit:
     context, theirs = load_context(settings.context) if settings.context else (None, None)
     expected = list(settings.expect) or (context.boards if context else None)
     scenarios = list(settings.scenarios) or (context.scenarios if context else None) or None
-    # A pull request's gate asks for kinds (latency-gate.yml's plan job); others for boards.
-    judged = judge_artifacts(list(settings.artifacts), thresholds, boards, expected, scenarios,
-                             context.ab if context else None,
-                             by_kind=context is not None and context.event == "workflow_run")
+    if context is not None and not context.kernel_inputs_changed:
+        judged = nothing_to_judge(list(settings.artifacts))
+    else:
+        # A pull request's gate asks for kinds (latency-gate.yml's plan job); others for boards.
+        judged = judge_artifacts(list(settings.artifacts), thresholds, boards, expected,
+                                 scenarios, context.ab if context else None,
+                                 by_kind=context is not None and context.event == "workflow_run")
     banner_lines = banner(context, thresholds, theirs) if context else []
     text = render(judged, banner_lines=banner_lines,
                   comparison=_comparison(settings.baseline, judged.accepted, thresholds),

@@ -3,13 +3,14 @@
 Every check reads the board as a run would (the same SSH options, sudo, PATH and paths from the
 board file) and says what it found and, when it is not ready, what to do. ``fail`` rows make the
 board not ready; ``warn`` rows are worth fixing but measure all the same. Firmware and EEPROM
-versions are flagged only against bench/firmware/<kind>.yml, where each bad version names its
-source: a version absent from that list is never guessed bad.
+versions are flagged only against bench/firmware/<kind>.yml, where each bad version and each
+minimum names its source: a version that file does not flag is never guessed bad.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import socket
@@ -61,21 +62,59 @@ class KnownVersion(BaseModel):
     source: str = Field(pattern=r"^https://")
 
 
+RELEASE_DATE = re.compile(r"\b(\d{4}/\d{2}/\d{2})\b")
+"""The release a `vcgencmd version` / `bootloader_version` answer names: its build date, as its
+first line prints it (and as the release notes name releases)."""
+
+
+class MinimumVersion(BaseModel):
+    """Releases older than ``version`` lack something rtgate needs (``why``, from ``source``)."""
+
+    model_config = ConfigDict(extra="forbid")
+    component: Literal["bootloader", "firmware"]
+    version: str = Field(pattern=r"^\d{4}/\d{2}/\d{2}$")
+    why: str
+    source: str = Field(pattern=r"^https://")
+
+
 class KnownVersions(BaseModel):
     model_config = ConfigDict(extra="forbid")
     schema_: Literal["rtgate/firmware-known/v1"] = Field(alias="schema")
     known: list[KnownVersion]
+    minimum: list[MinimumVersion] = []
 
 
-def known_versions(kind: str) -> list[KnownVersion]:
+def known_versions(kind: str) -> KnownVersions:
     path = paths.ROOT / "bench" / FIRMWARE_DIR / f"{kind}.yml"
     if not path.is_file():
-        return []
+        return KnownVersions.model_validate({"schema": "rtgate/firmware-known/v1", "known": []})
     doc = load_yaml(path)
     try:
-        return KnownVersions.model_validate(doc.data).known
+        return KnownVersions.model_validate(doc.data)
     except ValidationError as exc:
         raise doc.validation_error(exc) from exc
+
+
+def judge_version(component: str, said: str, versions: KnownVersions) -> Finding:
+    """One component's row: fail on a listed bad version or a release older than a minimum;
+    warn when minimums exist but the answer names no release date to compare."""
+    found = " ".join(said.split())[:80]
+    bad = [f"{k.problem} ({k.source})" for k in versions.known
+           if k.component == component and k.version in said]
+    minimums = [m for m in versions.minimum if m.component == component]
+    date = RELEASE_DATE.search(said)
+    if date is None and minimums and not bad:
+        newest = max(m.version for m in minimums)
+        return Finding(component, "warn", found or "no answer",
+                       f"no release date to compare with the minimum {newest} (bench/firmware): "
+                       "check it by hand")
+    if date is not None:
+        bad += [f"older than {m.version}: {m.why} ({m.source})" for m in minimums
+                if date.group(1) < m.version]
+    if not bad:
+        return Finding(component, "ok", found)
+    return Finding(component, "fail", found, "; ".join(bad) + ": update it (rpi-eeprom-update, "
+                   "docs/rpi5.md)")
 
 
 def ready(checks: list[Finding]) -> bool:
@@ -251,17 +290,14 @@ def _tools(board: Rpi5Board) -> Iterator[Finding]:
 
 
 def _firmware(facts: dict[str, str], kind: str) -> Iterator[Finding]:
-    known = known_versions(kind)
+    versions = known_versions(kind)
     for component in ("firmware", "bootloader"):
         said = facts.get(component)
         if said is None:
             yield Finding(component, "warn", "vcgencmd not on the board's PATH",
                         "apt install raspi-utils (Raspberry Pi OS ships it)")
             continue
-        bad = [k for k in known if k.component == component and k.version in said]
-        yield Finding(component, "fail" if bad else "ok", " ".join(said.split())[:80],
-                    "; ".join(f"{k.problem} ({k.source}): update it" for k in bad) if bad
-                    else "")
+        yield judge_version(component, said, versions)
 
 
 def _boot(facts: dict[str, str], o: SshOptions) -> Iterator[Finding]:

@@ -9,11 +9,12 @@ from rtgate.cli.args import add_thresholds_option, comma_names
 from rtgate.publish import PublishSettings, publish
 
 EPILOG = """\
-exit codes: 0 every board passed, 1 a latency regression, 2 an input error (a result that
-  does not load or claims another run), 3 no verdict: incomplete measurement or infrastructure
-  failure (the outcome JSON says which), 4 undecided at the time cap (a board the context's
-  `ab` plan names: its A/B rounds, re-decided, could not tell the kernels apart; measure
-  longer). The files are written whatever the code.
+exit codes: 0 every board passed (or the context says the pull request changes no kernel
+  input: outcome "unchanged", nothing measured or judged), 1 a latency regression, 2 an input
+  error (a result that does not load or claims another run), 3 no verdict: incomplete
+  measurement or infrastructure failure (the outcome JSON says which), 4 undecided at the
+  time cap (a board the context's `ab` plan names: its A/B rounds, re-decided, could not tell
+  the kernels apart; measure longer). The files are written whatever the code.
 """
 
 
@@ -45,7 +46,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     pub.add_argument("--markdown", type=Path, required=True, metavar="OUT.md")
     pub.add_argument("--junit", type=Path, metavar="OUT.xml")
     pub.add_argument("--outcome", type=Path, metavar="OUT.json",
-                     help='{"outcome": pass|regression|incomplete|infrastructure|input, ...}')
+                     help='{"outcome": pass|regression|incomplete|infrastructure|input|'
+                          'undecided|unchanged, ...}')
     pub.set_defaults(func=handler)
 
 

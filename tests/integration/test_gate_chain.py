@@ -20,10 +20,11 @@ from typing import Any
 
 import pytest
 import yaml
-from steps import run
+from steps import run, step
 
 ROOT = Path(__file__).resolve().parents[2]
 GATE = ROOT / ".github" / "workflows" / "latency-gate.yml"
+REPORT = ROOT / ".github" / "workflows" / "latency-report.yml"
 KERNEL_INPUTS = ROOT / ".github" / "actions" / "kernel-inputs" / "action.yml"
 HEAD_INPUTS = ROOT / ".github" / "actions" / "head-kernel-inputs" / "action.yml"
 RT = ROOT / "tests" / "data" / "results" / "paper-rpi5-rt-all-in.result.json"
@@ -96,8 +97,16 @@ def plan(origin: Path, tmp: Path, head: str) -> tuple[Path, subprocess.Completed
     read = run(HEAD_INPUTS, "Read the kernel inputs of the head commit", cwd=clone, env=env)
     if read.returncode != 0:
         return clone / "run-context", read
+    change = run(GATE, "Does the pull request change a kernel input", cwd=clone, env=env)
+    if change.returncode != 0:
+        return clone / "run-context", change
     return clone / "run-context", run(GATE, "Gate inputs the head commit changes, as data",
                                       cwd=clone, env=env)
+
+
+def outputs(tmp: Path) -> dict[str, str]:
+    """What the plan job's steps wrote to GITHUB_OUTPUT."""
+    return dict(line.split("=", 1) for line in (tmp / "out").read_text().splitlines())
 
 
 def planned(origin: Path, tmp: Path, edit: object) -> tuple[str, Path, dict[str, Any]]:
@@ -128,6 +137,8 @@ def test_a_self_approving_pull_request_changes_only_its_kernel(origin: Path,
                                                                tmp_path: Path) -> None:
     head, context, data = planned(origin, tmp_path, self_approving)
     assert data["head_sha"] == head and data["boards"] == ["rpi5"]
+    # It changes kernel inputs: measured, as before.
+    assert outputs(tmp_path)["measure"] == "true" and "kernel_inputs_changed" not in data
     assert sorted(data["changed_inputs"]) == ["bench/boards/rpi5.yml",
                                               "bench/scenarios/all-in.yml", "thresholds.yml"]
 
@@ -200,3 +211,102 @@ def test_the_lab_refuses_a_tar_with_more_than_kernel_inputs(tmp_path: Path) -> N
                env={"PATH": os.environ["PATH"], "CONTEXT": str(context)})
     assert proc.returncode == 2 and "more than kernel inputs" in proc.stdout
     assert (lab / "thresholds.yml").read_text() == "main's\n"
+
+
+# ---- A pull request that changes no kernel input: the required check, green, unmeasured ------
+
+def docs_and_budgets(repo: Path) -> None:
+    """Everything but a kernel input: docs, a budget, a board file."""
+    (repo / "README.md").write_text("# a docs-only change\n")
+    t = repo / "thresholds.yml"
+    t.write_text(t.read_text().replace("max_us: 155", "max_us: 5000"))
+
+
+def publish_check(context: Path, tmp: Path, *artifacts: Path) -> tuple[int, dict[str, Any], str]:
+    """latency-report.yml's publisher on the run context: `rtgate publish` (the default
+    branch's), then its Check run step's own jq on what that wrote, up to the GitHub API call;
+    the exit code, the check run it would create and the comment."""
+    work = tmp / "report"
+    work.mkdir()
+    proc = subprocess.run([sys.executable, "-I", "-m", "rtgate", "publish", *map(str, artifacts),
+                           "--context", str(context), "--thresholds", str(ROOT / "thresholds.yml"),
+                           "--boards", str(ROOT / "bench" / "boards"), "--markdown", "comment.md",
+                           "--junit", "junit.xml", "--outcome", "outcome.json"],
+                          cwd=work, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "RTGATE_ROOT": str(ROOT)})
+    script = step(REPORT, "Check run")["run"]
+    assert script.count("| gh api") == 1, "the Check run step no longer pipes jq to gh api"
+    payload = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c",
+                              script.split("| gh api")[0]], cwd=work, capture_output=True,
+                             text=True, env={"PATH": os.environ["PATH"], "SHA": "c" * 40})
+    assert payload.returncode == 0, payload.stderr
+    return proc.returncode, json.loads(payload.stdout), (work / "comment.md").read_text()
+
+
+def test_a_pull_request_changing_no_kernel_input_gets_the_check_green_unmeasured(
+        origin: Path, tmp_path: Path) -> None:
+    head, context, data = planned(origin, tmp_path, docs_and_budgets)
+    # The plan job's own diff: nothing under kernel/patches or kernel/configs. No lab job runs
+    # (their `if` reads this output: tests/unit/test_workflows.py).
+    assert outputs(tmp_path)["measure"] == "false"
+    assert data["kernel_inputs_changed"] is False and data["head_sha"] == head
+    assert data["changed_inputs"] == ["thresholds.yml"]
+
+    rc, check, comment = publish_check(context, tmp_path)
+    assert rc == 0
+    assert check["name"] == "latency gate" and check["conclusion"] == "success"
+    assert check["output"]["title"] == "✅ no kernel input changed: nothing measured, nothing " \
+        "to judge"
+    assert "changes nothing under `kernel/patches/` or `kernel/configs/`" in comment
+    # The budget it loosens is still shown, and never used.
+    assert "changes gate inputs" in comment and "`thresholds.yml`" in comment
+    assert "latency verdict: every budget met" not in comment
+
+
+def test_an_artifact_beside_an_unchanged_context_is_ignored_never_judged(
+        origin: Path, tmp_path: Path) -> None:
+    _, context, _ = planned(origin, tmp_path, docs_and_budgets)
+    art = tmp_path / "gate" / "gate-rpi5"
+    (art / "rt" / "all-in").mkdir(parents=True)
+    shutil.copy2(RT, art / "rt" / "all-in" / "result.json")
+    rc, check, comment = publish_check(context, tmp_path, art)
+    assert rc == 0 and check["conclusion"] == "success"
+    assert "Ignored (nothing was to be measured): `gate-rpi5`" in comment
+    assert "Every check" not in comment
+
+
+@pytest.mark.parametrize("edit", ["delete", "rename", "series"])
+def test_any_change_to_a_kernel_input_is_measured(origin: Path, tmp_path: Path,
+                                                  edit: str) -> None:
+    """Deleting or renaming a kernel input, or one line of the series, is a change: the plan
+    measures it, and the publisher then wants the boards' results (none: red, never green)."""
+    def change(repo: Path) -> None:
+        config = repo / "kernel" / "configs" / "rt.config"
+        if edit == "delete":
+            config.unlink()
+        elif edit == "rename":
+            config.rename(repo / "docs-rt.config")
+        else:
+            with (repo / "kernel" / "patches" / "series").open("a") as series:
+                series.write("# nothing\n")
+
+    _, context, data = planned(origin, tmp_path, change)
+    assert outputs(tmp_path)["measure"] == "true" and "kernel_inputs_changed" not in data
+    rc, check, _ = publish_check(context, tmp_path)
+    assert rc == 3 and check["conclusion"] == "failure"
+    assert "infrastructure failure" in check["output"]["title"]
+
+
+def test_the_pull_request_cannot_claim_it_changes_no_kernel_input(origin: Path,
+                                                                  tmp_path: Path) -> None:
+    """What the pull request writes is never read for the decision: a head that adds a
+    context.json saying `kernel_inputs_changed: false` (and a patch) is measured."""
+    def claiming(repo: Path) -> None:
+        (repo / "run-context").mkdir()
+        (repo / "run-context" / "context.json").write_text(json.dumps(
+            {"event": "workflow_run", "head_sha": "0" * 40, "boards": ["rpi5"],
+             "kernel_inputs_changed": False}))
+        (repo / "kernel" / "patches" / "0001-x.patch").write_text("--- a/x\n+++ b/x\n")
+
+    _, _, data = planned(origin, tmp_path, claiming)
+    assert outputs(tmp_path)["measure"] == "true" and "kernel_inputs_changed" not in data

@@ -345,6 +345,8 @@ def _root(tmp_path: Path, pi: FakePi, **overrides: object) -> Path:
     (root / "bench" / "boards").mkdir(parents=True)
     (root / "bench" / "scenarios").symlink_to(paths.SCENARIOS)
     (root / "bench" / "tuning").symlink_to(paths.ROOT / "bench" / "tuning")
+    # The shipped list of bad firmware and bootloader versions, as the doctor reads it.
+    (root / "bench" / "firmware").symlink_to(paths.ROOT / "bench" / "firmware")
     board = yaml.safe_load((paths.BOARDS / "rpi5.yml").read_text())
     board["options"].update({
         "host": "127.0.0.1", "port": pi.port, "user": BENCH_USER,
@@ -744,10 +746,16 @@ esac
 TIMEDATECTL = "#!/bin/sh\n# The Pi's timedatectl show -p NTPSynchronized --value.\ncat {vc}/ntp\n"
 APT_MARK = "#!/bin/sh\n# The Pi's apt-mark showhold.\ncat {vc}/held\n"
 SYSTEMCTL = "#!/bin/sh\n# The Pi's systemctl is-enabled rpi-eeprom-update.\ncat {vc}/eeprom\n"
-# What a Pi 5 printed (Raspberry Pi OS bookworm, 2024-11 firmware and bootloader).
-FIRMWARE_VERSION = ("2024/11/12 16:10:44 \nCopyright (c) 2012 Broadcom\n"
-                    "version 4b019946 (release) (embedded)\n")
-BOOTLOADER_VERSION = "2024/11/12 16:10:44\nversion 4b019946 (release)\ntimestamp 1731427844\n"
+# What a Pi 5 prints (the form of Raspberry Pi OS bookworm's vcgencmd) on the 2026-08-12 EEPROM
+# release: its build date, git hash and timestamp as rpi-eeprom's firmware-2712/versions.txt
+# lists them. bench/firmware/rpi5.yml flags none of it.
+FIRMWARE_VERSION = ("2026/08/12 00:06:56 \nCopyright (c) 2012 Broadcom\n"
+                    "version f5e89631 (release) (embedded)\n")
+BOOTLOADER_VERSION = "2026/08/12 00:06:56\nversion f5e89631 (release)\ntimestamp 1786493216\n"
+# Releases the shipped bench/firmware/rpi5.yml flags: 2026-05-26 (the default release there) as
+# a listed bad version, 2024-11-12 as older than the maintainers' minimum, 2025-05-08.
+LISTED_BAD = "2026/05/26 16:01:25\nversion 086b83e3 (release)\ntimestamp 1779807685\n"
+TOO_OLD = "2024/11/12 16:10:44\nversion 4b019946 (release)\ntimestamp 1731427844\n"
 
 
 def _pi_interface(pi: FakePi) -> Path:
@@ -792,8 +800,8 @@ def test_doctor_passes_a_ready_pi_and_names_each_planted_fault(rtgate_process: R
     rc, rows = _doctor(rtgate_process, root)
     assert rc == 0 and _failing(rows) == {}, rows
     assert rows["ssh"][0] == rows["sudo"][0] == rows["RT privileges"][0] == "ok", rows
-    assert rows["bootloader"] == ("ok", "2024/11/12 16:10:44 version 4b019946 (release) "
-                                        "timestamp 1731427844 / ")
+    assert rows["bootloader"] == ("ok", "2026/08/12 00:06:56 version f5e89631 (release) "
+                                        "timestamp 1786493216 / ")
     assert rows["throttling"][0] == rows["time sync"][0] == rows["thermal"][0] == "ok", rows
     assert rows["autoboot.txt"][0] == rows["known-good kernel"][0] == "ok", rows
     assert rows["iperf3 peer"][0] == "ok" and rows["slot"][0] == "n/a", rows
@@ -811,12 +819,8 @@ def test_doctor_passes_a_ready_pi_and_names_each_planted_fault(rtgate_process: R
     sudoers = pi.root / "etc" / "sudoers"
     # Written in place: the file sshd's namespace sees is this inode.
     sudoers.write_text(sudoers.read_text().replace("NOPASSWD: ", ""))
-    # The bootloader listed as bad, with its source, in the data root's firmware file.
-    known = root / "bench" / "firmware" / "rpi5.yml"
-    known.parent.mkdir(parents=True)
-    known.write_text("schema: rtgate/firmware-known/v1\nknown:\n  - {component: bootloader, "
-                     "version: '2024/11/12', problem: a planted problem, "
-                     "source: 'https://example.org/x'}\n")
+    # A bootloader the shipped bench/firmware/rpi5.yml lists as bad, with its source.
+    (vc / "bootloader").write_text(LISTED_BAD)
     rc, rows = _doctor(rtgate_process, root)
     assert rc == 3
     failing = _failing(rows)
@@ -826,7 +830,10 @@ def test_doctor_passes_a_ready_pi_and_names_each_planted_fault(rtgate_process: R
         "thermal": "85.2 °C", "time sync": "NTPSynchronized=no",
         "known-good kernel": "is a test kernel",
         "slot overlays": "rtgate/overlays/README missing",
-        "sudo": "a password is required", "bootloader": "a planted problem (https://example.org/x)",
+        "sudo": "a password is required",
+        "bootloader": "ignores os_prefix when checking for the initramfs, so the side slot "
+                      "(os_prefix) may boot with the wrong initramfs (https://github.com/"
+                      "raspberrypi/rpi-eeprom/commit/aa33b8dc7cee51de4b75580095521dea50407d6e)",
         # Through a sudo that asks for a password, the bench has no privileges either.
         "RT privileges": "the trial did not run through sudo (sudo: a password is required)"}
     assert set(failing) == set(expected), rows
@@ -834,7 +841,9 @@ def test_doctor_passes_a_ready_pi_and_names_each_planted_fault(rtgate_process: R
         assert words in failing[item], (item, failing[item])
 
     # Faults of the board file, read as a run would: no capabilities on the route it names, a
-    # pin the tool does not match, a peer address DNS does not know.
+    # pin the tool does not match, a peer address DNS does not know. And a bootloader older
+    # than the shipped file's minimum.
+    (vc / "bootloader").write_text(TOO_OLD)
     _with_caps(pi, None)
     wrong = _root(tmp_path / "wrong", pi, tryboot_flag=str(flag),
                   measure_privilege="file-capabilities", tools={"cyclictest": "0" * 64},
@@ -846,8 +855,39 @@ def test_doctor_passes_a_ready_pi_and_names_each_planted_fault(rtgate_process: R
     assert "file capabilities cap_ipc_lock,cap_sys_nice=ep" in failing["RT privileges"], rows
     assert "the board file pins 000000000000" in failing["tool cyclictest"], rows
     assert "rpi5-lab.invalid does not resolve" in failing["iperf3 peer"], rows
+    # Only the minimum it is older than: 2024-11-12 has the 2024-04-18 fixes.
+    assert "older than 2025/05/08: Raspberry Pi's automatic-update minimum" in \
+        failing["bootloader"] and "older than 2024/04/18" not in failing["bootloader"], rows
     rc, rows = _doctor(rtgate_process, _root(tmp_path / "gone", pi, port=free_port()))
     assert rc == 3 and list(_failing(rows)) == ["ssh"], rows
+
+
+def test_doctor_names_low_free_space_alone(rtgate_process: RunProcess, tmp_path: Path,
+                                           pi: FakePi) -> None:
+    """The one fault planted: the Pi's modules directory on a filesystem of 64 MiB (a tmpfs
+    mounted in the board's own mount namespace, sshd's, so the board's df reads it; this host
+    never sees it). Only the free-space row of the modules fails, naming what is free and what
+    to free; the board is not ready (exit 3)."""
+    _pi_interface(pi)
+    root = _root(tmp_path, pi, tryboot_flag=str(pi.root / "tryboot-flag"))
+    sshd = int((pi.root / "sshd.pid").read_text())
+    subprocess.run(["nsenter", f"--mount=/proc/{sshd}/ns/mnt", "mount", "-t", "tmpfs", "-o",
+                    "size=64m,mode=0755", "rtgate-small", str(pi.modules)], check=True)
+    # A deployed module tree already takes part of it, as an old -rtgate tree would.
+    subprocess.run(["nsenter", f"--mount=/proc/{sshd}/ns/mnt", "dd", "if=/dev/zero",
+                    f"of={pi.modules}/old-rtgate.img", "bs=1M", "count=16", "status=none"],
+                   check=True)
+    proc = rtgate_process("board", "doctor", "rpi5", "--plain", env={"RTGATE_ROOT": str(root)},
+                          timeout=120)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "rpi5: NOT ready" in proc.stderr
+    rows = {line.split("\t")[1]: line.split("\t") for line in proc.stdout.splitlines()}
+    assert [r[1] for r in rows.values() if r[0] == "fail"] == ["free space (modules)"], rows
+    _, _, found, todo = rows["free space (modules)"]
+    assert found == "48 MiB free", found
+    assert todo.startswith("free at least 512 MiB") and "docs/rpi5.md" in todo, todo
+    # The others, on this host's disk, are ok.
+    assert rows["free space (firmware)"][0] == rows["free space (run)"][0] == "ok", rows
 
 
 # crash evidence and recovery -----------------------------------------------------------------

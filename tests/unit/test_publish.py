@@ -261,6 +261,42 @@ def test_a_context_that_is_not_the_plan_jobs_is_an_input_error(
     assert proc.returncode == 2 and "context.json: head_sha" in proc.stderr
 
 
+
+def test_a_pull_request_changing_no_kernel_input_is_green_unjudged_and_inert(
+        rtgate_cli: RunCli, tmp_path: Path) -> None:
+    """The plan job found no kernel input in the pull request's diff: outcome `unchanged`
+    (exit 0), no board expected, the changed gate inputs still listed, escaped; a gate
+    artifact that turns up anyway is listed as ignored, never judged."""
+    context = tmp_path / "context"
+    context.mkdir()
+    (context / "context.json").write_text(json.dumps({
+        "event": "workflow_run", "head_sha": "a" * 40, "pull_request": 7, "boards": ["rpi5"],
+        "changed_inputs": [f"bench/{HOSTILE}.yml"], "kernel_inputs_changed": False}))
+    gate = tmp_path / "gate"
+    pi5(gate, rt_max=4800.0)  # a regression, were it judged
+    run = Published(rtgate_cli, tmp_path, gate / "gate-rpi5", args=("--context", str(context)))
+    assert run.proc.returncode == 0, run.proc.stderr
+    assert run.outcome == {"outcome": "unchanged", "exit": 0, "title": "✅ no kernel input "
+                           "changed: nothing measured, nothing to judge", "boards": {}}
+    assert "changes nothing under `kernel/patches/` or `kernel/configs/`" in run.comment
+    assert "Ignored (nothing was to be measured): `gate-rpi5`" in run.comment
+    assert "regression" not in run.comment and list(JUnitXml.fromfile(str(run.junit))) == []
+    assert_inert(run.comment)
+
+def test_only_a_pull_requests_context_may_say_no_kernel_input_changed(
+        rtgate_cli: RunCli, tmp_path: Path) -> None:
+    """main's pushes are always measured: a push context claiming nothing changed is refused
+    (one line naming the file, exit 2), never published green."""
+    context = tmp_path / "context"
+    context.mkdir()
+    (context / "context.json").write_text(json.dumps({
+        "event": "push", "head_sha": "a" * 40, "boards": ["rpi5"],
+        "kernel_inputs_changed": False}))
+    proc = rtgate_cli("publish", "--context", str(context), "--markdown", str(tmp_path / "c.md"))
+    assert proc.returncode == 2, proc.stderr
+    assert "context.json" in proc.stderr and "names a pull request's gate" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
 @pytest.mark.parametrize("text", ["a|b", "``x``", "@someone", "<script>", "www.x.invalid",
                                   "line\nbreak", "\u202eevil", "#123"])
 def test_code_spans_hold_any_text(text: str) -> None:

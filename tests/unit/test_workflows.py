@@ -708,6 +708,36 @@ def test_the_lava_gate_job_is_github_hosted_behind_the_lab_approval() -> None:
         "kernels": {"result": "skipped"}}})
 
 
+def test_a_pull_request_changing_no_kernel_input_reaches_no_lab_job() -> None:
+    """The plan job's `measure` output (its own base...head diff, tests/integration/
+    test_gate_chain.py runs it) is false: no job that builds, boots or measures runs, and the
+    publisher still gets a finished gate run with the run context (latency-report.yml)."""
+    gate = load(GATE)
+    plan = gate["jobs"]["plan"]
+    assert plan["outputs"]["measure"] == "${{ steps.kernel-change.outputs.measure }}"
+    decide = next(s for s in plan["steps"] if s.get("id") == "kernel-change")
+    # The default branch's git on the pull request's commits, never a file of the head's.
+    assert 'git merge-base HEAD "$HEAD_SHA"' in decide["run"]
+    assert "-- kernel/patches kernel/configs" in decide["run"]
+    assert "${{" not in decide["run"] and "env" not in decide
+    full = {"plan": {"result": "success", "outputs": {
+                "boards": '[{"board":"","kind":"rpi5","label":"rpi5"}]', "trust": "pr",
+                "lava": '[{"board":"lava-qemu","kernel_target":"qemu-arm64"}]',
+                "lava_kernel_targets": '["qemu-arm64"]'}},
+            "kernels": {"result": "skipped"}, "lava-kernels": {"result": "skipped"}}
+    for name in ("gate", "gate-lava", "lava-kernels"):
+        condition = without_cancelled(gate["jobs"][name]["if"])
+        for measure, expected in (("false", False), ("true", True), (None, True)):
+            needs = {**full, "plan": {**full["plan"], "outputs": {**full["plan"]["outputs"],
+                                                                  "measure": measure}}}
+            assert bool(evaluate(condition, {"needs": needs})) is expected, (name, measure)
+    # The run context is kept whatever the plan decided: the publisher reads it.
+    keep = next(s for s in plan["steps"] if s.get("name") == "Keep the run context")
+    assert keep["if"] == "${{ !env.ACT }}"
+    # Every pull request runs latency-pr.yml, so every one gets the gate and its check.
+    assert load(PR_WORKFLOW)["on"] == {"pull_request": None}
+
+
 def test_the_lava_token_reaches_only_the_rtgate_step() -> None:
     from rtgate.board.spec import load_board
 
