@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from rtgate import paths
 from rtgate.board import throttle
@@ -54,17 +54,50 @@ class DoctorSettings:
     """Where the session log goes."""
 
 
-class KnownVersion(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    component: Literal["bootloader", "firmware"]
-    version: str = Field(min_length=4)
-    problem: str
-    source: str = Field(pattern=r"^https://")
-
-
 RELEASE_DATE = re.compile(r"\b(\d{4}/\d{2}/\d{2})\b")
 """The release a `vcgencmd version` / `bootloader_version` answer names: its build date, as its
 first line prints it (and as the release notes name releases)."""
+DATE = r"^\d{4}/\d{2}/\d{2}$"
+SCHEMA_ID = "rtgate/firmware-known/v2"
+"""v2 adds release ranges (``from``/``through``) to ``known``. A v1 file, single versions only,
+still reads as it always did (v2 changed no field's meaning); a range in it is refused."""
+
+
+class KnownVersion(BaseModel):
+    """Bad releases: one ``version`` (a substring of the answer), or every release dated
+    ``from`` through ``through`` (YYYY/MM/DD, both included, compared with the date the answer
+    starts with, as a minimum is)."""
+
+    model_config = ConfigDict(extra="forbid")
+    component: Literal["bootloader", "firmware"]
+    version: str | None = Field(None, min_length=4)
+    from_: str | None = Field(None, alias="from", pattern=DATE)
+    through: str | None = Field(None, pattern=DATE)
+    problem: str
+    source: str = Field(pattern=r"^https://")
+
+    @model_validator(mode="after")
+    def _one_form(self) -> KnownVersion:
+        ranged = self.from_ is not None or self.through is not None
+        if self.version is not None and ranged:
+            raise ValueError("give version or a range (from and through), not both")
+        if self.version is None and not ranged:
+            raise ValueError("give version or a range (from and through)")
+        if ranged and (self.from_ is None or self.through is None):
+            raise ValueError("a range needs both from and through")
+        if self.from_ is not None and self.through is not None and self.from_ > self.through:
+            raise ValueError(f"from {self.from_} is after through {self.through}")
+        return self
+
+    @property
+    def is_range(self) -> bool:
+        return self.version is None
+
+    def flags(self, said: str, date: str | None) -> bool:
+        """Whether an answer (``said``, the release date it names or None) is this bad release."""
+        if self.version is not None:
+            return self.version in said
+        return date is not None and (self.from_ or "") <= date <= (self.through or "")
 
 
 class MinimumVersion(BaseModel):
@@ -72,14 +105,15 @@ class MinimumVersion(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     component: Literal["bootloader", "firmware"]
-    version: str = Field(pattern=r"^\d{4}/\d{2}/\d{2}$")
+    version: str = Field(pattern=DATE)
     why: str
     source: str = Field(pattern=r"^https://")
 
 
 class KnownVersions(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    schema_: Literal["rtgate/firmware-known/v1"] = Field(alias="schema")
+    schema_: Literal["rtgate/firmware-known/v1", "rtgate/firmware-known/v2"] = Field(
+        alias="schema")
     known: list[KnownVersion]
     minimum: list[MinimumVersion] = []
 
@@ -87,30 +121,40 @@ class KnownVersions(BaseModel):
 def known_versions(kind: str) -> KnownVersions:
     path = paths.ROOT / "bench" / FIRMWARE_DIR / f"{kind}.yml"
     if not path.is_file():
-        return KnownVersions.model_validate({"schema": "rtgate/firmware-known/v1", "known": []})
+        return KnownVersions.model_validate({"schema": SCHEMA_ID, "known": []})
     doc = load_yaml(path)
     try:
-        return KnownVersions.model_validate(doc.data)
+        versions = KnownVersions.model_validate(doc.data)
     except ValidationError as exc:
         raise doc.validation_error(exc) from exc
+    if versions.schema_ != SCHEMA_ID:
+        for i, entry in enumerate(versions.known):
+            if entry.is_range:
+                raise doc.error(f"known.{i}: a release range (from/through) needs "
+                                f"'schema: {SCHEMA_ID}'", ("known", i))
+    return versions
 
 
 def judge_version(component: str, said: str, versions: KnownVersions) -> Finding:
-    """One component's row: fail on a listed bad version or a release older than a minimum;
-    warn when minimums exist but the answer names no release date to compare."""
+    """One component's row: fail on a listed bad version, a release inside a listed bad range
+    or one older than a minimum; warn when a range or a minimum exists but the answer names no
+    release date to compare."""
     found = " ".join(said.split())[:80]
-    bad = [f"{k.problem} ({k.source})" for k in versions.known
-           if k.component == component and k.version in said]
+    match = RELEASE_DATE.search(said)
+    date = match.group(1) if match else None
+    mine = [k for k in versions.known if k.component == component]
+    bad = [f"{k.problem} ({k.source})" for k in mine if k.flags(said, date)]
     minimums = [m for m in versions.minimum if m.component == component]
-    date = RELEASE_DATE.search(said)
-    if date is None and minimums and not bad:
-        newest = max(m.version for m in minimums)
+    ranges = [k for k in mine if k.is_range]
+    if date is None and (minimums or ranges) and not bad:
+        against = ([f"the minimum {max(m.version for m in minimums)}"] if minimums else []) + [
+            f"the bad range {k.from_} to {k.through}" for k in ranges]
         return Finding(component, "warn", found or "no answer",
-                       f"no release date to compare with the minimum {newest} (bench/firmware): "
-                       "check it by hand")
+                       f"no release date to compare with {' or '.join(against)} "
+                       "(bench/firmware): check it by hand")
     if date is not None:
         bad += [f"older than {m.version}: {m.why} ({m.source})" for m in minimums
-                if date.group(1) < m.version]
+                if date < m.version]
     if not bad:
         return Finding(component, "ok", found)
     return Finding(component, "fail", found, "; ".join(bad) + ": update it (rpi-eeprom-update, "

@@ -753,7 +753,8 @@ FIRMWARE_VERSION = ("2026/08/12 00:06:56 \nCopyright (c) 2012 Broadcom\n"
                     "version f5e89631 (release) (embedded)\n")
 BOOTLOADER_VERSION = "2026/08/12 00:06:56\nversion f5e89631 (release)\ntimestamp 1786493216\n"
 # Releases the shipped bench/firmware/rpi5.yml flags: 2026-05-26 (the default release there) as
-# a listed bad version, 2024-11-12 as older than the maintainers' minimum, 2025-05-08.
+# inside the listed bad range (2025/12/08 through 2026/06/17), 2024-11-12 as older than the
+# maintainers' minimum, 2025-05-08.
 LISTED_BAD = "2026/05/26 16:01:25\nversion 086b83e3 (release)\ntimestamp 1779807685\n"
 TOO_OLD = "2024/11/12 16:10:44\nversion 4b019946 (release)\ntimestamp 1731427844\n"
 
@@ -819,7 +820,7 @@ def test_doctor_passes_a_ready_pi_and_names_each_planted_fault(rtgate_process: R
     sudoers = pi.root / "etc" / "sudoers"
     # Written in place: the file sshd's namespace sees is this inode.
     sudoers.write_text(sudoers.read_text().replace("NOPASSWD: ", ""))
-    # A bootloader the shipped bench/firmware/rpi5.yml lists as bad, with its source.
+    # A bootloader inside the shipped bench/firmware/rpi5.yml's bad range, with its source.
     (vc / "bootloader").write_text(LISTED_BAD)
     rc, rows = _doctor(rtgate_process, root)
     assert rc == 3
