@@ -8,11 +8,12 @@ at once: the plant's maximum is ~1 s by construction); the harmless prefixes by 
 comparison, *same* within the bisect's own margin, --min-effect-pct 900 (a ratio of x10 either
 way; docs/ab-bisect.md, "The bisect's margin"): the emulator's rounds' block-max p90 vary by a log
 sd of 0.55-0.77, so the gate's 100 % at most cannot be certified in a step's cap, while the plant
-moves the block-max p90 from tens of ms to ~1 s. 10 planned rounds a side
-(benchmarks/bisect_same_within_cap.py: a harmless step *same* by then in 99 % at log sd 0.75, 92 %
-at 0.9; median 6 rounds a side) and a 9 min step cap that reaches them at up to ~54 s a pair.
-The plan is fixed on the command line, so the run can be replayed
-(tests/data/bisect/replay/ is one such run). About 15-20 minutes with the kernels cached.
+moves the block-max p90 from tens of ms to ~1 s. 12 planned rounds a side
+(benchmarks/bisect_same_within_cap.py: a harmless step *same* by then in 99.8 % at log sd 0.75,
+98 % at 0.9; median 6-7 rounds a side) and an 11 min step cap that reaches them at up to ~55 s a
+pair: a run at host load 4-6 saw a log sd of ~0.9 and needed 8 rounds a side. The plan is fixed
+on the command line, so a run can be replayed (tests/data/bisect/replay/ is one, at 10 planned
+rounds). 6-10 minutes with the variants' kernels cached, when both harmless steps end early.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ def test_bisect_names_and_confirms_the_planted_patch(rtgate_process: RunProcess,
     out = tmp_path / "bisect"
     proc = rtgate_process("bisect", "--board", "qemu-arm64", "--flavor", "stock", "--series",
                           str(DATA / "series-4"), "--scenarios", "idle", "--round-duration",
-                          "10s", "--step-time", "9m", "--planned-rounds", "10",
+                          "10s", "--step-time", "11m", "--planned-rounds", "12",
                           "--min-effect-pct", "900", "--thresholds",
                           str(DATA / "thresholds.yml"), "--out", str(out), timeout=4800)
     assert proc.returncode == 1, proc.stdout + proc.stderr[-4000:]
