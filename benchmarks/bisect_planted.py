@@ -2,10 +2,11 @@
 
 tests/data/bisect/series on qemu-arm64 (stock, idle): seven harmless patches and, at position 5,
 the planted latency switched on by default (tests/data/bisect/README.md), judged with
-tests/data/bisect/thresholds.yml, through the real CLI. Every variant is really built: the run
-gets a private kernel-artifact cache (so no variant is a cache hit from an earlier run) that
-shares the user's ccache and source trees (so a variant rebuilds only what its patches change,
-as a maintainer's bisect would).
+tests/data/bisect/thresholds.yml and the end-to-end bisect's settings (a step's margin
+--min-effect-pct 900, 12 planned rounds a side, docs/ab-bisect.md), through the real CLI.
+Every variant is really built: the run gets a private kernel-artifact cache (so no variant is a
+cache hit from an earlier run) that shares the user's ccache and source trees (so a variant
+rebuilds only what its patches change, as a maintainer's bisect would).
 
 Printed: the culprit and whether it was confirmed, the measurements made against the issue's
 bound (ceil(log2 8) search steps plus the confirmation), the wall time, and each variant's build
@@ -56,8 +57,9 @@ def main() -> int:
         proc = subprocess.run(
             [sys.executable, "-m", "rtgate", "bisect", "--board", "qemu-arm64", "--flavor",
              "stock", "--series", str(DATA / "series"), "--scenarios", "idle",
-             "--round-duration", "20s", "--step-time", "10m",
-             "--thresholds", str(DATA / "thresholds.yml"), "--out", str(out)],
+             "--round-duration", "10s", "--step-time", "11m", "--planned-rounds", "12",
+             "--min-effect-pct", "900", "--thresholds", str(DATA / "thresholds.yml"),
+             "--out", str(out)],
             cwd=ROOT, env=env, check=False)
         wall = time.monotonic() - started
         doc = json.loads((out / "bisect.json").read_text())

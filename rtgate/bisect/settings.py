@@ -6,6 +6,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from rtgate.errors import InputError
+
+MAX_MIN_EFFECT_PCT = 10000.0
+"""The widest margin a bisect step takes (%; a ratio B/A of x101). Wider than the gate's 100 %
+(the thresholds' limit, the smallest change worth refusing a pull request for): a bisect hunts
+one regression whose size it has already measured, so its steps only need to tell that
+regression from no change; on a noisy board (TCG: rounds' block-max p90 vary by a log sd of
+0.55-0.77) a harmless step can end *same* within its cap only at a wide margin (x10 = 900 %).
+"""
+
 
 @dataclass(frozen=True)
 class BisectSettings:
@@ -30,8 +40,14 @@ class BisectSettings:
     scale: float | None
     thresholds: Path
     min_effect_pct: float | None
+    """Every step's margin (%, in (0, MAX_MIN_EFFECT_PCT]); None: the budgets' ab.min_effect_pct."""
     alpha: float | None
     runtime: str
     """Where the variants' kernels build."""
     trust: str | None
     """The kernel cache's trust domain."""
+
+    def __post_init__(self) -> None:
+        if self.min_effect_pct is not None and not 0 < self.min_effect_pct <= MAX_MIN_EFFECT_PCT:
+            raise InputError(f"min_effect_pct {self.min_effect_pct:g}: a bisect step's margin "
+                             f"must be in (0, {MAX_MIN_EFFECT_PCT:g}] %")

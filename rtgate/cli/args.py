@@ -66,10 +66,19 @@ def breach_threshold(budget_word: str) -> Callable[[str], float | str]:
 
 def percent(text: str) -> float:
     """A share in (0, 100] % (a minimum effect)."""
-    value = _number(text.removesuffix("%"))
-    if value is None or not 0 < value <= 100:
-        raise argparse.ArgumentTypeError(f"must be a percentage in (0, 100]: {text}")
-    return value
+    return percent_up_to(100)(text)
+
+
+def percent_up_to(limit: float) -> Callable[[str], float]:
+    """A share in (0, limit] % (a minimum effect; a bisect's may exceed 100 %)."""
+
+    def parse(text: str) -> float:
+        value = _number(text.removesuffix("%"))
+        if value is None or not 0 < value <= limit:
+            raise argparse.ArgumentTypeError(f"must be a percentage in (0, {limit:g}]: {text}")
+        return value
+
+    return parse
 
 
 def rate(text: str) -> float:
@@ -139,16 +148,19 @@ def add_scale_option(p: argparse.ArgumentParser,
 
 
 def add_ab_options(p: argparse.ArgumentParser, *, min_rounds: int, round_help: str,
-                   planned_help: str, min_effect_help: str, alpha_help: str) -> None:
+                   planned_help: str, min_effect_help: str, alpha_help: str,
+                   max_effect_pct: float = 100) -> None:
     """The A/B options `rtgate ab` and `rtgate bisect` share: a round's length, the planned
-    rounds, the load scale, the budgets, the minimum effect and the false-alarm rate; the help
-    words that differ (a run's or a step's) are the caller's."""
+    rounds, the load scale, the budgets, the minimum effect (at most ``max_effect_pct``: the
+    thresholds' 100 % for the gate, more for a bisect's steps) and the false-alarm rate; the
+    help words that differ (a run's or a step's) are the caller's."""
     p.add_argument("--round-duration", type=duration, required=True, help=round_help)
     p.add_argument("--planned-rounds", type=rounds_at_least(min_rounds), metavar="N",
                    help=planned_help)
     add_scale_option(p)
     p.add_argument("--thresholds", type=Path, default=paths.THRESHOLDS, metavar="FILE")
-    p.add_argument("--min-effect-pct", type=percent, metavar="PCT", help=min_effect_help)
+    p.add_argument("--min-effect-pct", type=percent_up_to(max_effect_pct), metavar="PCT",
+                   help=min_effect_help)
     p.add_argument("--alpha", type=rate, metavar="RATE", help=alpha_help)
 
 

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from rtgate.bisect.run import bisect
-from rtgate.bisect.settings import BisectSettings
+from rtgate.bisect.settings import MAX_MIN_EFFECT_PCT, BisectSettings
 from rtgate.cli.args import add_ab_options, comma_list, count, duration
 from rtgate.kernel.cache import TRUST_DOMAINS
 from rtgate.kernel.runtime import RUNTIMES
@@ -30,6 +30,12 @@ an artifact: untrusted data) and measures nothing: the same command with the sam
 --planned-rounds as the bisect had it, writes bisect.json and bisect.md in OUT from them alone.
 A step directory that is not the one the search asks for is refused (exit 2, bisect.md says
 why); rounds that end before the bisect finished are no verdict (exit 3).
+
+The margin: a step is *same* when the primary metric's ratio B/A is within x(1 + PCT/100)
+either way. The gate's ab.min_effect_pct (at most 100: the smallest change worth refusing) is
+the default, but a bisect hunts one regression the ends have already shown, so its steps need
+only tell that regression from no change: --min-effect-pct may be up to 10000 (docs/ab-bisect.md,
+"The bisect's margin"). A regression smaller than the margin is not what the search finds.
 
 exit codes:
   0  nothing to bisect: the whole series is same as (or better than) the good end
@@ -79,8 +85,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         planned_help="rounds a side every step's alpha spending plans for, fixed before the "
                      "first round (as `rtgate ab`; needed to --replay); default: what "
                      "--step-time allows at each step's first pair's pace",
-        min_effect_help="minimum effect worth reporting (overrides ab.min_effect_pct)",
-        alpha_help="false-alarm rate of each step (overrides ab.alpha; default 0.01)")
+        min_effect_help=f"every step's equivalence margin and minimum effect, in %% of the "
+                        f"base's primary metric, up to {MAX_MIN_EFFECT_PCT:g} (overrides "
+                        "ab.min_effect_pct, which stays at most 100 for the gate): size it to "
+                        "the regression being hunted, e.g. 900 (a ratio of x10) on qemu-arm64",
+        alpha_help="false-alarm rate of each step (overrides ab.alpha; default 0.01)",
+        max_effect_pct=MAX_MIN_EFFECT_PCT)
     p.add_argument("--runtime", choices=RUNTIMES, default="host",
                    help="where the kernels build (as `rtgate kernel build`)")
     p.add_argument("--cache-trust", dest="trust", choices=TRUST_DOMAINS,

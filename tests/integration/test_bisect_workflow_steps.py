@@ -10,9 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from steps import run
-from test_bisect_replay import PLANNED, recorded
+from test_bisect_replay import MARGIN, PLANNED, ROUND, STEP, recorded
 from test_bisect_workflow import BISECT, ROOT
 
 DATA = ROOT / "tests" / "data" / "bisect"
@@ -21,13 +20,14 @@ DATA = ROOT / "tests" / "data" / "bisect"
 def plan_args(tmp_path: Path, **inputs: str) -> subprocess.CompletedProcess[str]:
     env = {"PATH": os.environ["PATH"], "GITHUB_OUTPUT": str(tmp_path / "output"),
            "BOARD": "qemu-arm64", "FLAVOR": "stock", "SCENARIOS": "idle", "GOOD": "", "BAD": "",
-           "ROUND": "20s", "STEP": "10m", "PLANNED": PLANNED, **inputs}
+           "ROUND": ROUND, "STEP": STEP, "PLANNED": PLANNED, "MARGIN": MARGIN, **inputs}
     return run(BISECT, "The bisect's settings", cwd=tmp_path, env=env)
 
 
 def test_the_settings_are_checked_before_a_board_is_booked(tmp_path: Path) -> None:
     for bad in ({"GOOD": "1 --thresholds /tmp/mine.yml"}, {"SCENARIOS": "idle --alpha 0.5"},
-                {"STEP": "1h; rm -rf /"}, {"FLAVOR": "evil"}, {"PLANNED": ""}):
+                {"STEP": "1h; rm -rf /"}, {"FLAVOR": "evil"}, {"PLANNED": ""},
+                {"MARGIN": "900 --alpha 0.5"}, {"MARGIN": "-5"}):
         proc = plan_args(tmp_path, **bad)
         assert proc.returncode == 2 and "Input error" in proc.stdout, bad
 
@@ -67,9 +67,6 @@ def publisher(tmp_path: Path, artifact: Path | None) -> tuple[subprocess.Complet
     return proc, ws / "comment.md"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "tests/data/bisect/replay was recorded under the first A/B rule; it needs re-recording "
-    "with enough rounds a step for the current rule (issue 22)"))
 def test_the_publisher_posts_what_it_decided_from_the_rounds(tmp_path: Path) -> None:
     artifact = recorded(tmp_path)  # the real bisect's output
     # The lab job's own words, in the artifact, say otherwise: never read.

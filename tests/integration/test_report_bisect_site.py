@@ -34,9 +34,6 @@ def test_a_bisect_among_pipeline_results(rtgate_cli: RunCli, tmp_path: Path) -> 
 
 
 @pytest.mark.integration
-@pytest.mark.xfail(strict=True, reason=(
-    "tests/data/bisect/replay was recorded under the first A/B rule; it needs re-recording "
-    "with enough rounds a step for the current rule (issue 22)"))
 def test_a_measured_and_a_replayed_bisect_among_the_rounds_results(rtgate_cli: RunCli,
                                                                    tmp_path: Path) -> None:
     """The real bisect as measured, and as `rtgate bisect --replay` re-decided it from its
@@ -58,7 +55,7 @@ def test_a_measured_and_a_replayed_bisect_among_the_rounds_results(rtgate_cli: R
         html = page.read_text()
         assert "culprit found and confirmed" in html and "Culprit: patch 3 of 4" in html
         assert html.count('class="step-row"') == len(STEPS) == len(replayed["steps"])
-        assert "Δ p99 +105 µs [-16448, +16658]" in html  # the rounds' own effect
+        assert "block max p90 -2 % [-69, +213]" in html  # the rounds' own effect
     # The replay measured nothing and left no A/B files of its own; the measured one did.
     assert "steps/01/ab.md.txt" not in pages[0].read_text()
     assert "steps/01/ab.md.txt" in pages[1].read_text()

@@ -21,6 +21,7 @@ from rtgate.bisect.doc import StepMeasurement, Variant, prefix
 from rtgate.bisect.patches import describe, patch_header
 from rtgate.bisect.render import markdown
 from rtgate.bisect.search import Conclusion, Search
+from rtgate.bisect.settings import BisectSettings
 from rtgate.bisect.state import Log
 from rtgate.errors import InputError
 from rtgate.outcome import StepOutcome
@@ -247,3 +248,36 @@ def test_cli_refuses_ends_outside_the_series_before_any_build(rtgate_cli: RunCli
     assert "need 0 <= good < bad <= 8" in proc.stderr and "series" in proc.stderr
     assert not (tmp_path / "out" / "variants").exists()
 
+
+
+def test_a_steps_margin_may_exceed_the_gates_100_pct_up_to_its_bound(rtgate_cli: RunCli,
+                                                                      tmp_path: Path) -> None:
+    # 900 % is parsed (the run goes on to check the ends, which are wrong here: exit 2 there).
+    proc = rtgate_bisect(rtgate_cli, tmp_path, "--board", "qemu-arm64", "--flavor", "stock",
+                         "--good", "5", "--bad", "9", "--min-effect-pct", "900")
+    assert proc.returncode == 2, proc.stderr
+    assert "need 0 <= good < bad <= 8" in proc.stderr
+    # Past the documented bound: one line naming the option, exit 2, nothing built.
+    proc = rtgate_bisect(rtgate_cli, tmp_path, "--board", "qemu-arm64", "--flavor", "stock",
+                         "--min-effect-pct", "10001")
+    assert proc.returncode == 2, proc.stderr
+    assert "argument --min-effect-pct: must be a percentage in (0, 10000]: 10001" in proc.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_gates_margin_stays_at_most_100_pct(rtgate_cli: RunCli, tmp_path: Path) -> None:
+    proc = rtgate_cli("ab", "--board", "local", "--scenarios", "idle", "--round-duration", "2s",
+                      "--max-time", "1m", "--min-effect-pct", "900", "--out",
+                      str(tmp_path / "ab"))
+    assert proc.returncode == 2, proc.stderr
+    assert "argument --min-effect-pct: must be a percentage in (0, 100]: 900" in proc.stderr
+
+
+@pytest.mark.parametrize("pct", [0.0, -5.0, 10000.5])
+def test_bisect_settings_refuse_a_margin_outside_the_bound(pct: float, tmp_path: Path) -> None:
+    with pytest.raises(InputError, match=r"a bisect step's margin must be in \(0, 10000\] %"):
+        BisectSettings(board="qemu-arm64", flavor="stock", series=DATA / "series-4", good=0,
+                       bad=None, scenarios=None, round_duration=10, max_time=60,
+                       planned_rounds=None, repeats=2, out=tmp_path, replay=None, scale=None,
+                       thresholds=DATA / "thresholds.yml", min_effect_pct=pct, alpha=None,
+                       runtime="host", trust=None)

@@ -1,7 +1,8 @@
 """`rtgate bisect --replay`: a bisect re-decided from its rounds' result files alone, as the
 publisher of a pull request's bisect does (.github/workflows/latency-bisect.yml).
 
-The bisect is a real one: series-4 on qemu-arm64, patch 3 found and confirmed
+The bisect is a real one under rule 2: series-4 on qemu-arm64 with the e2e's settings (a
+step's margin 900 %, 10 planned rounds a side), patch 3 found and confirmed
 (tests/data/bisect/replay/README.md). Its step directories, rearranged, make the layouts of
 other bisects for the refusals. The CLI runs end to end on them."""
 
@@ -22,21 +23,15 @@ from rtgate.bisect.measure import SKIPPED, BoardMeasure, step_dir
 DATA = Path(__file__).parents[1] / "data" / "bisect"
 ARCHIVE = DATA / "replay" / "series-4-bisect.tar.xz"
 SERIES = DATA / "series-4"
-PLANNED = "12"  # the rounds a side both 'same' steps of the recorded bisect planned
+PLANNED = "10"  # the bisect's --planned-rounds: every step planned 10 rounds a side
+MARGIN = "900"  # the bisect's --min-effect-pct: every step's margin, x10 either way
+ROUND, STEP = "10s", "9m"  # its --round-duration and --step-time
 # The recorded bisect: the ends, the search (1-2 same, 1-3 worse), the culprit against its
 # parent twice, the bad end without it against the good end.
 STEPS = [((), (1, 2, 3, 4), "worse"), ((), (1, 2), "same"), ((), (1, 2, 3), "worse"),
          ((1, 2), (1, 2, 3), "worse"), ((1, 2), (1, 2, 3), "worse"), ((), (1, 2, 4), "same")]
 # Rounds of each kind, from the recorded steps.
 ROUNDS = {"worse": "01_1-4_vs_none", "same": "02_1-2_vs_none"}
-# The bisect was recorded under the first A/B rule (a ±200 ms margin in µs): its 'same' steps
-# stopped at 3 rounds a side. The rule of one primary metric with margins in % cannot certify
-# 'same' from those 3 rounds (block-max p90 varies by about 60 % from round to round on this
-# emulator), so the replay now takes another path at step 2. Strict: a replay that matches
-# again (a re-recorded bisect) must drop this mark.
-RECORDED_UNDER_RULE_1 = pytest.mark.xfail(
-    strict=True, reason="tests/data/bisect/replay was recorded under the first A/B rule; it "
-    "needs re-recording with enough rounds a step for the current rule")
 
 
 def recorded(tmp: Path) -> Path:
@@ -60,9 +55,10 @@ def lay_out(out: Path, steps: list[tuple[tuple[int, ...], tuple[int, ...], str]]
 def replay(rtgate_cli: RunCli,
            tmp_path: Path, source: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     return rtgate_cli("bisect", "--board", "qemu-arm64", "--flavor", "stock", "--series",
-                      SERIES, "--scenarios", "idle", "--round-duration", "20s", "--step-time",
-                      "10m", "--thresholds", DATA / "replay" / "thresholds.yml", "--replay",
-                      source, "--out", tmp_path / "published", *extra)
+                      SERIES, "--scenarios", "idle", "--round-duration", ROUND, "--step-time",
+                      STEP, "--min-effect-pct", MARGIN, "--thresholds",
+                      DATA / "replay" / "thresholds.yml", "--replay", source, "--out",
+                      tmp_path / "published", *extra)
 
 
 def published(tmp_path: Path) -> tuple[dict | None, str]:
@@ -77,7 +73,6 @@ def evidence(doc: dict) -> list[tuple]:
              s["measurement"]["summary"], s["measurement"]["base_ok"]) for s in doc["steps"]]
 
 
-@RECORDED_UNDER_RULE_1
 def test_the_recorded_bisect_is_re_decided_as_it_was_measured(rtgate_cli: RunCli,
                                                               tmp_path: Path) -> None:
     source = recorded(tmp_path)
@@ -98,7 +93,6 @@ def test_the_recorded_bisect_is_re_decided_as_it_was_measured(rtgate_cli: RunCli
     assert "| 1 | ends | 1-4 | none | worse |" in text
 
 
-@RECORDED_UNDER_RULE_1
 def test_what_the_measuring_job_wrote_besides_the_rounds_is_never_read(rtgate_cli: RunCli,
                                                                        tmp_path: Path) -> None:
     source = recorded(tmp_path)
@@ -144,7 +138,6 @@ def test_the_rounds_decide_not_the_directory_names(rtgate_cli: RunCli,
     assert "the search asks for 03_1_vs_none there" in proc.stderr
 
 
-@RECORDED_UNDER_RULE_1
 def test_a_step_beyond_the_searchs_end_is_refused(rtgate_cli: RunCli,
                                                   tmp_path: Path) -> None:
     source = lay_out(tmp_path / "artifact", [*STEPS, ((), (1, 2, 3, 4), "same")])
@@ -155,7 +148,6 @@ def test_a_step_beyond_the_searchs_end_is_refused(rtgate_cli: RunCli,
     assert published(tmp_path)[0] is None
 
 
-@RECORDED_UNDER_RULE_1
 def test_rounds_that_end_before_the_bisect_did_are_no_verdict(rtgate_cli: RunCli,
                                                               tmp_path: Path) -> None:
     proc = replay(rtgate_cli,
@@ -167,7 +159,6 @@ def test_rounds_that_end_before_the_bisect_did_are_no_verdict(rtgate_cli: RunCli
     assert "end before step 5" in text and "| 4 | parent | 1-3 | 1-2 | worse |" in text
 
 
-@RECORDED_UNDER_RULE_1
 def test_a_step_that_did_not_build_is_skipped_and_its_reason_quoted(rtgate_cli: RunCli,
                                                                     tmp_path: Path) -> None:
     source = tmp_path / "artifact"
