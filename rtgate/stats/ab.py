@@ -185,6 +185,9 @@ class Margin:
         return 1 + max(self.relative, self.floor_us / max(baseline_us, self.floor_us))
 
     def __str__(self) -> str:
+        # Past 100 % a "±" reads as a latency below zero: a bisect's margin is a factor.
+        if self.relative > 1:
+            return f"×{1 + self.relative:g} either way (at least {self.floor_us:g} µs)"
         return f"± {100 * self.relative:g} % (at least {self.floor_us:g} µs)"
 
 

@@ -197,3 +197,10 @@ def test_recorded_rounds_a_planted_load_is_worse_and_an_a_a_pair_is_not() -> Non
     assert worse.outcome is Comparison.WORSE, worse
     (aa,) = ab.decide([ab.KeyRounds(KEY, a, again, margin)], 0.01)
     assert aa.outcome in (Comparison.SAME, Comparison.UNKNOWN), aa
+
+
+def test_a_margin_past_100_percent_reads_as_a_factor() -> None:
+    """A bisect's margin may exceed 100 %: "± 900 %" would read as a latency below zero."""
+    assert str(ab.Margin(0.1)) == "± 10 % (at least 1 µs)"
+    assert str(ab.Margin(9.0)) == "×10 either way (at least 1 µs)"
+    assert ab.Margin(9.0).ratio(1000.0) == 10.0
