@@ -341,11 +341,17 @@ def boundaries(alpha: float, planned: int) -> tuple[float, ...]:
     under "the same kernel" (normal logs, one variance: t is free of both) the chance of a first
     crossing at look k is the spending function's increment there, exactly.
 
-    P(first crossing at k) = P(p_k ≤ b_k) · P(no earlier crossing | p_k ≤ b_k), with p_k the
-    look's marginal two-sided p-value, uniform under the null: b_k = increment / that share,
-    solved by fixed point on ``PATHS`` simulated sequences. Where fewer than ``TAIL_PATHS``
-    paths lie below b_k, the share is taken over the ``TAIL_PATHS`` smallest p-values: it falls
-    as b_k does, so that overstates it and b_k errs small (conservative)."""
+    Solved look by look on ``PATHS`` simulated sequences, directly: P(first crossing at k) is
+    the share of paths still alive (no earlier crossing) whose look-k marginal two-sided p-value
+    p_k is at most b_k, so b_k is the alive paths' p-value of rank increment × ``PATHS``
+    (interpolated between neighbouring order statistics). That holds where at least
+    ``TAIL_PATHS`` paths (alive or not) lie below b_k; deeper in the tail so few paths say too
+    little, and b_k = increment / (the alive share of the ``TAIL_PATHS`` smallest p-values):
+    P(first crossing at k) = P(p_k ≤ b_k) · P(alive | p_k ≤ b_k), and the alive share falls as
+    b_k does (a path extreme now was likely extreme before), so the share over more paths
+    overstates it and b_k errs small (conservative). No iteration: the earlier fixed point
+    b ← increment / share(b) was not a contraction and at alpha ≥ 0.05 with many looks left
+    some looks spending a fraction of their increment."""
     if planned < MIN_ROUNDS:
         return ()
     rng = np.random.default_rng(SEED)
@@ -364,20 +370,31 @@ def boundaries(alpha: float, planned: int) -> tuple[float, ...]:
         df = 2 * n - 2
         t = (means[1] - means[0]) / np.sqrt(ss / df * 2 / n)
         p = 2 * stats.t.sf(np.abs(t), df)
-        order = np.argsort(p)
-        ranked_p = p[order]
-        alive_share = np.cumsum(alive[order]) / np.arange(1, PATHS + 1)
-        goal = increment(alpha, n, planned)
-        b = goal
-        for _ in range(50):
-            m = max(int(np.searchsorted(ranked_p, b, "right")), TAIL_PATHS)
-            nxt = min(goal / max(float(alive_share[m - 1]), 1e-12), 1.0)
-            if abs(nxt - b) <= 1e-6 * goal:
-                break
-            b = nxt
+        b = _look_boundary(p, alive, increment(alpha, n, planned))
         out.append(float(stats.t.isf(b / 2, df)))
         alive &= p > b
     return tuple(out)
+
+
+def _look_boundary(p: np.ndarray, alive: np.ndarray, goal: float) -> float:
+    """The p-value boundary at which the share of all paths that are alive with p ≤ b is
+    ``goal`` (see ``boundaries``)."""
+    if alive.all():  # the first look: p_k is uniform, the share is exact
+        return goal
+    paths = len(p)
+    alive_p = np.sort(p[alive])
+    rank = goal * paths  # alive paths at or below the boundary
+    if rank >= len(alive_p):
+        return 1.0
+    whole = int(rank)
+    below = alive_p[whole - 1] if whole >= 1 else 0.0
+    # Never below the increment: P(alive, p_k ≤ b) ≤ P(p_k ≤ b) = b, exactly.
+    b = max(float(below + (rank - whole) * (alive_p[whole] - below)), goal)
+    if np.count_nonzero(p <= b) >= TAIL_PATHS:
+        return b
+    smallest = np.argpartition(p, TAIL_PATHS - 1)[:TAIL_PATHS]
+    share = np.count_nonzero(alive[smallest]) / TAIL_PATHS
+    return min(goal / max(share, 1 / TAIL_PATHS), 1.0)
 
 
 @dataclass(frozen=True)
