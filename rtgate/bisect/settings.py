@@ -12,8 +12,8 @@ MAX_MIN_EFFECT_PCT = 10000.0
 """The widest margin a bisect step takes (%; a ratio B/A of x101). Wider than the gate's 100 %
 (the thresholds' limit, the smallest change worth refusing a pull request for): a bisect hunts
 one regression whose size it has already measured, so its steps only need to tell that
-regression from no change; on a noisy board (TCG: rounds' block-max p90 vary by a log sd of
-0.55-0.77) a harmless step can end *same* within its cap only at a wide margin (x10 = 900 %).
+regression from no change; on a noisy board a harmless step can end *same* within its cap only
+at a wide margin (docs/ab-bisect.md, "The bisect's margin").
 """
 
 

@@ -349,9 +349,8 @@ def boundaries(alpha: float, planned: int) -> tuple[float, ...]:
     little, and b_k = increment / (the alive share of the ``TAIL_PATHS`` smallest p-values):
     P(first crossing at k) = P(p_k ≤ b_k) · P(alive | p_k ≤ b_k), and the alive share falls as
     b_k does (a path extreme now was likely extreme before), so the share over more paths
-    overstates it and b_k errs small (conservative). No iteration: the earlier fixed point
-    b ← increment / share(b) was not a contraction and at alpha ≥ 0.05 with many looks left
-    some looks spending a fraction of their increment."""
+    overstates it and b_k errs small (conservative). Solved, not iterated: the fixed point
+    b ← increment / share(b) need not converge."""
     if planned < MIN_ROUNDS:
         return ()
     rng = np.random.default_rng(SEED)

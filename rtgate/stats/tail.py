@@ -33,16 +33,11 @@ Confidence interval, GEV (what the gate's ``pwcet_us`` budget uses): profile lik
 return level z whose profile log-likelihood (the best fit with the return level held at z) lies
 within a cut of the maximum: chi2_1(confidence) / 2 below the estimate, so the lower bound errs
 nominally (1 - confidence) / 2; chi2_1(1 - (1 - confidence) / UPPER_STRICTNESS) / 2 above it, so
-the upper bound errs nominally a quarter as often (1.25 % at 90 %). The claim stays "each side errs at most
-(1 - confidence) / 2" (5 % at 90 %): at 10^-13 per block the signed root of the deviance at the
-truth runs high (the fitted shape runs low), and at the symmetric 90 % cut the truth lay above
-the upper bound in more than 5 % of trials in 10 of 15 cells, worst for heavy tails with many
-blocks: 8.6 % (xi = 0.2) and 10.0 % (xi = 0.4) at 500 blocks (docs/journal.md, 2026-11-25),
-twice what the claim allows. Cut at nominal 2.5 % it still erred 7.4 % at xi = 0.4 with 500
-blocks (400 fresh series, 2026-11-27), at 1.25 % 4.2 % on the same series; the measured
-coverage of this cut on further fresh series is in docs/statistics.md. The lower side held its
-5 % (at most 5.2 % measured). The profile
-is fitted over (mu, log sigma), which
+the upper bound errs nominally a quarter as often (1.25 % at 90 %). The claim stays "each side
+errs at most (1 - confidence) / 2": this far out (10^-13 per block) the fitted shape runs low
+and a symmetric cut let the truth lie above the upper bound more often than the claim allows,
+worst for heavy tails with many blocks (the measured coverage of both cuts: docs/statistics.md
+and the journal). The profile is fitted over (mu, log sigma), which
 the data pin down, the shape following from z; its ends are found walking out from the estimate
 in doubling steps, then by bisection. A far quantile's sampling distribution is strongly skewed
 and a bootstrap interval (BCa over blocks) undercovered it on GEV maxima with a known answer
