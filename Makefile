@@ -64,12 +64,12 @@ check: deps
 # wherever a worker has room (tests/conftest.py, LANES).
 LANES := -n 2 --dist loadgroup
 test: deps
-	@$(DEPS) ci report kernel qemu docker
+	@$(DEPS) ci report kernel qemu docker lab
 	$(call pytest,$(LANES) tests)
 
 # rtla is built from the kernel source (kernel, qemu); the fake Pi is a real sshd (qemu).
 test-integration: deps
-	@$(DEPS) ci report kernel qemu
+	@$(DEPS) ci report kernel qemu lab
 	$(call pytest,tests/integration)
 
 test-e2e: deps

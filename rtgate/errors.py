@@ -13,7 +13,8 @@ class Exit(IntEnum):
     OK = 0
     """Every measured metric is within its budget (or the command simply succeeded)."""
     BUDGET = 1
-    """At least one budget was exceeded: a latency regression."""
+    """At least one budget was exceeded (a latency regression), or the kernel under test
+    crashed and the board's evidence says so (KernelCrash): the kernel's failure either way."""
     INPUT = 2
     """Usage or input error: unreadable or malformed file, no matching budget, bad flag."""
     INCOMPLETE = 3
@@ -46,3 +47,16 @@ class InfraError(RtgateError):
 
     def __init__(self, message: str, *, path: str | Path | None = None) -> None:
         super().__init__(message, path=path, code=Exit.INCOMPLETE)
+
+
+class KernelCrash(RtgateError):
+    """The kernel under test panicked, oopsed, hung or rebooted by itself, and the evidence the
+    board kept says so (``said``, its first such line, in the file ``evidence``): that kernel's
+    failure (exit 1), never the lab's. A board that fell back without such evidence is an
+    InfraError."""
+
+    def __init__(self, message: str, *, said: str, evidence: Path,
+                 path: str | Path | None = None) -> None:
+        super().__init__(message, path=path, code=Exit.BUDGET)
+        self.said = said
+        self.evidence = evidence

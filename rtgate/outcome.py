@@ -37,10 +37,13 @@ class ABOutcome(StrEnum):
     """The time cap came first: the rounds could not tell same from worse or better."""
     INCOMPLETE = "incomplete"
     """A round is incomplete or the lab failed to measure it: no verdict."""
+    CRASHED = "crashed"
+    """The candidate's kernel crashed in a round, with the board's evidence: its failure."""
 
 
 AB_EXIT = {ABOutcome.SAME: Exit.OK, ABOutcome.BETTER: Exit.OK, ABOutcome.WORSE: Exit.BUDGET,
-           ABOutcome.BUDGET: Exit.BUDGET, ABOutcome.UNDECIDED: Exit.UNDECIDED,
+           ABOutcome.BUDGET: Exit.BUDGET, ABOutcome.CRASHED: Exit.BUDGET,
+           ABOutcome.UNDECIDED: Exit.UNDECIDED,
            ABOutcome.INCOMPLETE: Exit.INCOMPLETE}
 
 
@@ -57,6 +60,7 @@ class StepOutcome(StrEnum):
 
 
 STEP_OF_AB = {ABOutcome.WORSE: StepOutcome.WORSE, ABOutcome.BUDGET: StepOutcome.WORSE,
+              ABOutcome.CRASHED: StepOutcome.WORSE,
               ABOutcome.SAME: StepOutcome.SAME, ABOutcome.BETTER: StepOutcome.BETTER,
               ABOutcome.UNDECIDED: StepOutcome.UNKNOWN, ABOutcome.INCOMPLETE: StepOutcome.SKIP}
 GOOD_STEPS = frozenset({StepOutcome.SAME, StepOutcome.BETTER})
@@ -88,6 +92,9 @@ class GateOutcome(StrEnum):
 
     PASS = "pass"
     REGRESSION = "regression"
+    CRASHED = "crashed"
+    """The kernel under test crashed (panic, oops, hang, a reboot nobody asked for) and the
+    board's evidence says so: the kernel's failure, never the lab's."""
     INCOMPLETE = "incomplete"
     INFRASTRUCTURE = "infrastructure"
     INPUT = "input"
@@ -98,11 +105,13 @@ class GateOutcome(StrEnum):
 
 
 GATE_EXIT = {GateOutcome.PASS: Exit.OK, GateOutcome.REGRESSION: Exit.BUDGET,
+             GateOutcome.CRASHED: Exit.BUDGET,
              GateOutcome.INCOMPLETE: Exit.INCOMPLETE, GateOutcome.INFRASTRUCTURE: Exit.INCOMPLETE,
              GateOutcome.INPUT: Exit.INPUT, GateOutcome.UNDECIDED: Exit.UNDECIDED,
              GateOutcome.UNCHANGED: Exit.OK}
 GATE_OF_AB = {ABOutcome.SAME: GateOutcome.PASS, ABOutcome.BETTER: GateOutcome.PASS,
               ABOutcome.WORSE: GateOutcome.REGRESSION, ABOutcome.BUDGET: GateOutcome.REGRESSION,
+              ABOutcome.CRASHED: GateOutcome.CRASHED,
               ABOutcome.UNDECIDED: GateOutcome.UNDECIDED,
               ABOutcome.INCOMPLETE: GateOutcome.INCOMPLETE}
 GATE_OF_EXIT = {Exit.OK: GateOutcome.PASS, Exit.BUDGET: GateOutcome.REGRESSION,

@@ -19,10 +19,10 @@ from rtgate.board.measure import measure
 from rtgate.board.spec import BoardSpec, QemuOptions, flavors_of, load_board, scenarios_of
 from rtgate.board.tuning import Profile, load_profile
 from rtgate.breach import BreachTracing
-from rtgate.errors import InfraError, InputError
+from rtgate.errors import InfraError, InputError, KernelCrash
 from rtgate.gate import infrarecord, junit, markdown
 from rtgate.gate.thresholds import flavor_of, load_thresholds
-from rtgate.gate.verdict import Infra, Ruling, judge, worst
+from rtgate.gate.verdict import Crash, Infra, Ruling, judge, worst
 from rtgate.jsonfile import write_atomic
 from rtgate.kernel.build import build
 from rtgate.layout import flavor_dir, run_home
@@ -68,7 +68,8 @@ class Run:
     scenario: str
     out: Path
     result: Path | None = None
-    infra: InfraError | None = None
+    infra: InfraError | KernelCrash | None = None
+    """Why the run has no result: the lab failed, or the kernel under test crashed."""
 
 
 def kernel_for(spec: BoardSpec, flavor: str, kernel: KernelSource, out: Path,
@@ -126,9 +127,11 @@ def run_all(spec: BoardSpec, flavors: list[str], scenarios: list[str], s: Pipeli
                 m = measure(spec, kernel, scenario, s.duration, out,
                             flavor=flavor or None, scale=s.scale, profile=profile,
                             follow_up=tracing.follow_up(scenario, s.scale) if tracing else None)
-            except InfraError as exc:
+            except (InfraError, KernelCrash) as exc:
                 # escape: the message quotes build logs and consoles, whose [..] is not markup.
-                console.print(f"[red]infrastructure failure:[/] {escape(exc.oneline())}")
+                what = "the kernel crashed" if isinstance(exc, KernelCrash) else \
+                    "infrastructure failure"
+                console.print(f"[red]{what}:[/] {escape(exc.oneline())}")
                 runs.append(Run(flavor, scenario, out, infra=exc))
                 continue
             runs.append(Run(flavor, scenario, out, result=m.result_path))
@@ -185,6 +188,18 @@ def comparison(results: list[Result]) -> str:
     return "\n".join(lines)
 
 
+def failure(board: str, run: Run) -> Infra:
+    """A run without a result as the gate rules on it: the kernel's crash, or the lab's
+    failure."""
+    exc = run.infra
+    assert exc is not None
+    log = Path(exc.path) if exc.path else run.out
+    if isinstance(exc, KernelCrash):
+        return Crash(board, flavor_dir(run.flavor), run.scenario, log, exc.oneline(),
+                     said=exc.said, evidence=exc.evidence)
+    return Infra(board, flavor_dir(run.flavor), run.scenario, log, exc.oneline())
+
+
 def pipeline(s: PipelineSettings) -> int:
     """Every flavor × scenario measured and judged; the worst run's exit code."""
     console = Console(stderr=True)
@@ -199,9 +214,7 @@ def pipeline(s: PipelineSettings) -> int:
 
     outcomes: list[Ruling] = judge([r.result for r in runs if r.result], thresholds,
                                    allow_unbudgeted=s.allow_unbudgeted)
-    failures = [(r.out, Infra(spec.name, flavor_dir(r.flavor), r.scenario,
-                              Path(r.infra.path) if r.infra.path else r.out, r.infra.oneline()))
-                for r in runs if r.infra]
+    failures = [(r.out, failure(spec.name, r)) for r in runs if r.infra]
     for directory, infra in failures:
         infrarecord.save(infra, directory)  # for `rtgate report`: a site even when all failed
     outcomes += [infra for _, infra in failures]

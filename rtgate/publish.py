@@ -49,12 +49,12 @@ from rtgate.ab.settings import RoundSettings
 from rtgate.board import spec as boardspec
 from rtgate.board.spec import BoardSpec, flavors_of, load_board, scenarios_of
 from rtgate.errors import Exit, InputError
-from rtgate.gate import budgetdiff, junit, markdown
+from rtgate.gate import budgetdiff, infrarecord, junit, markdown
 from rtgate.gate.markdown import code
 from rtgate.gate.thresholds import Thresholds, flavor_of, load_thresholds, thresholds_file
-from rtgate.gate.verdict import Infra, Ruling, Unjudged, judge
+from rtgate.gate.verdict import Crash, Infra, Ruling, Unjudged, judge
 from rtgate.jsonfile import write_output
-from rtgate.layout import RESULT, RUNNING
+from rtgate.layout import INFRA, RESULT, RUNNING
 from rtgate.outcome import GATE_EXIT, GATE_OF_AB, GATE_OF_EXIT, ABOutcome, GateOutcome
 from rtgate.report import compare
 from rtgate.report.history import runs_of
@@ -76,6 +76,8 @@ Name = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_l
 HEADLINE = {
     GateOutcome.PASS: "✅ latency verdict: every budget met",
     GateOutcome.REGRESSION: "❌ latency verdict: regression, a budget was exceeded",
+    GateOutcome.CRASHED: "💥 the kernel under test crashed: its failure (panic, oops, hang or a "
+                         "reboot nobody asked for), with the board's evidence",
     GateOutcome.INCOMPLETE: "⚠️ not decided from the data: the measurement is incomplete, "
                             "measure more (no latency verdict)",
     GateOutcome.INFRASTRUCTURE: "🛠️ infrastructure failure: no measurement, re-run once the "
@@ -93,7 +95,7 @@ UNCHANGED_TEXT = ("This pull request changes nothing under `kernel/patches/` or 
 # Which outcome a mixed run shows first: what must happen before any verdict comes first; a
 # regression anywhere outranks a board that is merely undecided.
 _ORDER = [GateOutcome.INPUT, GateOutcome.INFRASTRUCTURE, GateOutcome.INCOMPLETE,
-          GateOutcome.REGRESSION, GateOutcome.UNDECIDED, GateOutcome.PASS]
+          GateOutcome.CRASHED, GateOutcome.REGRESSION, GateOutcome.UNDECIDED, GateOutcome.PASS]
 
 
 def kind_of(outcomes: list[Ruling]) -> GateOutcome:
@@ -105,6 +107,8 @@ def _first(kinds: set[GateOutcome]) -> GateOutcome:
 
 
 def _kind(o: Ruling) -> GateOutcome:
+    if isinstance(o, Crash):
+        return GateOutcome.CRASHED
     if isinstance(o, Infra):
         return GateOutcome.INFRASTRUCTURE
     return GATE_OF_EXIT[o.exit]
@@ -322,6 +326,15 @@ def _run(directory: Path, spec: BoardSpec, flavor: str, scenario: str, threshold
         return Unjudged(path, f"{path}: a symbolic link where the gate writes a directory or "
                               "a result: refused")
     if not path.exists():
+        # A crash is believed only with its evidence beside the record (infrarecord.load), and
+        # only for the run where the gate writes it: the record's own names are not read.
+        try:
+            failed = infrarecord.load(home / INFRA) if (home / INFRA).is_file() else None
+        except InputError:
+            failed = None
+        if isinstance(failed, Crash):
+            return Crash(spec.name, flavor, scenario, home, failed.message, said=failed.said,
+                         evidence=failed.evidence)
         return Infra(spec.name, flavor, scenario, home,
                      "no result.json: the run did not finish (its logs are in the artifact)")
     (outcome,) = judge([path], thresholds, allow_unbudgeted=False)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install what is missing for the named groups on Debian 12 (run as root).
-#   scripts/deps.sh core [kernel] [qemu] [report] [docker] [ci]
+#   scripts/deps.sh core [kernel] [qemu] [report] [docker] [ci] [lab]
 # Idempotent and quiet when everything is there: a machine used before may hold some of it,
 # a fresh one holds none.
 set -euo pipefail
@@ -17,6 +17,10 @@ declare -A APT=(
   # runner user outside the docker group starts the builder through it (docs/security.md).
   [docker]="docker.io debootstrap qemu-user-static binfmt-support nginx-light sudo"
   [ci]="shellcheck jq"
+  # A lab controller's own tools: the board's serial console (picocom, console_command) and the
+  # runner loop's GitHub calls (curl, openssl). No daemon: the time server and firewall the
+  # controller runs (chrony, nftables) are its setup's, docs/lab.md.
+  [lab]="picocom curl openssl"
 )
 
 groups=("${@:-core}")

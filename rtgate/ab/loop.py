@@ -40,11 +40,11 @@ from rtgate.bench.scenario import load_scenario
 from rtgate.board.base import KernelArtifacts
 from rtgate.board.measure import measure
 from rtgate.board.spec import BoardSpec, flavors_of, kind_of, load_board, scenarios_of
-from rtgate.errors import Exit, InfraError, InputError
+from rtgate.errors import Exit, InfraError, InputError, KernelCrash
 from rtgate.gate import infrarecord
 from rtgate.gate.thresholds import Budget, Thresholds, flavor_of, load_thresholds
-from rtgate.gate.verdict import Evaluation, Infra, Verdict, evaluate
-from rtgate.layout import RESULT, RUNNING, round_dir, round_home
+from rtgate.gate.verdict import Crash, Evaluation, Infra, Verdict, evaluate
+from rtgate.layout import INFRA, RESULT, RUNNING, round_dir, round_home
 from rtgate.outcome import AB_EXIT, ABOutcome, Comparison
 from rtgate.result import Result, load_result
 from rtgate.stats import ab
@@ -115,6 +115,11 @@ class ABRun:
                 infrarecord.save(Infra(self.spec.name, flavor or RUNNING, scenario,
                                        Path(exc.path) if exc.path else out, exc.oneline()), out)
                 return self._infra(side, n, flavor, scenario, exc.oneline())
+            except KernelCrash as exc:
+                infrarecord.save(Crash(self.spec.name, flavor or RUNNING, scenario,
+                                       Path(exc.path) if exc.path else out, exc.oneline(),
+                                       said=exc.said, evidence=exc.evidence), out)
+                return self._crashed(side, n, flavor, scenario, exc.said)
             stop = self._record(side, n, flavor, m.result, m.result_path,
                                 time.monotonic() - started)
             if stop:
@@ -125,6 +130,16 @@ class ABRun:
         self.infra = True
         self.why = f"{side.role} round {n} ({flavor or RUNNING}/{scenario}): infrastructure " \
                    f"failure: {why}"
+        return ABOutcome.INCOMPLETE
+
+    def _crashed(self, side: Side, n: int, flavor: str, scenario: str, said: str) -> ABOutcome:
+        """The candidate's kernel crashing is its failure; the base's (main's kernel) says
+        nothing about the candidate: no verdict, and not the lab's fault either."""
+        where = f"{side.role} round {n} ({flavor or RUNNING}/{scenario})"
+        if side.role == "candidate":
+            self.why = f"{where}: the kernel under test crashed: {said}"
+            return ABOutcome.CRASHED
+        self.why = f"{where}: the base kernel crashed, so nothing is compared: {said}"
         return ABOutcome.INCOMPLETE
 
     def _record(self, side: Side, n: int, flavor: str, result: Result, path: Path,
@@ -251,6 +266,10 @@ class ABRun:
             raise InputError("a symbolic link where the gate writes a directory or a result: "
                              "refused", path=path)
         if not path.is_file():
+            record = home / INFRA
+            failed = infrarecord.load(record) if record.is_file() else None
+            if isinstance(failed, Crash):  # its evidence beside it checked (confirmed)
+                return self._crashed(side, n, flavor, scenario, failed.said)
             return self._infra(side, n, flavor, scenario, f"no {path.name} (the lab failed to "
                                "measure; infra.json and the logs are beside it)")
         result = load_result(path)

@@ -14,6 +14,8 @@ from rtgate.textfmt import fmt
 _HEADLINE = {
     ABOutcome.SAME: "🟰 same", ABOutcome.BETTER: "✅ better", ABOutcome.WORSE: "❌ worse",
     ABOutcome.BUDGET: "❌ a candidate round exceeded its budget",
+    ABOutcome.CRASHED: "💥 the candidate's kernel crashed in a round (its failure, with the "
+                       "board's evidence)",
     ABOutcome.UNDECIDED: "❔ undecided at the time cap (measure longer)",
     ABOutcome.INCOMPLETE: "⚠️ not decided from the data: a round is incomplete, measure more",
 }

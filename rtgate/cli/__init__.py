@@ -16,7 +16,8 @@ from rtgate.errors import Exit, RtgateError
 
 EXIT_CODES = """exit codes:
   0  success; every budget met
-  1  a latency budget was exceeded (regression)
+  1  a latency budget was exceeded (regression), or the kernel under test crashed (a panic,
+     oops, hang or reboot the board's console, pstore or journal shows): the kernel's failure
   2  usage or input error (unreadable/malformed file, no matching budget, bad flag)
   3  measurement incomplete or infrastructure failure (partial/degraded result, too few
      samples, board did not boot), or rtgate itself crashed: never a pass, never a

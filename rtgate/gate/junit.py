@@ -12,7 +12,7 @@ from typing import Any
 from junit_xml import TestCase, TestSuite, to_xml_report_string
 
 from rtgate.gate.thresholds import flavor_of
-from rtgate.gate.verdict import Evaluation, Infra, Ruling, Unjudged, Verdict
+from rtgate.gate.verdict import Crash, Evaluation, Infra, Ruling, Unjudged, Verdict
 from rtgate.result import Result
 from rtgate.trace import explain as explain_trace
 
@@ -21,7 +21,7 @@ _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def render(outcomes: list[Ruling]) -> str:
-    suites = [_evaluation(o) if isinstance(o, Evaluation)
+    suites = [_evaluation(o) if isinstance(o, Evaluation) else _crash(o) if isinstance(o, Crash)
               else _infra(o) if isinstance(o, Infra) else _unjudged(o) for o in outcomes]
     return to_xml_report_string([_xml_safe(s) for s in suites], prettyprint=True)
 
@@ -95,6 +95,16 @@ def _unjudged(un: Unjudged) -> TestSuite:
         case.add_error_info(message=un.message)
     props = _properties(un.result) | {"result.file": str(un.source)}
     return TestSuite(f"{un.label} [{un.result.run_id}]", [case], properties=props)
+
+
+def _crash(crash: Crash) -> TestSuite:
+    """A failure, not an error: the kernel under test failed, and the evidence says how."""
+    case = TestCase(f"{crash.label}: kernel", classname=crash.label)
+    case.add_failure_info(message=f"the kernel under test crashed: {crash.said}",
+                          output=crash.message, failure_type="crash")
+    return TestSuite(f"{crash.label} [crash]", [case],
+                     properties={"log": str(crash.source), "crash": crash.said,
+                                 "evidence": str(crash.evidence or crash.source)})
 
 
 def _infra(inf: Infra) -> TestSuite:

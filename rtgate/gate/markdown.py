@@ -13,7 +13,7 @@ import unicodedata
 
 from rtgate.errors import Exit
 from rtgate.gate.thresholds import flavor_of
-from rtgate.gate.verdict import Infra, Ruling, Unjudged, Verdict, worst
+from rtgate.gate.verdict import Crash, Infra, Ruling, Unjudged, Verdict, worst
 from rtgate.result import TraceBreach
 from rtgate.textfmt import fmt
 from rtgate.trace import explain as explain_trace
@@ -27,6 +27,8 @@ _HEADLINE = {
 # Exit 3 stands for two outcomes a reader must tell apart: what to do next differs.
 _INCOMPLETE = "⚠️ not decided from the data: incomplete measurement, measure more"
 _INFRA = "🛠️ infrastructure failure: no measurement, re-run once the board is healthy"
+# Exit 1 too, but not a budget: the kernel's own failure, which a re-run would repeat.
+_CRASH = "💥 the kernel under test crashed (its failure, with the board's evidence)"
 _VIRTUAL = "virtual board — not a real-time claim"
 # Long enough for a path or a sentence, short enough that no artifact floods a comment.
 MAX_TEXT = 300
@@ -85,6 +87,10 @@ def render(outcomes: list[Ruling]) -> str:
 
 
 def _headline(outcomes: list[Ruling], code_: Exit) -> str:
+    if code_ is Exit.BUDGET:
+        crash = any(isinstance(o, Crash) for o in outcomes)
+        budget = any(not isinstance(o, Crash) and o.exit is Exit.BUDGET for o in outcomes)
+        return "; ".join(w for w, on in ((_HEADLINE[code_], budget), (_CRASH, crash)) if on)
     if code_ is not Exit.INCOMPLETE:
         return _HEADLINE[code_]
     infra = any(isinstance(o, Infra) for o in outcomes)
@@ -93,6 +99,9 @@ def _headline(outcomes: list[Ruling], code_: Exit) -> str:
 
 
 def _rows(o: Ruling) -> list[str]:
+    if isinstance(o, Crash):
+        return [f"| {cell(o.board)} | {cell(o.flavor)} | {cell(o.scenario)} | — | — | — | — | "
+                f"💥 the kernel crashed: {cell(o.said)} |"]
     if isinstance(o, Infra):
         return [f"| {cell(o.board)} | {cell(o.flavor)} | {cell(o.scenario)} | — | — | — | — | "
                 f"🛠️ infrastructure failure: {cell(o.message)} |"]
@@ -133,6 +142,9 @@ def _breach(b: TraceBreach) -> str:
 
 def _notes(o: Ruling) -> list[str]:
     """Why checks were not judged: the result-wide reasons, else each check's own."""
+    if isinstance(o, Crash):
+        return [f"{code(o.label)}: the kernel under test crashed: {code(o.message)} (evidence: "
+                f"{code(str(o.evidence or o.source))})"]
     if isinstance(o, Infra):
         return [f"{code(o.label)}: infrastructure failure, re-run once the board is healthy "
                 f"(log: {code(str(o.source))})"]

@@ -302,6 +302,21 @@ class Infra:
         return Exit.INCOMPLETE
 
 
+@dataclass(frozen=True)
+class Crash(Infra):
+    """A run that produced no measurement because its kernel under test crashed (panic, oops,
+    hang, a reboot nobody asked for) and the board's evidence says so: ``said``, the first such
+    line, in ``evidence``. The kernel's failure (exit 1), not the lab's: a re-run would crash
+    again, so it is never reported as an infrastructure failure."""
+
+    said: str = ""
+    evidence: Path | None = None
+
+    @property
+    def exit(self) -> Exit:
+        return Exit.BUDGET
+
+
 Ruling = Evaluation | Unjudged | Infra
 """What the gate rules on one input: judged, not judged and why, or not measured."""
 

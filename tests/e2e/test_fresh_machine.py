@@ -41,8 +41,8 @@ from rtgate.kernel.cache import cache_root
 ROOT = Path(__file__).resolve().parents[2]
 HOME = "/root"
 REPO = f"{HOME}/rtgate"
-# What `make test` installs (Makefile: deps, then `deps.sh ci report kernel qemu docker`).
-TEST_GROUPS = "core ci report kernel qemu docker"
+# What `make test` installs (Makefile: deps, then `deps.sh ci report kernel qemu docker lab`).
+TEST_GROUPS = "core ci report kernel qemu docker lab"
 
 # The lab's egress CAs and the variables pointing tools at them (see the module docstring).
 LAB_CAS = Path("/usr/local/share/ca-certificates")

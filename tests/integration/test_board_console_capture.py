@@ -4,7 +4,11 @@ last segments and stopped cleanly (rtgate.board.evidence.ConsoleCapture)."""
 from __future__ import annotations
 
 import os
+import pty
+import shutil
+import subprocess
 import time
+import tty
 from pathlib import Path
 
 import pytest
@@ -47,3 +51,32 @@ def test_stop_survives_a_console_that_ended_under_it(tmp_path: Path,
     monkeypatch.setattr(evidence.os, "killpg", gone)
     capture.stop()
     assert capture.proc is None
+
+
+def test_picocom_as_the_guide_starts_it_captures_the_serial_line(tmp_path: Path) -> None:
+    """docs/rpi5.md's console_command, the real picocom (scripts/deps.sh lab), on a pseudo-
+    terminal standing for the debug probe's UART. picocom is a terminal program: it reads the
+    keyboard from its stdin and, with stdin at /dev/null, exits at once (0) having captured
+    nothing — checked here first, so the test fails if the capture ever loses its terminal."""
+    picocom = shutil.which("picocom")
+    assert picocom, "picocom is missing: scripts/deps.sh lab installs it"
+    uart, line = pty.openpty()
+    tty.setraw(uart)
+    command = f"{picocom} -q -b 115200 --noreset -r {os.ttyname(line)}"
+    alone = subprocess.run(command, shell=True, stdin=subprocess.DEVNULL, capture_output=True,
+                           timeout=30, check=False)
+    assert (alone.returncode, alone.stdout) == (0, b""), alone
+    log = tmp_path / "console.log"
+    capture = evidence.ConsoleCapture(command, log)
+    capture.start()
+    try:
+        deadline = time.monotonic() + 30
+        while evidence.first_panic([log]) is None and time.monotonic() < deadline:
+            os.write(uart, b"[    2.345678] Kernel panic - not syncing: on the UART\r\n")
+            time.sleep(0.3)
+        assert capture.proc is not None and capture.proc.poll() is None, log.read_bytes()
+    finally:
+        capture.stop()
+        os.close(uart)
+        os.close(line)
+    assert evidence.first_panic([log]) == "Kernel panic - not syncing: on the UART"

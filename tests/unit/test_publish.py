@@ -169,6 +169,47 @@ def test_missing_and_short_runs_keep_three_outcomes_apart(
     assert "infrastructure" not in incomplete.comment.lower()
 
 
+def _crashed(home: Path, said: str, evidence_text: str) -> None:
+    """What the gate leaves for a run whose kernel under test crashed: the pulled evidence and an
+    infra.json naming the line and the file (rtgate.gate.infrarecord)."""
+    pstore = home / "previous-boot" / "pstore"
+    pstore.mkdir(parents=True)
+    (pstore / "dmesg-ramoops-0").write_text(evidence_text)
+    (home / "infra.json").write_text(json.dumps({
+        "schema": "rtgate/infra/v2", "board": "rpi5", "flavor": "stock", "scenario": "all-in",
+        "log": "ssh.log", "message": "rpi5: the test kernel did not stay up", "crash": said,
+        "evidence": "previous-boot/pstore/dmesg-ramoops-0"}))
+
+
+def test_a_crashed_kernel_is_its_failure_only_with_its_evidence(
+        rtgate_cli: RunCli, tmp_path: Path) -> None:
+    """Exit 1, "crashed", in the comment and the JUnit, when the artifact's evidence holds the
+    line the record names; the same record without that evidence is an infrastructure failure
+    (exit 3): the claim is checked against the raw file, never taken from the record."""
+    said = "Kernel panic - not syncing: Oops: Fatal exception"
+    gate = tmp_path / "gate"
+    place(gate, "rpi5", "rt", "all-in", RT)
+    _crashed(gate / "gate-rpi5" / "stock" / "all-in", said,
+             f"Panic#1 Part1\n<0>[    2.345678] {said}\n")
+    crash = Published(rtgate_cli, tmp_path, gate / "gate-rpi5")
+    assert crash.proc.returncode == 1, crash.proc.stderr
+    assert crash.outcome["outcome"] == "crashed", crash.outcome
+    assert "the kernel under test crashed" in crash.outcome["title"]
+    assert said in crash.comment and "re-run once the board is healthy" not in crash.comment
+    failures = [f for suite in JUnitXml.fromfile(str(crash.junit)) for case in suite
+                for f in case.result if isinstance(f, Failure)]
+    assert any(said in (f.message or "") for f in failures), crash.junit.read_text()
+
+    forged = tmp_path / "forged"
+    forged.mkdir()
+    place(forged / "gate", "rpi5", "rt", "all-in", RT)
+    # The record claims a panic its evidence file does not hold.
+    _crashed(forged / "gate" / "gate-rpi5" / "stock" / "all-in", said, "a quiet boot log\n")
+    infra = Published(rtgate_cli, forged, forged / "gate" / "gate-rpi5")
+    assert infra.proc.returncode == 3 and infra.outcome["outcome"] == "infrastructure", \
+        infra.outcome
+
+
 def test_a_symlinked_result_is_refused(rtgate_cli: RunCli, tmp_path: Path) -> None:
     gate = tmp_path / "gate"
     pi5(gate)

@@ -2,7 +2,8 @@
 
 Every byte the guest prints is appended to the console log as it arrives, so whatever happens
 (panic, hang, timeout) the log is there to read. Protocol lines start with ``RTGATE-``; a kernel
-panic or the emulator exiting ends any wait with an InfraError naming the log.
+panic ends any wait with a KernelCrash (the kernel's failure, exit 1), the emulator exiting with
+an InfraError, each naming the log.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import threading
 import time
 from pathlib import Path
 
-from rtgate.errors import InfraError
+from rtgate.board.evidence import first_panic
+from rtgate.errors import InfraError, KernelCrash
 
 MARKER = "RTGATE-"
 PANIC = "Kernel panic"
@@ -66,8 +68,10 @@ class SerialConsole:
                                  "console log kept", path=self.log)
             if PANIC in line:
                 self._drain()
-                raise InfraError(f"guest kernel panic while waiting for {waiting_for}: "
-                                 f"{line.strip()}", path=self.log)
+                # The kernel under test died: its failure, with the console as the evidence.
+                said = first_panic([self.log]) or line.strip()
+                raise KernelCrash(f"guest kernel panic while waiting for {waiting_for}: "
+                                  f"{said}", said=said, evidence=self.log, path=self.log)
             start = line.find(MARKER)
             if start >= 0:
                 return line[start:]
