@@ -9,13 +9,14 @@ undecided key with its share of the false-alarm rate; a key's first decision is 
 not measured again. The loop stops when some key is worse (the check fails whatever the others
 do), when every key is decided, or at the time cap: *undecided*, its own outcome, exit 4.
 
-The planned number of rounds a side (the spending function's information scale) is fixed before
-any look at the latencies (``rtgate.ab.plan``): the planned rounds given (the gate's plan), else
-after the first pair from its wall time and the cap; when later rounds are slower the cap comes
-earlier and the alpha planned for the missing looks is left unspent (conservative, never more
-than alpha). With the plan given, ``ABRun.replay`` re-makes every look from the rounds' result
-files alone: how the publisher decides a pull request's A/B rounds without taking ab.json on
-trust.
+The plan — every key's budget, margin and primary metric, and the planned number of rounds a
+side (the spending function's information scale) — is resolved before the first round
+(``rtgate.ab.plan``, ``ABRun.resolve``): a usage error costs no board minute. The planned rounds
+are those given (the gate's plan), else the calibration record's, else what the cap allows at a
+stated pace; when rounds are slower the cap comes earlier and the alpha planned for the
+missing looks is left unspent (conservative, never more than alpha). With the plan given,
+``ABRun.replay`` re-makes every look from the rounds' result files alone: how the publisher
+decides a pull request's A/B rounds without taking ab.json on trust.
 
 Each round is also judged against its budget as ``rtgate check`` would, except ``min_samples``,
 which applies to a side's rounds pooled (short rounds are the point). Only the candidate's
@@ -34,7 +35,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn
 
 from rtgate import calibration
-from rtgate.ab.plan import plan, primary_of
+from rtgate.ab import plan as planning
 from rtgate.ab.settings import ABSettings, RoundSettings
 from rtgate.bench.scenario import load_scenario
 from rtgate.board.base import KernelArtifacts
@@ -84,6 +85,8 @@ class ABRun:
     verdicts: list[RoundVerdict] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     seq: ab.Sequential | None = None
+    plan: planning.RoundPlan | None = None
+    """Resolved before the first round (``resolve``): every key's budget, margin and metric."""
     margins: dict[ab.Key, ab.Margin] = field(default_factory=dict)
     pairs: int = 0
     elapsed_s: float | None = 0.0
@@ -92,6 +95,29 @@ class ABRun:
     why: str = ""
     infra: bool = False
     """The loop ended on a round the lab failed to measure (outcome "incomplete")."""
+
+    def resolve(self) -> planning.RoundPlan:
+        """The plan, every usage error found before any round (InputError, exit 2)."""
+        if self.plan is None:
+            targets = [planning.RoundTarget(flavor, scenario, *self._tools(flavor, scenario))
+                       for flavor, scenario in self.targets]
+            self.plan = planning.resolve(self.spec, targets, self.thresholds, self.settings)
+            self.margins = self.plan.margins
+            self.seq = self.plan.sequential()
+        return self.plan
+
+    def _tools(self, flavor: str, scenario: str) -> tuple[tuple[str, str], float]:
+        """What each side measures with, and the longer warm-up: from the sides' scenario files,
+        or in a replay (``elapsed_s`` None) from the first rounds' results, since a replay reads
+        only results (the publisher's checkout need not hold the scenarios)."""
+        if self.elapsed_s is None:
+            tools = []
+            for side in self.sides:
+                path = self._result_path(side, 1, flavor, scenario)
+                tools.append(load_result(path).tool.name if path.is_file() else "cyclictest")
+            return (tools[0], tools[1]), 0.0
+        read = [load_scenario(self._ref(side, scenario))[0] for side in self.sides]
+        return (read[0].tool, read[1].tool), max(s.warmup_s for s in read)
 
     def _ref(self, side: Side, scenario: str) -> str:
         return str(side.scenarios / f"{scenario}.yml") if side.scenarios else scenario
@@ -146,9 +172,13 @@ class ABRun:
                 wall_s: float | None = None) -> ABOutcome | None:
         """Judge one round's result against its budget and keep it for the A/B test."""
         key = (result.board.name, flavor_of(result), result.scenario)
-        budget = self.thresholds.for_result(result)
-        if budget is None:
-            raise InputError(f"no budget matches {'/'.join(key)}", path=path)
+        planned = self.resolve().keys.get(key)
+        if planned is None or key not in self.resolve().by_target.get((flavor, result.scenario),
+                                                                      []):
+            raise InputError(f"the result is {'/'.join(key)}, which the plan does not hold "
+                             f"(it planned {', '.join('/'.join(k) for k in self.resolve().keys)})",
+                             path=path)
+        budget = planned.budget
         # min_samples is for the pooled rounds (rtgate.stats.ab), not for one short round.
         judged = evaluate(result, budget.model_copy(update={"min_samples": None}), path)
         self.verdicts.append(RoundVerdict(side, n, key, judged, wall_s))
@@ -175,16 +205,16 @@ class ABRun:
         a, b = self.sides
         return (a, b) if self.pairs % 2 else (b, a)
 
-    def _look(self, pair_s: float) -> bool:
-        """After a pair: plan (after the first), look, and say whether the loop is done."""
-        if self.seq is None:
-            self.margins, self.seq = plan(self.budgets, self.settings, pair_s)
+    def _look(self) -> bool:
+        """After a pair: look, and say whether the loop is done."""
+        plan = self.resolve()
         seq = self.seq
+        assert seq is not None
         if ab.MIN_ROUNDS <= self.pairs <= seq.planned:
             seq.look(self.pairs, [
                 ab.KeyRounds(key, self.rounds["A"][key], self.rounds["B"][key],
                              self.margins[key], self.budgets[key].min_samples,
-                             primary_of(self.settings.calibration, key))
+                             plan.keys[key].primary)
                 for key in self.budgets if key not in seq.final])
         if seq.stopped(list(self.budgets)):
             final = {d.outcome for d in seq.final.values()}
@@ -197,6 +227,7 @@ class ABRun:
     def pair(self) -> ABOutcome | None:
         """Measure the next pair of rounds (every target still undecided), in the loop's order;
         the outcome that ends the loop, if any. `rtgate calibrate` records its bank with it."""
+        self.resolve()
         self.pairs += 1
         targets = self._targets()
         for side in self._order():
@@ -214,7 +245,7 @@ class ABRun:
                 self.outcome = stop
                 self.elapsed_s = time.monotonic() - start
                 return
-            done = self._look(time.monotonic() - start)
+            done = self._look()
             self.elapsed_s = elapsed = time.monotonic() - start
             self._progress(elapsed)
             assert self.seq is not None
@@ -222,14 +253,9 @@ class ABRun:
             if done:
                 return
             next_pair_ends = elapsed * (1 + 1 / self.pairs)
-            if self.pairs >= seq.planned or seq.planned < ab.MIN_ROUNDS \
-                    or next_pair_ends > cap:
+            if self.pairs >= seq.planned or next_pair_ends > cap:
                 self.why = (f"the time cap ({fmt(cap)} s) was reached after "
                             f"{self.pairs} round(s) a side with some key still unknown")
-                if seq.planned < ab.MIN_ROUNDS:
-                    self.why = (f"the time cap ({fmt(cap)} s) allows only "
-                                f"{seq.planned} round(s) a side at this board's pace; the test "
-                                f"needs {ab.MIN_ROUNDS}")
                 return
 
     def replay(self) -> None:
@@ -239,6 +265,7 @@ class ABRun:
         read. Rounds past the point where the procedure stops are not looked at."""
         assert self.settings.planned_rounds, "a replay needs the plan the gate used"
         self.elapsed_s = None
+        self.resolve()
         while True:
             self.pairs += 1
             targets = self._targets()
@@ -248,7 +275,7 @@ class ABRun:
                     if stop:
                         self.outcome = stop
                         return
-            if self._look(0.0):
+            if self._look():
                 return
             assert self.seq is not None
             if self.pairs >= self.seq.planned or not any(
@@ -258,15 +285,20 @@ class ABRun:
                             "key still unknown")
                 return
 
-    def _load(self, side: Side, n: int, flavor: str, scenario: str) -> ABOutcome | None:
+    def _result_path(self, side: Side, n: int, flavor: str, scenario: str) -> Path:
+        """Where a replayed round's result is; a symbolic link on the way is refused."""
         home = self._home(side, n, flavor, scenario)
         path = home / RESULT
         chain = [self.settings.out / side.name, home.parents[1], home.parent, home, path]
         if any(p.is_symlink() for p in chain):
             raise InputError("a symbolic link where the gate writes a directory or a result: "
                              "refused", path=path)
+        return path
+
+    def _load(self, side: Side, n: int, flavor: str, scenario: str) -> ABOutcome | None:
+        path = self._result_path(side, n, flavor, scenario)
         if not path.is_file():
-            record = home / INFRA
+            record = path.parent / INFRA
             failed = infrarecord.load(record) if record.is_file() else None
             if isinstance(failed, Crash):  # its evidence beside it checked (confirmed)
                 return self._crashed(side, n, flavor, scenario, failed.said)
@@ -303,7 +335,8 @@ def prepare(settings: ABSettings, console: Console) -> ABRun:
     """The run `rtgate ab` asks for, with everything a round needs checked before the first
     boot: the board, its sides' kernels and scenarios, the budgets."""
     spec = load_board(settings.board)
-    if spec.kernel_target and (settings.base is None or settings.cand is None):
+    if spec.kernel_target and (settings.base is None or settings.cand is None) \
+            and not settings.plan_only:
         raise InputError(f"board {spec.name!r} boots the kernels it measures: give --base and "
                          "--cand (DIR/<flavor>/ from `rtgate kernel build --out`)")
     if not spec.kernel_target and (settings.base or settings.cand):
@@ -315,7 +348,7 @@ def prepare(settings: ABSettings, console: Console) -> ABRun:
     scenarios = scenarios_of(spec, list(settings.scenarios) if settings.scenarios else None)
     thresholds = load_thresholds(settings.thresholds)
     for side in sides:
-        for flavor in flavors if side.kernels else []:
+        for flavor in flavors if side.kernels and not settings.plan_only else []:
             KernelArtifacts.from_dir(side.kernels / flavor)
         for scenario in scenarios if side.scenarios else []:
             ref = str(side.scenarios / f"{scenario}.yml")
@@ -331,5 +364,8 @@ def prepare(settings: ABSettings, console: Console) -> ABRun:
         notes.append(f"no calibration record for {kind_of(spec)!r} (bench/calibration/): each "
                      "key's primary metric is the rule's default, and the false-alarm rate and "
                      "power are unmeasured on this board (`rtgate calibrate`)")
-    return ABRun(spec, sides, [(f, s) for f in flavors for s in scenarios], thresholds,
-                 rounds, console, notes=notes)
+    run = ABRun(spec, sides, [(f, s) for f in flavors for s in scenarios], thresholds,
+                rounds, console, notes=notes)
+    for line in run.resolve().describe():
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
+    return run

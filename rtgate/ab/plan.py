@@ -1,40 +1,187 @@
-"""The A/B plan, fixed after the first pair and before any look at the latencies: each key's
-margin and primary metric, the false-alarm rate, and the rounds a side the alpha spending plans
-for. The board kind's calibration record, when there is one, names the primary metrics and the
-planned rounds it measured the error rates at."""
+"""The A/B plan, resolved before the first round: each key's budget, margin and primary metric,
+the false-alarm rate, the rounds a side the alpha spending plans for, and what they promise.
+
+Everything a run could refuse is found here (exit 2), never after a board minute: a key with no
+budget or no minimum effect, A and B measuring with different tools, a cap that cannot hold the
+rounds the first look needs. The board kind's calibration record, when there is one, names the
+primary metrics, the planned rounds and the round-to-round spread, from which the plan states
+P(same | unchanged) and the time to a verdict, and says when *same* is out of reach."""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
 from rtgate.ab.settings import RoundSettings
-from rtgate.calibration import CalibrationRecord
+from rtgate.board.spec import BoardSpec, kind_of
+from rtgate.calibration import CalibrationRecord, KeyCalibration
 from rtgate.errors import InputError
-from rtgate.gate.thresholds import Budget
-from rtgate.stats import ab
+from rtgate.gate.thresholds import Budget, Thresholds
+from rtgate.layout import RUNNING
+from rtgate.stats import ab, oc
+
+# Board time a round costs beyond its measurement and warm-up when no calibration record says
+# (deploy, boot, collect; a reboot into the kernel and back on an SSH board): what the cap is
+# divided by when no planned rounds are given. A slower board reaches the cap sooner and leaves
+# the rest of alpha unspent (conservative); the record's measured pace replaces it.
+OVERHEAD_S = {"local": 1.0, "qemu": 15.0, "ssh": 90.0, "lava": 180.0}
+RUNNING_FLAVORS = ("stock", "rt")
+# P(same | unchanged) below this: the plan says same is out of reach at the margin and cap.
+REACHABLE = 0.5
+# The round-to-round CVs a plan without a record shows P(same | unchanged) at.
+UNMEASURED_CVS = (0.02, 0.05, 0.10, 0.20)
+# What the suggested margin or rounds aim for.
+SAME_GOAL_Z = 1.645  # about 90 % of unchanged kernels decided same
+
+
+@dataclass(frozen=True)
+class KeyPlan:
+    key: ab.Key
+    budget: Budget
+    margin: ab.Margin
+    primary: str | None
+    """The record's metric; None: the first of ``ab.METRICS`` every round has."""
+    calibration: KeyCalibration | None
+
+
+@dataclass(frozen=True)
+class RoundTarget:
+    """One (flavor label, scenario) the run measures, as the sides' scenario files say."""
+
+    flavor: str
+    """The kernels' flavor directory; "" for a board that measures its running kernel."""
+    scenario: str
+    tools: tuple[str, str]
+    """The tool side A's and side B's scenario measures with."""
+    warmup_s: float = 0.0
+    """The longer of the sides' warm-ups (seconds the loads run before measuring)."""
+
+
+@dataclass(frozen=True)
+class RoundPlan:
+    keys: dict[ab.Key, KeyPlan]
+    by_target: dict[tuple[str, str], list[ab.Key]]
+    """Each target's possible keys (one, or stock and rt for a remote running kernel)."""
+    alpha: float
+    planned: int
+    planned_from: str
+    round_s: float
+    """Board time a round of one target is taken to cost."""
+    max_time: float
+
+    def sequential(self) -> ab.Sequential:
+        return ab.Sequential(self.alpha, self.planned, keys=len(self.by_target))
+
+    @property
+    def margins(self) -> dict[ab.Key, ab.Margin]:
+        return {k: p.margin for k, p in self.keys.items()}
+
+    def describe(self) -> list[str]:
+        """The plan as lines a person reads before the first round."""
+        seq = self.sequential()
+        lines = [f"plan: {self.planned} rounds a side planned ({self.planned_from}), alpha "
+                 f"{self.alpha:g} over {seq.keys} key(s) ({seq.key_alpha:.3g} each), looks "
+                 f"from {ab.MIN_ROUNDS} rounds a side, cap {self.max_time:g} s"]
+        bound = seq.boundary(self.planned)
+        per_pair = 2 * len(self.by_target) * self.round_s
+        for key, p in self.keys.items():
+            head = (f"{'/'.join(key)}: budget {p.budget.label} ({p.budget.source}), same "
+                    f"within {p.margin}, primary {p.primary or 'the rule default'}")
+            lines.append(head)
+            if p.calibration is None:
+                what_if = ", ".join(
+                    f"CV {100 * cv:g} % {oc.normal(oc.log_sd_of_cv(cv), 0.0, self.planned, seq.design(key), p.margin.relative).same:.2f}"  # noqa: E501
+                    for cv in UNMEASURED_CVS)
+                lines.append("  no calibration record for this key: its CV is unmeasured; "
+                             f"P(same | unchanged) would be, at a CV of {what_if} (normal logs)")
+                continue
+            sd = oc.log_sd_of_cv(p.calibration.cv)
+            c = oc.normal(sd, 0.0, self.planned, seq.design(key), p.margin.relative)
+            lines.append(f"  at the record's CV {p.calibration.cv:.2f} (normal logs, "
+                         f"{c.trials} simulated runs): P(same | unchanged) {c.same:.2f}, "
+                         f"undecided {c.unknown:.2f}, about {c.mean_rounds:.1f} rounds a side "
+                         f"to a verdict (~{c.mean_rounds * per_pair / 60:.0f} board minutes)")
+            if c.same < REACHABLE:
+                need = oc.rounds_for_same(sd, p.margin.relative, bound, SAME_GOAL_Z)
+                wider = oc.margin_for_same(sd, self.planned, bound, SAME_GOAL_Z)
+                lines.append(
+                    f"  same is out of reach: at this CV an unchanged kernel is decided same in "
+                    f"{100 * c.same:.0f} % of runs within the cap; n ≈ 2((c + z)·s / ln(1 + m))² "
+                    f"= {need:.0f} rounds a side (cap ≈ {math.ceil(need) * per_pair:.0f} s) "
+                    f"at this margin, or a margin of about {100 * wider:.0f} % at "
+                    f"{self.planned} rounds, would give about 90 %")
+        return lines
 
 
 def primary_of(record: CalibrationRecord | None, key: ab.Key) -> str | None:
     """The record's primary metric for the key's flavor and scenario; None: the rule's default."""
+    cal = key_calibration(record, key)
+    return cal.primary_metric if cal else None
+
+
+def key_calibration(record: CalibrationRecord | None, key: ab.Key) -> KeyCalibration | None:
     if record is None:
         return None
-    return next((k.primary_metric for k in record.keys
-                 if (k.flavor, k.scenario) == key[1:]), None)
+    return next((k for k in record.keys if (k.flavor, k.scenario) == key[1:]), None)
 
 
-def plan(budgets: dict[ab.Key, Budget], settings: RoundSettings,
-         pair_s: float) -> tuple[dict[ab.Key, ab.Margin], ab.Sequential]:
-    """Every key's margin and the sequential test: the settings' minimum effect and alpha over
-    the budgets'; the planned rounds given, else the record's, else what the cap allows at the
-    first pair's pace."""
-    margins: dict[ab.Key, ab.Margin] = {}
-    for key, budget in budgets.items():
-        stated = budget.ab
-        pct = settings.min_effect_pct or (stated.min_effect_pct if stated else None)
-        if pct is None:
-            raise InputError(f"{'/'.join(key)}: no minimum effect (ab.min_effect_pct in "
-                             f"the budget at {budget.source}, or --min-effect-pct)")
-        margins[key] = ab.Margin(pct / 100)
-    alpha = settings.alpha or min((b.ab.alpha for b in budgets.values() if b.ab), default=0.01)
+def resolve(spec: BoardSpec, targets: Sequence[RoundTarget], thresholds: Thresholds,
+            settings: RoundSettings) -> RoundPlan:
+    """The whole plan, or an InputError naming what is missing, before any round."""
+    kind = kind_of(spec)
     record = settings.calibration
-    planned = (settings.planned_rounds or (record.plan.rounds if record else None)
-               or int(settings.max_time // max(pair_s, 1e-9)))
-    return margins, ab.Sequential(alpha, planned, keys=len(budgets))
+    keys: dict[ab.Key, KeyPlan] = {}
+    by_target: dict[tuple[str, str], list[ab.Key]] = {}
+    for t in targets:
+        label = f"{spec.name}/{t.flavor or RUNNING}/{t.scenario}"
+        if t.tools[0] != t.tools[1]:
+            raise InputError(f"{label}: A measures with {t.tools[0]}, B with {t.tools[1]}: two "
+                             "ways of measuring, not a kernel's effect")
+        # A running kernel is judged as its result says (stock or rt): both must resolve, since
+        # a replay may read rounds measured on another machine.
+        for flavor in (t.flavor,) if t.flavor else RUNNING_FLAVORS:
+            key = (spec.name, flavor, t.scenario)
+            budget = thresholds.select(kind, flavor, t.scenario, "none", t.tools[0])
+            if budget is None:
+                raise InputError(f"no budget matches {'/'.join(key)} ({t.tools[0]})")
+            pct = settings.min_effect_pct or (budget.ab.min_effect_pct if budget.ab else None)
+            if pct is None:
+                raise InputError(f"{'/'.join(key)}: no minimum effect (ab.min_effect_pct in "
+                                 f"the budget at {budget.source}, or --min-effect-pct)")
+            keys[key] = KeyPlan(key, budget, ab.Margin(pct / 100), primary_of(record, key),
+                                key_calibration(record, key))
+            by_target.setdefault((t.flavor, t.scenario), []).append(key)
+    budgets = [p.budget for p in keys.values()]
+    alpha = settings.alpha or min((b.ab.alpha for b in budgets if b.ab), default=0.01)
+    round_s, overhead_from = _pace(spec, targets, settings)
+    fits = int(settings.max_time // (2 * len(targets) * round_s))
+    if fits < ab.MIN_ROUNDS:
+        raise InputError(f"the cap ({settings.max_time:g} s) allows {fits} round(s) a side "
+                         f"at about {round_s:.0f} s a round of each of {len(targets)} target(s) "
+                         f"({overhead_from}); the first look needs {ab.MIN_ROUNDS}: raise "
+                         "--max-time")
+    if settings.planned_rounds:
+        planned, source = settings.planned_rounds, "--planned-rounds"
+    elif record is not None:
+        planned, source = record.plan.rounds, f"the calibration record of {record.kind}"
+    else:
+        planned, source = fits, f"what the cap allows at about {round_s:.0f} s a round"
+    return RoundPlan(keys, by_target, alpha, planned, source, round_s, settings.max_time)
+
+
+def _pace(spec: BoardSpec, targets: Sequence[RoundTarget],
+          settings: RoundSettings) -> tuple[float, str]:
+    """Board time a round of one target is taken to cost (the measurement, the warm-up and the
+    board's overhead), and where the overhead comes from."""
+    record = settings.calibration
+    if record is not None:
+        # The record's cap is 2 × rounds × (its rounds' board time) × 1.25 over its keys.
+        wall = record.plan.max_time_s / (2.5 * record.plan.rounds * max(len(record.keys), 1))
+        overhead = max(wall - record.plan.round_s, 0.0)
+        source = f"{overhead:.0f} s a round beyond the measurement, from the record"
+    else:
+        overhead = OVERHEAD_S[spec.driver]
+        source = f"{overhead:g} s a round assumed for a {spec.driver} board"
+    warmup = max((t.warmup_s for t in targets), default=0.0)
+    return settings.round_duration + warmup + overhead, source

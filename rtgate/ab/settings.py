@@ -46,3 +46,5 @@ class ABSettings:
     scenarios: tuple[str, ...] | None
     thresholds: Path
     rounds: RoundSettings
+    plan_only: bool = False
+    """Resolve the plan and measure nothing: the kernels need not exist yet."""

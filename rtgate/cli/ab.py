@@ -25,6 +25,11 @@ The `local` board measures its running kernel: both sides are that kernel (no --
 with --cand-scenario-dir B runs each scenario from that directory instead (e.g. the same
 scenario plus an added load: a planted regression), otherwise it is an A/A check.
 
+Before the first round the plan is resolved and printed: every key's budget, margin (same means
+B/A within ×(1 + margin) either way) and primary metric, the planned rounds and, from the board's
+calibration record, P(same | unchanged) and the time to a verdict — and when same is out of reach
+at the record's CV, the margin or rounds that would reach it. --plan-only stops there.
+
 Outputs in OUT: A/round-N/<flavor>/<scenario>/ and B/round-N/… (result.json, raw/, or infra.json),
 ab.json (schema {doc.SCHEMA_ID}: outcome, effects with intervals, rounds, looks, alpha spent) and
 ab.md (for the pull-request comment), also printed.
@@ -32,7 +37,8 @@ ab.md (for the pull-request comment), also printed.
 exit codes:
   0  same or better: every key decided, none worse, every candidate round within budget
   1  worse: a regression (the A/B test, or a candidate round over its budget)
-  2  usage or input error (unknown board/scenario/flavor, no kernels, no budget or minimum effect)
+  2  usage or input error (unknown board/scenario/flavor, no kernels, no budget or minimum effect,
+     a cap too short for the first look), found before the first round
   3  a round is incomplete or the infrastructure failed: no verdict
   4  undecided at the time cap: the rounds measured could not tell same from worse or better;
      measure longer (--max-time) — a statement about the data, not a lab failure
@@ -45,7 +51,7 @@ def settings_of(args: argparse.Namespace) -> ABSettings:
         cand_scenario_dir=args.cand_scenario_dir,
         flavors=tuple(args.flavors) if args.flavors else None,
         scenarios=tuple(args.scenarios) if args.scenarios else None,
-        thresholds=args.thresholds,
+        thresholds=args.thresholds, plan_only=args.plan_only,
         rounds=RoundSettings(out=args.out, round_duration=args.round_duration,
                              max_time=args.max_time, planned_rounds=args.planned_rounds,
                              scale=args.scale, min_effect_pct=args.min_effect_pct,
@@ -56,6 +62,8 @@ def handler(args: argparse.Namespace) -> int:
     console = Console(stderr=True)
     settings = settings_of(args)
     run = prepare(settings, console)
+    if args.plan_only:
+        return 0
     run.run()
     text = doc.write(run, settings.rounds.out)
     console.rule("[bold]A/B")
@@ -87,9 +95,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     add_ab_options(
         p, min_rounds=ab.MIN_ROUNDS, round_help="measurement per round, e.g. 20s",
         planned_help="rounds a side the alpha spending plans for, fixed before the first "
-                     "round (the gate's, so the publisher can replay the looks); default: what "
-                     "--max-time allows at the first pair's pace",
+                     "round (the gate's, so the publisher can replay the looks); default: the "
+                     "calibration record's, else what --max-time allows at the pace the plan "
+                     "states",
         min_effect_help="minimum effect worth reporting, every key (overrides "
                         "ab.min_effect_pct)",
         alpha_help="false-alarm rate of the whole run (overrides ab.alpha; default 0.01)")
+    p.add_argument("--plan-only", action="store_true",
+                   help="resolve and print the plan (every key's budget, margin, metric, the "
+                        "planned rounds, P(same | unchanged) and time to verdict from the "
+                        "calibration record), measure nothing (no kernels needed)")
     p.set_defaults(func=handler)

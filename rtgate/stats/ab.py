@@ -188,7 +188,9 @@ class Margin:
         # Past 100 % a "±" reads as a latency below zero: a bisect's margin is a factor.
         if self.relative > 1:
             return f"×{1 + self.relative:g} either way (at least {self.floor_us:g} µs)"
-        return f"± {100 * self.relative:g} % (at least {self.floor_us:g} µs)"
+        return (f"×{1 + self.relative:g} either way, B/A in [{1 / (1 + self.relative):.3g}, "
+                f"{1 + self.relative:g}] (at least "
+                f"{self.floor_us:g} µs)")
 
 
 @dataclass(frozen=True)
@@ -259,16 +261,20 @@ def student(a: np.ndarray, b: np.ndarray) -> tuple[float, float, int]:
     return float(b.mean() - a.mean()), math.sqrt(ss / df * (1 / len(a) + 1 / len(b))), df
 
 
-def _effect(metric: str, a: np.ndarray, b: np.ndarray, boundary: float) -> Effect:
+def _effect(metric: str, a: np.ndarray, b: np.ndarray, boundary: float,
+            floor_se: float = 0.0) -> Effect:
     d, se, df = student(a, b)
+    se = max(se, floor_se)
     return Effect(metric, math.exp(d), math.exp(d - boundary * se), math.exp(d + boundary * se),
                   1 - 2 * float(stats.t.sf(boundary, df)), math.exp(a.mean()),
                   math.exp(b.mean()), (len(a), len(b)))
 
 
-def decide_key(c: KeyRounds, alpha: float, boundary: float | None = None) -> Decision:
+def decide_key(c: KeyRounds, alpha: float, boundary: float | None = None,
+               design: Design | None = None) -> Decision:
     """One key at one look: ``boundary`` is the look's critical |t| (None: a single fixed-size
-    test at ``alpha``, two-sided)."""
+    test at ``alpha``, two-sided); ``design`` its floor under the standard error and the first
+    look that may say worse or better (None: no floor, from the first look)."""
     reasons = []
     for side, rounds in (("A", c.a), ("B", c.b)):
         if len(rounds) < MIN_ROUNDS:
@@ -292,21 +298,30 @@ def decide_key(c: KeyRounds, alpha: float, boundary: float | None = None) -> Dec
     df = len(c.a) + len(c.b) - 2
     if boundary is None:
         boundary = float(stats.t.isf(alpha / 2, df))
-    effects = [_effect(m, a, b, boundary) for m, (a, b) in logs.items()]
+    floor = design.floor_se(len(c.a), len(c.b)) if design else 0.0
+    effects = [_effect(m, a, b, boundary, floor if m == primary else 0.0)
+               for m, (a, b) in logs.items()]
     head = next(e for e in effects if e.metric == primary)
     d, se, _ = student(*logs[primary])
+    se = max(se, floor)
     t = d / se if se > 0 else 0.0 if d == 0 else math.copysign(math.inf, d)
     margin = c.margin.ratio(head.a_geomean_us)
+    decisive = design is None or min(len(c.a), len(c.b)) >= design.first_decisive
     if 1 / margin <= head.low and head.high <= margin:
         outcome = Comparison.SAME
-    elif head.low > 1:
+    elif head.low > 1 and decisive:
         outcome = Comparison.WORSE
-    elif head.high < 1:
+    elif head.high < 1 and decisive:
         outcome = Comparison.BETTER
     else:
         outcome = Comparison.UNKNOWN
-        reasons.append(f"{primary}: the interval is wider than the margin (× {margin:.3g}) and "
-                       "holds no change: measure more")
+        if head.low > 1 or head.high < 1:
+            assert design is not None
+            reasons.append(f"{primary}: the interval excludes no change, but the rule says "
+                           f"worse or better only from {design.first_decisive} rounds a side")
+        else:
+            reasons.append(f"{primary}: the interval is wider than the margin (× {margin:.3g}) "
+                           "and holds no change: measure more")
     return Decision(c.key, outcome, head, effects, t, boundary, (len(c.a), len(c.b)), c.margin,
                     margin, alpha, reasons)
 
@@ -319,24 +334,33 @@ def decide(comparisons: Sequence[KeyRounds], alpha: float = 0.01) -> list[Decisi
 
 # ---- Sequential rounds: when the gate looks again after every pair of rounds -------------------
 
-def spent(alpha: float, fraction: float) -> float:
+POCOCK = "pocock"
+OBRIEN_FLEMING = "obrien-fleming"
+
+
+def spent(alpha: float, fraction: float, spending: str = POCOCK) -> float:
     """The share of ``alpha`` spent by information fraction ``fraction`` (rounds a side done /
-    rounds a side planned at the cap): Lan-DeMets' Pocock-type function. Pocock's shape spends
-    early, so a clear case (a PR that changed nothing, a gross regression) stops early."""
+    rounds a side planned at the cap). Lan-DeMets' Pocock-type function spends early, so a clear
+    case stops early; the O'Brien-Fleming-type one, 2·(1 − Φ(z_{alpha/2}/√t)), keeps nearly all
+    of alpha for the late looks, where a few odd boots weigh less."""
     t = min(max(fraction, 0.0), 1.0)
+    if spending == OBRIEN_FLEMING:
+        if t <= 0:
+            return 0.0
+        return float(2 * stats.norm.sf(stats.norm.isf(alpha / 2) / math.sqrt(t)))
     return alpha * math.log1p((math.e - 1) * t)
 
 
-def increment(alpha: float, rounds: int, planned: int) -> float:
+def increment(alpha: float, rounds: int, planned: int, spending: str = POCOCK) -> float:
     """The alpha the look at ``rounds`` a side spends (the first look all of spent(3/planned))."""
     if not MIN_ROUNDS <= rounds <= planned:
         return 0.0
-    before = 0.0 if rounds == MIN_ROUNDS else spent(alpha, (rounds - 1) / planned)
-    return spent(alpha, rounds / planned) - before
+    before = 0.0 if rounds == MIN_ROUNDS else spent(alpha, (rounds - 1) / planned, spending)
+    return spent(alpha, rounds / planned, spending) - before
 
 
 @lru_cache(maxsize=256)
-def boundaries(alpha: float, planned: int) -> tuple[float, ...]:
+def boundaries(alpha: float, planned: int, spending: str = POCOCK) -> tuple[float, ...]:
     """Critical |t| at the looks ``MIN_ROUNDS``..``planned`` rounds a side, two-sided, so that
     under "the same kernel" (normal logs, one variance: t is free of both) the chance of a first
     crossing at look k is the spending function's increment there, exactly.
@@ -369,7 +393,7 @@ def boundaries(alpha: float, planned: int) -> tuple[float, ...]:
         df = 2 * n - 2
         t = (means[1] - means[0]) / np.sqrt(ss / df * 2 / n)
         p = 2 * stats.t.sf(np.abs(t), df)
-        b = _look_boundary(p, alive, increment(alpha, n, planned))
+        b = _look_boundary(p, alive, increment(alpha, n, planned, spending))
         out.append(float(stats.t.isf(b / 2, df)))
         alive &= p > b
     return tuple(out)
@@ -405,6 +429,24 @@ class Look:
     decisions: list[Decision]
 
 
+@dataclass(frozen=True)
+class Design:
+    """How one key's looks decide: its alpha, the spending's shape, the first look that may say
+    *worse* or *better* (*same* may come from the first look on), and a floor under the
+    standard error from the calibration bank's pooled log-sd (None: none)."""
+
+    alpha: float
+    spending: str = POCOCK
+    first_decisive: int = MIN_ROUNDS
+    floor_sd: float | None = None
+
+    def boundaries(self, planned: int) -> tuple[float, ...]:
+        return boundaries(self.alpha, planned, self.spending)
+
+    def floor_se(self, na: int, nb: int) -> float:
+        return 0.0 if self.floor_sd is None else self.floor_sd * math.sqrt(1 / na + 1 / nb)
+
+
 @dataclass
 class Sequential:
     """Decide after every pair of rounds, stopping a key as soon as it is decided, with the
@@ -418,6 +460,10 @@ class Sequential:
     alpha: float
     planned: int
     keys: int = 1
+    spending: str = POCOCK
+    first_decisive: int = MIN_ROUNDS
+    floors: dict[Key, float] = field(default_factory=dict)
+    """Per key, the calibration bank's pooled log-sd: the standard error's floor."""
     looks: list[Look] = field(default_factory=list)
     final: dict[Key, Decision] = field(default_factory=dict)
 
@@ -425,18 +471,22 @@ class Sequential:
     def key_alpha(self) -> float:
         return self.alpha / max(self.keys, 1)
 
+    def design(self, key: Key) -> Design:
+        return Design(self.key_alpha, self.spending, self.first_decisive, self.floors.get(key))
+
     def alpha_at(self, rounds: int) -> float:
         """The family's alpha spent at the look at ``rounds`` a side."""
-        return increment(self.alpha, rounds, self.planned)
+        return increment(self.alpha, rounds, self.planned, self.spending)
 
     def boundary(self, rounds: int) -> float:
-        return boundaries(self.key_alpha, self.planned)[rounds - MIN_ROUNDS]
+        return boundaries(self.key_alpha, self.planned, self.spending)[rounds - MIN_ROUNDS]
 
     def look(self, rounds: int, comparisons: Sequence[KeyRounds]) -> Look:
         """Decide the keys not yet decided, with ``rounds`` rounds a side each."""
         share = self.alpha_at(rounds)
         open_ = [c for c in comparisons if c.key not in self.final]
-        look = Look(rounds, share, [decide_key(c, self.key_alpha, self.boundary(rounds))
+        look = Look(rounds, share, [decide_key(c, self.key_alpha, self.boundary(rounds),
+                                               self.design(c.key))
                                     for c in open_] if share > 0 else [])
         self.final |= {d.key: d for d in look.decisions if d.outcome is not Comparison.UNKNOWN}
         self.looks.append(look)

@@ -86,7 +86,7 @@ def replay(out: Path, planned: int, alpha: float) -> ABRun:
 @pytest.mark.integration
 def test_local_a_a_is_not_worse_and_undecided_is_its_own_outcome(rtgate_cli: RunCli,
                                                                  tmp_path: Path) -> None:
-    proc = rtgate_ab(rtgate_cli, tmp_path, "--max-time", "20s")
+    proc = rtgate_ab(rtgate_cli, tmp_path, "--max-time", "30s")
     report = json.loads((tmp_path / "ab.json").read_text())
     assert report["outcome"] in ("same", "better", "undecided"), report
     assert proc.returncode == EXIT[report["outcome"]] == report["exit"]

@@ -71,6 +71,8 @@ def ab_run(name: str, case: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(loop, "measure", stand_in({"A": case["A"], "B": case["B"]}, clock))
     monkeypatch.setattr(loop, "time", clock)
     planted = case.get("cand_scenario_dir")
+    if planted:  # the plan reads B's scenario (its tool) before the first round
+        shutil.copytree(DATA / planted, planted)
     settings = RoundSettings(out=out, round_duration=case["round_duration"],
                              max_time=case["max_time"], planned_rounds=case["planned_rounds"],
                              min_effect_pct=case["min_effect_pct"], alpha=case["alpha"])

@@ -111,7 +111,7 @@ def test_the_margin_is_a_share_never_finer_than_the_histograms_resolution() -> N
     assert m.ratio(100.0) == pytest.approx(1.1)
     assert m.ratio(5.0) == pytest.approx(1.2)  # 1 µs of 5 µs
     assert m.ratio(0.0) == pytest.approx(2.0)  # the baseline itself below the resolution
-    assert str(m) == "± 10 % (at least 1 µs)"
+    assert str(m) == "×1.1 either way, B/A in [0.909, 1.1] (at least 1 µs)"
 
 
 def test_a_quantile_beyond_the_histogram_or_the_sample_count_is_not_used() -> None:
@@ -236,6 +236,6 @@ def test_recorded_rounds_a_planted_load_is_worse_and_an_a_a_pair_is_not() -> Non
 
 def test_a_margin_past_100_percent_reads_as_a_factor() -> None:
     """A bisect's margin may exceed 100 %: "± 900 %" would read as a latency below zero."""
-    assert str(ab.Margin(0.1)) == "± 10 % (at least 1 µs)"
+    assert str(ab.Margin(0.1)) == "×1.1 either way, B/A in [0.909, 1.1] (at least 1 µs)"
     assert str(ab.Margin(9.0)) == "×10 either way (at least 1 µs)"
     assert ab.Margin(9.0).ratio(1000.0) == 10.0
