@@ -44,6 +44,7 @@ COMMANDS = {
     "sweep": "rtgate.cli.sweep",
     "report": "rtgate.cli.report",
     "compare": "rtgate.cli.report",
+    "lab": "rtgate.cli.lab",
 }
 COMMAND_MODULES = list(dict.fromkeys(COMMANDS.values()))
 

@@ -1,0 +1,293 @@
+"""The runner supervisor as systemd runs it (`rtgate lab runner BOARD`, as root), against the
+loopback fake of GitHub's REST endpoints (tests/fakegithub.py) and a runner stand-in
+(tests/fakerunner/: the real runner cannot be downloaded here) that consumes the JIT config and
+exits as `run.sh --jitconfig` does. The runner user is `nobody`.
+
+Scenarios: the normal loop; kill -9 while idle, then a restart; tokens expiring mid-loop;
+GitHub's error answers and a slow one, with the backoff; two boards on one controller.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import re
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from fakegithub import SLOW, FakeGitHub, app_key
+
+from rtgate.lab.github import GitHub, Scope, app_jwt
+from rtgate.lab.runner import owned_by
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+STAND_IN = ROOT / "tests" / "fakerunner"
+APP_ID = "123456"
+INSTALLATION = 7654321
+KEYS = app_key()
+NOBODY = pwd.getpwnam("nobody")
+
+
+def wait_for(what: str, check: Callable[[], object], timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+@dataclass
+class Controller:
+    top: Path
+    fake: FakeGitHub
+    config: Path
+
+    def setup(self) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "rtgate", "lab", "setup", "--config",
+                               str(self.config), "--unit-dir", str(self.top / "systemd")],
+                              capture_output=True, text=True, timeout=60)
+
+    def start(self, board: str) -> Supervisor:
+        log = self.top / f"{board}.{time.monotonic_ns()}.log"
+        with log.open("w") as sink:
+            proc = subprocess.Popen([sys.executable, "-m", "rtgate", "lab", "runner", board,
+                                     "--config", str(self.config)], stdout=sink, stderr=sink,
+                                    start_new_session=True)
+        return Supervisor(proc, log, self.top / "srv" / board)
+
+    def online(self, board: str) -> list[str]:
+        with self.fake.lock:
+            return [r.name for r in self.fake.runners.values()
+                    if owned_by(board).fullmatch(r.name) and r.status == "online"]
+
+
+@dataclass
+class Supervisor:
+    proc: subprocess.Popen[bytes]
+    log: Path
+    state: Path
+
+    def lines(self) -> list[str]:
+        return self.log.read_text().splitlines()
+
+    def registered(self) -> list[str]:
+        return [m.group(1) for line in self.lines()
+                if (m := re.search(r": registered (\S+) ", line))]
+
+    def stop(self, timeout: float = 30) -> int:
+        self.proc.send_signal(signal.SIGTERM)
+        return self.proc.wait(timeout)
+
+    def kill_9(self) -> None:
+        """What systemd does to a unit's processes: the supervisor and its runner, SIGKILL."""
+        groups = [int(p.read_text()) for p in self.state.glob("jobs/*/runner/listener.pgid")]
+        self.proc.kill()
+        self.proc.wait(10)
+        for group in groups:
+            try:
+                os.killpg(group, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+LAB = """\
+github:
+  api: {api}
+  app_id: {app_id}
+  installation_id: {installation}
+  private_key: {top}/app.pem
+  owner: lab
+  repo: rtgate
+  timeout_s: 1
+runner:
+  install_dir: {top}/actions-runner
+  user: nobody
+  state_dir: {top}/srv
+  env_dir: {top}/etc
+  backoff_s: 0.1
+  backoff_cap_s: 0.8
+  min_uptime_s: 0
+  stop_grace_s: 5
+boards:
+  rpi5: {{kind: rpi5}}
+  rpi5-b: {{kind: rpi5}}
+"""
+
+
+@pytest.fixture
+def controller() -> Iterator[Controller]:
+    # Outside pytest's root-only tmp: the runner user must reach its job directory.
+    with tempfile.TemporaryDirectory(prefix="rtgate-lab-") as name:
+        top = Path(name)
+        top.chmod(0o755)
+        key = top / "app.pem"
+        key.write_bytes(KEYS[0])
+        key.chmod(0o600)
+        shutil.copytree(STAND_IN, top / "actions-runner")
+        fake = FakeGitHub(app_id=APP_ID, public_key=KEYS[1], installation_id=INSTALLATION,
+                          slow_s=2.0)
+        with fake.running():
+            config = top / "lab.yml"
+            config.write_text(LAB.format(api=fake.url, app_id=APP_ID, top=top,
+                                         installation=INSTALLATION))
+            lab = Controller(top, fake, config)
+            proc = lab.setup()
+            assert proc.returncode == 0, proc.stderr
+            yield lab
+
+
+def _owner_mode(path: Path) -> tuple[int, int]:
+    st = os.lstat(path)
+    return st.st_uid, stat.S_IMODE(st.st_mode)
+
+
+def test_the_normal_loop_one_fresh_runner_per_job_then_a_clean_stop(
+        controller: Controller) -> None:
+    fake = controller.fake
+    first, second = fake.queue_job("board-rpi5", 0.3), fake.queue_job("rpi5", 0.3)
+    sup = controller.start("rpi5")
+    try:
+        wait_for("two jobs", lambda: first.done and second.done)
+        wait_for("the third runner", lambda: controller.online("rpi5"))
+    finally:
+        code = sup.stop()
+    assert code == 0, sup.lines()
+    names = sup.registered()
+    assert len(names) == 3 and len(set(names)) == 3, sup.lines()
+    assert all(owned_by("rpi5").fullmatch(n) for n in names)
+    assert [r.labels for r in fake.registered] == [
+        ["self-hosted", "linux", "rtgate-lab", "rpi5", "board-rpi5"]] * 3
+    # A fresh installation token for every registration.
+    assert fake.count("POST", "/access_tokens", 201) >= 3
+    # What a job saw: the .env as written, the runner user, no JIT config.
+    for job in (first, second):
+        env = job.env
+        assert env["RTGATE_BOARD"] == "rpi5" and env["UID"] == str(NOBODY.pw_uid)
+        assert env["RTGATE_BUILDER"] == "sudo -n /usr/local/sbin/rtgate-builder"
+        assert env["RTGATE_PYTHON"] == "/opt/rtgate/venv/bin/python"
+        assert env["RTGATE_RESULTS_DIR"] == str(sup.state / "results")
+        assert "ACTIONS_RUNNER_INPUT_JITCONFIG" not in env
+        assert env["HOME"].startswith(str(sup.state / "jobs" / "job."))
+        run = sup.state / "results" / f"{job.id}-1"
+        assert _owner_mode(run) == (0, 0o755)  # sealed for every later job
+        assert _owner_mode(run / "gate-rpi5" / "result.json") == (0, 0o644)
+    # SIGTERM: the idle runner stopped and deregistered, its job directory gone.
+    assert fake.names() == [], fake.names()
+    assert list((sup.state / "jobs").iterdir()) == []
+    assert sup.lines()[-1].endswith("rpi5: stopped")
+    assert any(f"{names[-1]}: the runner ended" in line and "deregistered" in line
+               for line in sup.lines()), sup.lines()
+
+
+def test_kill_9_while_idle_then_a_restart_removes_the_stale_runner(
+        controller: Controller) -> None:
+    fake = controller.fake
+    # A runner registered by hand under the board's plain name is not the supervisor's.
+    api = GitHub(fake.url, 5)
+    token = api.installation_token(app_jwt(APP_ID, KEYS[0]), INSTALLATION).token
+    api.generate_jitconfig(token, Scope("lab", "rtgate"), "rpi5", ["rpi5"], 1)
+    sup = controller.start("rpi5")
+    wait_for("an idle runner", lambda: controller.online("rpi5"))
+    stale = controller.online("rpi5")[0]
+    sup.kill_9()
+    with fake.lock:
+        assert fake.runners_named(stale).status == "online"
+        fake.runners_named(stale).status = "offline"  # GitHub notices the lost session
+    assert len(list((sup.state / "jobs").iterdir())) == 1  # what the killed one left
+    again = controller.start("rpi5")
+    try:
+        wait_for("a new idle runner",
+                 lambda: [n for n in controller.online("rpi5") if n != stale])
+        job = fake.queue_job("board-rpi5", 0.2)
+        wait_for("the job", lambda: job.done)
+    finally:
+        assert again.stop() == 0, again.lines()
+    text = "\n".join(again.lines())
+    assert "removed left-over jobs job." in text
+    assert f"removed stale {stale}" in text
+    assert fake.count("POST", "generate-jitconfig", 409) == 0
+    assert fake.names() == ["rpi5"]
+
+
+def test_tokens_expiring_mid_loop_are_minted_afresh(controller: Controller) -> None:
+    """Tokens that stop working after 1 s (a revoked one, a skewed clock): each registration
+    and the deregistration at the stop mint their own, and a 401 in between backs off and
+    mints again."""
+    fake = controller.fake
+    fake.token_ttl_s = 1.0
+    job = fake.queue_job("board-rpi5", 1.5)  # outlives the token of its registration
+    sup = controller.start("rpi5")
+    try:
+        wait_for("the job", lambda: job.done)
+        wait_for("the next runner", lambda: len(sup.registered()) == 2)
+        # The next registration's token stops working before its first call.
+        fake.answer_next("list", 401)
+        fake.queue_job("board-rpi5", 0.1)
+        wait_for("a registration after the 401", lambda: len(sup.registered()) == 3)
+        time.sleep(1.2)  # every token minted so far has expired
+    finally:
+        assert sup.stop() == 0, sup.lines()
+    assert sum("registration failed: list runners: 401: Bad credentials" in line
+               for line in sup.lines()) == 1, sup.lines()
+    # Only the scripted 401: no request went out with a token that had expired.
+    assert [s for _, p, s in fake.log if "/actions/runners" in p and s == 401] == [401]
+    assert fake.names() == [], sup.lines()
+
+
+def test_errors_back_off_with_a_cap_and_a_slow_answer_is_retried(
+        controller: Controller) -> None:
+    fake = controller.fake
+    fake.answer_next("token", 401, 403)
+    fake.answer_next("jitconfig", 409, 422, 500, 503, SLOW)
+    sup = controller.start("rpi5")
+    try:
+        wait_for("a runner after the errors", lambda: controller.online("rpi5"), timeout=60)
+    finally:
+        assert sup.stop() == 0, sup.lines()
+    failures = [line for line in sup.lines() if "registration failed" in line]
+    assert [re.search(r"failed: .*?: (\d+|no answer)", line).group(1)  # type: ignore[union-attr]
+            for line in failures] == ["401", "403", "409", "422", "500", "503", "no answer"]
+    waits = [float(m.group(1)) for line in sup.lines()
+             if (m := re.search(r"next try in ([\d.]+) s", line))]
+    assert len(waits) == 7 and max(waits) <= 0.8 and waits[3] >= 0.8 * 0.8, waits
+    # One token per attempt and one for the deregistration at the stop: the loop does not spin.
+    assert fake.count("POST", "/access_tokens") == 8 + 1
+
+
+def test_two_boards_on_one_controller_keep_to_their_own(controller: Controller) -> None:
+    fake = controller.fake
+    long = fake.queue_job("board-rpi5-b", 4.0)
+    a, b = controller.start("rpi5"), controller.start("rpi5-b")
+    try:
+        wait_for("rpi5-b's job to start", lambda: long.runner)
+        short = fake.queue_job("board-rpi5", 0.2)
+        wait_for("rpi5's job", lambda: short.done)
+        wait_for("rpi5's next runner", lambda: len(a.registered()) == 2)
+        # rpi5 sealed its finished run; rpi5-b's run, still being written, is untouched.
+        assert _owner_mode(a.state / "results" / f"{short.id}-1")[0] == 0
+        in_progress = b.state / "results" / f"{long.id}-1"
+        assert os.lstat(in_progress).st_uid == NOBODY.pw_uid
+        # rpi5 killed and restarted: it removes its own stale runner, never rpi5-b's.
+        a.kill_9()
+        a = controller.start("rpi5")
+        wait_for("rpi5's runner after the restart", lambda: len(a.registered()) == 1
+                 and a.registered()[0] in controller.online("rpi5"))
+        wait_for("rpi5-b's job", lambda: long.done)
+        assert long.env["RTGATE_BOARD"] == "rpi5-b" and short.env["RTGATE_BOARD"] == "rpi5"
+        assert long.env["RTGATE_CACHE_MAIN"] == str(b.state / "cache-main")
+    finally:
+        assert a.stop() == 0, a.lines()
+        assert b.stop() == 0, b.lines()
+    assert fake.names() == []
+    assert not any("rpi5-b-" in line for line in a.lines() if "removed stale" in line)
