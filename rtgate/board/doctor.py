@@ -23,9 +23,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from rtgate import paths
-from rtgate.board import throttle
 from rtgate.board.privileges import TRIAL, judge
-from rtgate.board.rpi5 import Rpi5Board
+from rtgate.board.rpi5 import digests, throttle
+from rtgate.board.rpi5.session import Pi
 from rtgate.board.spec import BoardSpec, LavaOptions, QemuOptions, SshOptions, kind_of
 from rtgate.yamlsource import load_yaml
 
@@ -262,7 +262,7 @@ true
 """Read by the bench user in one session: what a run relies on and can read without root."""
 
 
-def _survey(board: Rpi5Board) -> dict[str, str]:
+def _survey(board: Pi) -> dict[str, str]:
     o = board.opts
     args = shlex.join([o.firmware_dir.rstrip("/"), o.modules_dir.rstrip("/"), o.slot,
                        o.tryboot_flag, o.remote_out])
@@ -276,7 +276,7 @@ def _survey(board: Rpi5Board) -> dict[str, str]:
 
 
 def _ssh(spec: BoardSpec, workdir: Path) -> Iterator[Finding]:
-    board = Rpi5Board(spec, workdir)
+    board = Pi.connect(spec, workdir)
     o = board.opts
     try:
         said = board.ssh.reachable("uname -r")
@@ -288,10 +288,10 @@ def _ssh(spec: BoardSpec, workdir: Path) -> Iterator[Finding]:
         yield Finding("ssh", "ok", f"{board.ssh.target}: Linux {said}")
         yield from _checks(board, spec)
     finally:
-        board.close()
+        board.ssh.close()
 
 
-def _checks(board: Rpi5Board, spec: BoardSpec) -> Iterator[Finding]:
+def _checks(board: Pi, spec: BoardSpec) -> Iterator[Finding]:
     o = board.opts
     if o.sudo:
         sudo = board.ssh.run(board.ssh.root("true"), check=False, timeout_s=30)
@@ -313,11 +313,11 @@ def _checks(board: Rpi5Board, spec: BoardSpec) -> Iterator[Finding]:
     yield from _peer(o)
 
 
-def _tools(board: Rpi5Board) -> Iterator[Finding]:
-    digests = board.tool_digests()
+def _tools(board: Pi) -> Iterator[Finding]:
+    found = digests.read(board)
     for name in dict.fromkeys([*("rtgate", "cyclictest", "stress-ng", "iperf3"),
                                *board.opts.tools]):
-        got = digests.get(name)
+        got = found.get(name)
         pinned = board.opts.tools.get(name)
         if got is None or got.sha256 is None:
             yield Finding(f"tool {name}", "fail", got.where if got else "not reported",

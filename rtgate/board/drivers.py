@@ -13,8 +13,8 @@ DRIVERS = {
     "local": "rtgate.board.local:LocalBoard",
     "qemu": "rtgate.board.qemu.driver:QemuBoard",
     # The driver word in board files stays `ssh`; what it drives is a Raspberry Pi 5 (tryboot,
-    # its firmware's side slot), over an SSH session (rtgate.board.ssh).
-    "ssh": "rtgate.board.rpi5:Rpi5Board",
+    # its firmware's side slot), over an SSH session (rtgate.board.rpi5).
+    "ssh": "rtgate.board.rpi5.driver:Rpi5Board",
     "lava": "rtgate.board.lava.driver:LavaBoard",
 }
 

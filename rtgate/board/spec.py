@@ -150,7 +150,7 @@ class SshOptions(_Options):
         description="Pinned sha256 of the board's tools, checked before every deploy and run: a "
                     "command name as the board's PATH resolves it (cyclictest, stress-ng, "
                     "iperf3 …), and `rtgate`, the Python environment bench_command runs from. "
-                    "rtgate/board/tooldigest.sh prints them (docs/rpi5.md).")
+                    "rtgate/board/rpi5/tooldigest.sh prints them (docs/rpi5.md).")
 
 
 class ImageStoreOptions(_Options):

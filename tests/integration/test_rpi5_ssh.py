@@ -39,7 +39,7 @@ from clirun import RunProcess
 
 from rtgate import paths
 from rtgate.bench.loads import free_port, listening
-from rtgate.board.rpi5 import TOOL_DIGEST
+from rtgate.board.rpi5.digests import TOOL_DIGEST
 from rtgate.board.tuning import Applied, load_profile
 from rtgate.result import load_result
 

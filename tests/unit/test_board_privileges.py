@@ -1,11 +1,11 @@
 """The privilege trial's reading (rtgate.board.privileges) on what cyclictest 2.40 and getcap
 printed on this machine as a non-root user (captured with setpriv --reuid); get_throttled's
-(rtgate.board.throttle)."""
+(rtgate.board.rpi5.throttle)."""
 
 from __future__ import annotations
 
-from rtgate.board import throttle
 from rtgate.board.privileges import has_caps, judge
+from rtgate.board.rpi5 import throttle
 
 UNPRIVILEGED = """user\trtgate
 uid\t1000

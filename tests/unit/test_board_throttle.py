@@ -1,10 +1,10 @@
-"""What two get_throttled readings around a run can and cannot tell (rtgate.board.throttle)."""
+"""What two get_throttled readings around a run can and cannot tell (rtgate.board.rpi5.throttle)."""
 
 from __future__ import annotations
 
 import pytest
 
-from rtgate.board import throttle
+from rtgate.board.rpi5 import throttle
 
 
 @pytest.mark.parametrize("before, after, happened, blind", [

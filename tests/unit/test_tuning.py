@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from rtgate.board.rpi5 import with_words
+from rtgate.board.rpi5.slot import with_words
 from rtgate.board.tuning import Applied, load_profile, parse_readback
 from rtgate.errors import InputError
 

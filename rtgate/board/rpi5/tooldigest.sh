@@ -3,7 +3,7 @@
 # rtgate's SSH driver sends this script to the board before every deploy and every run and refuses
 # a tool whose digest differs from the pinned one; people run the same script to pin them:
 #
-#   ssh rtgate@rpi5-lab sh -s -- rtgate < rtgate/board/tooldigest.sh
+#   ssh rtgate@rpi5-lab sh -s -- rtgate < rtgate/board/rpi5/tooldigest.sh
 #
 # usage: sh tooldigest.sh PROGRAM [NAME...]
 #   PROGRAM  the first word of bench_command. `rtgate:` is the digest of the Python virtual
