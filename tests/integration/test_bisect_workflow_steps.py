@@ -20,7 +20,9 @@ DATA = ROOT / "tests" / "data" / "bisect"
 def plan_args(tmp_path: Path, **inputs: str) -> subprocess.CompletedProcess[str]:
     env = {"PATH": os.environ["PATH"], "GITHUB_OUTPUT": str(tmp_path / "output"),
            "BOARD": "qemu-arm64", "FLAVOR": "stock", "SCENARIOS": "idle", "GOOD": "", "BAD": "",
-           "ROUND": ROUND, "STEP": STEP, "PLANNED": PLANNED, "MARGIN": MARGIN, **inputs}
+           "ROUND": ROUND, "STEP": STEP, "PLANNED": PLANNED, "MARGIN": MARGIN,
+           # The plan job's venv: this checkout's rtgate, reading its board files.
+           "RTGATE_PYTHON": sys.executable, **inputs}
     return run(BISECT, "The bisect's settings", cwd=tmp_path, env=env)
 
 
@@ -88,3 +90,35 @@ def test_no_artifact_is_no_verdict_not_a_pass(tmp_path: Path) -> None:
     text = comment.read_text()
     assert "no verdict: the bisect's rounds end before it finished" in text
     assert "culprit" not in text and "nothing to bisect" not in text
+
+
+def _outputs(tmp_path: Path) -> dict[str, str]:
+    """The settings step's outputs (GITHUB_OUTPUT, emptied for the next call)."""
+    output = tmp_path / "output"
+    lines = output.read_text().splitlines()
+    output.unlink()
+    return dict(line.split("=", 1) for line in lines)
+
+
+def test_any_lab_board_is_bisectable_by_name_and_a_kind_must_name_one(tmp_path: Path) -> None:
+    """The board input is text the plan job resolves from the default branch's board files: a
+    second Pi (rpi5-b, kind rpi5) is bisectable by its name; the kind alone names two machines,
+    and a bisect's steps must share one, so it is refused with their names; NAME.yml is the
+    file named like the kind. LAVA and `local` have no controller build to bisect with."""
+    root = tmp_path / "root"
+    shutil.copytree(ROOT / "bench" / "boards", root / "bench" / "boards")
+    pi = (root / "bench" / "boards" / "rpi5.yml").read_text()
+    (root / "bench" / "boards" / "rpi5-b.yml").write_text(
+        pi.replace("name: rpi5\n", "name: rpi5-b\nkind: rpi5\n"))
+    for given, board in (("rpi5-b", "rpi5-b"), ("rpi5.yml", "rpi5"), ("qemu-arm64", "qemu-arm64")):
+        proc = plan_args(tmp_path, BOARD=given, RTGATE_ROOT=str(root))
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        outputs = _outputs(tmp_path)
+        # The lab job's label and the replay's --board are the board found, never the input.
+        assert outputs["board"] == board and json.loads(outputs["args"])[:2] == ["--board", board]
+    for given, said in (("rpi5", "kind rpi5 has boards rpi5, rpi5-b: name one"),
+                        ("lava-qemu", "not bisected on a lab controller"),
+                        ("local", "not bisected on a lab controller"),
+                        ("rpi6", "no board or board kind rpi6 in bench/boards")):
+        proc = plan_args(tmp_path, BOARD=given, RTGATE_ROOT=str(root))
+        assert proc.returncode == 2 and said in proc.stdout, (given, proc.stdout)

@@ -139,6 +139,30 @@ def test_a_second_pi_is_one_board_file_and_a_pull_request_takes_the_free_one(
     assert context.boards == ["qemu-arm64", "rpi5", "rpi5-b"]
 
 
+@pytest.mark.parametrize(("board", "measured"), [
+    # The kind: every Pi, each on its own runner (docs/lab.md, "Several boards of one kind").
+    ("rpi5", ["rpi5", "rpi5-b"]),
+    # A board that is no kind: that board alone; NAME.yml: the one file even when NAME is a kind.
+    ("rpi5-b", ["rpi5-b"]),
+    ("rpi5.yml", ["rpi5"])])
+def test_a_dispatch_names_any_board_or_kind_in_bench_boards(tmp_path: Path, board: str,
+                                                           measured: list[str]) -> None:
+    """The dispatch's board input is text the plan job checks against the board files, so a
+    board a lab adds (rpi5-b) is dispatchable without editing the workflow."""
+    root = _with_rpi5_b(tmp_path)
+    proc = run_plan_step(tmp_path, "workflow_dispatch", "[]", root, board)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    entries = json.loads(step_outputs(tmp_path)["boards"])
+    assert sorted(e["board"] for e in entries) == measured
+    assert {e["label"] for e in entries} == {f"board-{b}" for b in measured}
+
+
+@pytest.mark.parametrize("board", ["rpi5; rm -rf /", "../rpi5", "rpi6.yml", "RPI5"])
+def test_a_dispatch_naming_no_board_or_kind_stops_the_plan(tmp_path: Path, board: str) -> None:
+    proc = run_plan_step(tmp_path, "workflow_dispatch", "[]", ROOT, board)
+    assert proc.returncode == 2 and "::error" in proc.stdout, proc.stdout + proc.stderr
+
+
 def _serves(root: Path, tmp_path: Path, runner: str, board: str,
             kind: str) -> subprocess.CompletedProcess[str]:
     """The gate job's first step on a runner named ``runner``, for a matrix entry."""
