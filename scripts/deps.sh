@@ -16,7 +16,9 @@ declare -A APT=(
   # nginx-light: the LAVA tests' image store (its WebDAV module takes the uploads). sudo: a
   # runner user outside the docker group starts the builder through it (docs/security.md).
   [docker]="docker.io debootstrap qemu-user-static binfmt-support nginx-light sudo"
-  [ci]="shellcheck jq"
+  # systemd: systemctl --root and systemd-analyze verify check the runner unit offline
+  # (tests/integration/test_lab_guide.py).
+  [ci]="shellcheck jq systemd"
   # A lab controller's own tools: the board's serial console (picocom, console_command) and the
   # runner loop's GitHub calls (curl, openssl). No daemon: the time server and firewall the
   # controller runs (chrony, nftables) are its setup's, docs/lab.md.

@@ -163,18 +163,20 @@ def test_a_dispatch_naming_no_board_or_kind_stops_the_plan(tmp_path: Path, board
     assert proc.returncode == 2 and "::error" in proc.stdout, proc.stdout + proc.stderr
 
 
-def _serves(root: Path, tmp_path: Path, runner: str, board: str,
-            kind: str) -> subprocess.CompletedProcess[str]:
-    """The gate job's first step on a runner named ``runner``, for a matrix entry."""
+def _serves(root: Path, tmp_path: Path, runner: str, board: str, kind: str,
+            env_board: str | None = None) -> subprocess.CompletedProcess[str]:
+    """The gate job's first step on a runner named ``runner`` (with RTGATE_BOARD from its
+    .env, if given), for a matrix entry."""
     gate = load(GATE)
     step = next(s for s in gate["jobs"]["gate"]["steps"]
                 if s.get("name") == "The board this runner serves")
     (tmp_path / "plan").mkdir(exist_ok=True)
     (tmp_path / "plan" / "output").unlink(missing_ok=True)
-    plan = run_plan_step(tmp_path / "plan", "push", "[]", root, board or runner)
+    plan = run_plan_step(tmp_path / "plan", "push", "[]", root, board or env_board or runner)
     files = step_outputs(tmp_path / "plan")["board_files"] if plan.returncode == 0 else "{}"
     env = {"PATH": os.environ["PATH"], "RUNNER_NAME": runner, "WANT_BOARD": board,
-           "WANT_KIND": kind, "GITHUB_ENV": str(tmp_path / "env"), "BOARD_FILES": files}
+           "WANT_KIND": kind, "GITHUB_ENV": str(tmp_path / "env"), "BOARD_FILES": files,
+           **({"RTGATE_BOARD": env_board} if env_board is not None else {})}
     return subprocess.run(["bash", "-euo", "pipefail", "-c", step["run"]], env=env, cwd=root,
                           capture_output=True, text=True)
 
@@ -194,6 +196,13 @@ def test_the_runner_that_takes_a_kinds_job_measures_its_own_board(tmp_path: Path
     assert proc.returncode == 2 and "of kind rpi5, not qemu-arm64" in proc.stdout
     proc = _serves(root, tmp_path, "controller-7", "", "rpi5")
     assert proc.returncode == 2 and "serves no board in bench/boards" in proc.stdout
+    # The supervisor's runners (rtgate lab runner) are named BOARD-xxxxxxxx, one per
+    # registration: the board comes from RTGATE_BOARD in the .env rtgate lab setup wrote.
+    (tmp_path / "env").unlink()
+    proc = _serves(root, tmp_path, "rpi5-b-0badf00d", "", "rpi5", env_board="rpi5-b")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (tmp_path / "env").read_text().startswith("BOARD=rpi5-b\n")
+    assert _serves(root, tmp_path, "rpi5-b-0badf00d", "", "rpi5").returncode == 2
 
 
 def test_a_board_kinds_calibration_record_is_its_plan_else_the_stated_default(

@@ -904,7 +904,7 @@ def test_the_gate_fans_out_over_a_kinds_boards_and_queues_on_their_runners() -> 
     assert first["name"] == "The board this runner serves"
     assert first["env"] == {"WANT_BOARD": "${{ matrix.board }}", "WANT_KIND": "${{ matrix.kind }}",
                             "BOARD_FILES": "${{ needs.plan.outputs.board_files }}"}
-    assert "board=${WANT_BOARD:-$RUNNER_NAME}" in first["run"]
+    assert "board=${WANT_BOARD:-${RTGATE_BOARD:-$RUNNER_NAME}}" in first["run"]
     # Every later use of the board is the one the first step found; the artifact keeps the
     # name the run context expects (the kind a pull request asked for, else the board).
     later = yaml.safe_dump([s for s in job["steps"][2:]
