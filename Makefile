@@ -9,7 +9,7 @@ HISTORY ?= out/history
 SITE ?= out/site
 DEPS := scripts/deps.sh
 
-.PHONY: deps demo demo-local check test test-integration test-e2e bench bench-pwcet \
+.PHONY: deps demo demo-local check test test-integration test-e2e bench bench-ab-modes bench-pwcet \
   bench-kernel bench-bisect bench-calibration lint schema clean \
   kernel-builder
 
@@ -83,10 +83,14 @@ test-e2e: deps
 # run's pWCET predicts a long run's maximum. Hour-long calibrations and demonstrations are targets
 # of their own below.
 BENCH := site_history check_startup parse_vs_pandas harness_overhead monte_carlo \
-  ab_calibration_replay bisect_same_within_cap tail_coverage
+  ab_calibration_replay bisect_same_within_cap tail_coverage ab_modes
 bench: deps
 	@$(DEPS) report
 	@for b in $(BENCH); do echo "== benchmarks/$$b.py"; $(PYTHON) benchmarks/$$b.py || exit $$?; done
+
+# The A/B rule against boot-to-boot modes (simulation, 10 000 A/A trials a cell): about 30 s.
+bench-ab-modes: deps
+	nice -n 10 $(PYTHON) benchmarks/ab_modes.py
 
 # pWCET interval coverage on synthetic GEV maxima, 400 trials in each of 15 cells: about an hour.
 bench-pwcet: deps

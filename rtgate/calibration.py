@@ -10,6 +10,7 @@ shows the rest. A kind without a record is gated with a stated conservative defa
 from __future__ import annotations
 
 import hashlib
+import math
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -58,6 +59,15 @@ class KeyCalibration(_Model):
     """Real A/A rounds recorded for this key."""
     cv: float = Field(ge=0)
     """Round-to-round coefficient of variation of the primary metric."""
+    log_sd: float | None = Field(None, ge=0)
+    """The bank's pooled sd of the primary metric's per-round logs: rule 3's floor under the
+    standard error. None (a record before 2026-11-28): taken from ``cv`` as a log-normal's."""
+    modes: str | None = None
+    """What the bank's test for more than one boot mode found (None: not tested)."""
+
+    @property
+    def floor_sd(self) -> float:
+        return self.log_sd if self.log_sd is not None else math.sqrt(math.log1p(self.cv ** 2))
     false_alarm: Rate
     """A/A trials that said *worse* or *better*."""
     same_within_cap: Rate

@@ -47,7 +47,7 @@ from rtgate.jsonfile import write_atomic
 from rtgate.layout import RESULT
 from rtgate.outcome import Comparison
 from rtgate.result import load_result
-from rtgate.stats import ab
+from rtgate.stats import ab, oc
 
 EFFECTS = {"+10%": 0.10, "+20%": 0.20, "+50%": 0.50}
 STALL_US = 3000.0
@@ -188,7 +188,9 @@ def trial(bank: Bank, b_side: dict[ab.Key, list[ab.Round]], planned: int, alpha:
             else rng.integers(0, n, 2 * planned)
         picks[key] = ([rounds[i] for i in draw[:planned]],
                       [b_side[key][i] for i in draw[planned:]])
-    seq = ab.Sequential(alpha, planned, keys=len(bank.rounds))
+    seq = ab.Sequential(alpha, planned, keys=len(bank.rounds),
+                        floors={k: f for k in bank.rounds
+                                if (f := log_sd(bank.rounds[k], primary[k])) is not None})
     keys = list(bank.rounds)
     for n in range(ab.MIN_ROUNDS, planned + 1):
         seq.look(n, [ab.KeyRounds(k, picks[k][0][:n], picks[k][1][:n], bank.margins[k],
@@ -226,6 +228,13 @@ def rate(events: float, replays: int, bank_rounds: int, planned: int) -> Rate:
 
 def false_alarms(c: dict[Comparison, int]) -> int:
     return c[Comparison.WORSE] + c[Comparison.BETTER]
+
+
+def log_sd(rounds: Sequence[ab.Round], metric: str | None) -> float | None:
+    """The bank's pooled sd of the metric's per-round logs (rule 3's floor under the standard
+    error); None when some round lacks the metric or the bank has one round."""
+    logs = ab.log_values(rounds, metric or ab.METRICS[-1])
+    return float(logs.std(ddof=1)) if logs is not None and len(logs) > 1 else None
 
 
 def cv(rounds: Sequence[ab.Round], metric: str) -> float:
@@ -327,9 +336,14 @@ def calibrate(run: ABRun, settings: CalibrateSettings, console: Console) -> Cali
         if needed[key] is not None:
             # Every round of a plan at the cap: both sides, each with the board's pace.
             minutes = 2 * needed[key] * per_round_s.get(key, bank.round_s) / 60
+        logs = ab.log_values(rounds, metric)
+        modes = oc.mode_check(logs)[1] if logs is not None else None
+        if modes:
+            console.print(f"{'/'.join(key)}: {modes}")
         keys.append(KeyCalibration(
             flavor=key[1], scenario=key[2], primary_metric=metric, rounds_banked=n,
             cv=cv(rounds, metric) if primary[key] else 0.0,
+            log_sd=log_sd(rounds, metric) if primary[key] else None, modes=modes,
             false_alarm=rate(false_alarms(aa), settings.replays, n, planned),
             same_within_cap=rate(aa[Comparison.SAME], settings.replays, n, planned),
             power=[Power(effect=name, detected=rate(outcomes[name][key][Comparison.WORSE],

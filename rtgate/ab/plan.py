@@ -71,7 +71,10 @@ class RoundPlan:
     max_time: float
 
     def sequential(self) -> ab.Sequential:
-        return ab.Sequential(self.alpha, self.planned, keys=len(self.by_target))
+        """The looks; each key's standard error floored at its record's bank log-sd."""
+        return ab.Sequential(self.alpha, self.planned, keys=len(self.by_target),
+                             floors={k: p.calibration.floor_sd for k, p in self.keys.items()
+                                     if p.calibration is not None})
 
     @property
     def margins(self) -> dict[ab.Key, ab.Margin]:
@@ -90,6 +93,9 @@ class RoundPlan:
                     f"within {p.margin}, primary {p.primary or 'the rule default'}")
             lines.append(head)
             if p.calibration is None:
+                lines.append("  no floor under the standard error (no calibration bank): the "
+                             "false-alarm rate holds for one boot mode, not for two "
+                             "(docs/statistics.md)")
                 what_if = ", ".join(
                     f"CV {100 * cv:g} % {oc.normal(oc.log_sd_of_cv(cv), 0.0, self.planned, seq.design(key), p.margin.relative).same:.2f}"  # noqa: E501
                     for cv in UNMEASURED_CVS)

@@ -49,7 +49,8 @@ def markdown(run: ABRun, heading: str = "## rtgate ab") -> str:
     lines += [f"Rounds interleaved A B B A …: {run.pairs} a side of "
               f"{fmt(settings.round_duration)} s ({took}; cap {fmt(settings.max_time)} s, "
               f"{planned} planned); {len(seq.looks) if seq else 0} look(s), "
-              f"false-alarm rate spent {spent} (Pocock-type alpha spending, exact boundaries). "
+              f"false-alarm rate spent {spent} (O'Brien-Fleming-type alpha spending, exact "
+              "boundaries; standard errors floored at the calibration bank's log-sd). "
               f"Effect: {EFFECT_REPORTED}.", "",
               "| board | flavor | scenario | outcome | effect (B/A, interval) | rounds A/B "
               "| budget | candidate rounds within budget |",

@@ -59,15 +59,16 @@ BLOCK_QUANTILE = 0.9
 # In order of preference: without a calibration record the primary metric is the first every
 # round of the key has (the deepest tail the rounds can estimate).
 METRICS = (BLOCK_METRIC, "p99.9", "p99")
-RULE = ("rtgate-ab-2: Student's t on the log of the primary per-round metric; two-sided "
-        "repeated confidence intervals from exact group-sequential boundaries (Pocock-type "
-        "alpha spending); alpha/K per key; same by equivalence within the margin")
+RULE = ("rtgate-ab-3: Student's t on the log of the primary per-round metric, its standard "
+        "error never below the calibration bank's pooled log-sd; two-sided repeated confidence "
+        "intervals from exact group-sequential boundaries (O'Brien-Fleming-type alpha "
+        "spending); alpha/K per key; same by equivalence within the margin")
 EFFECT_REPORTED = (
     "the primary metric's change B/A: the geometric mean of the candidate's per-round values "
     "over the baseline's, with its repeated confidence interval (the look's boundary); the "
     "other metrics with intervals at the same level, untested")
-SPENDING = ("Lan-DeMets Pocock-type alpha spending, alpha·ln(1 + (e − 1)·t), t = rounds / "
-            "planned; each look's boundary from the looks' joint distribution")
+SPENDING = ("Lan-DeMets O'Brien-Fleming-type alpha spending, 2·(1 − Φ(z_{alpha/2} / √t)), "
+            "t = rounds / planned; each look's boundary from the looks' joint distribution")
 # Student's t needs two rounds a side; three is the least that says anything of the spread.
 MIN_ROUNDS = 3
 RESOLUTION_US = 1.0
@@ -336,9 +337,13 @@ def decide(comparisons: Sequence[KeyRounds], alpha: float = 0.01) -> list[Decisi
 
 POCOCK = "pocock"
 OBRIEN_FLEMING = "obrien-fleming"
+# Rule 3's spending (since 2026-11-28): chosen by simulation against boot-to-boot modes
+# (benchmarks/ab_modes.py, docs/statistics.md): Pocock's early looks rested on 4 degrees of
+# freedom, where two-mode boots tripled the false-alarm rate.
+RULE_SPENDING = OBRIEN_FLEMING
 
 
-def spent(alpha: float, fraction: float, spending: str = POCOCK) -> float:
+def spent(alpha: float, fraction: float, spending: str = RULE_SPENDING) -> float:
     """The share of ``alpha`` spent by information fraction ``fraction`` (rounds a side done /
     rounds a side planned at the cap). Lan-DeMets' Pocock-type function spends early, so a clear
     case stops early; the O'Brien-Fleming-type one, 2·(1 − Φ(z_{alpha/2}/√t)), keeps nearly all
@@ -351,7 +356,7 @@ def spent(alpha: float, fraction: float, spending: str = POCOCK) -> float:
     return alpha * math.log1p((math.e - 1) * t)
 
 
-def increment(alpha: float, rounds: int, planned: int, spending: str = POCOCK) -> float:
+def increment(alpha: float, rounds: int, planned: int, spending: str = RULE_SPENDING) -> float:
     """The alpha the look at ``rounds`` a side spends (the first look all of spent(3/planned))."""
     if not MIN_ROUNDS <= rounds <= planned:
         return 0.0
@@ -360,7 +365,7 @@ def increment(alpha: float, rounds: int, planned: int, spending: str = POCOCK) -
 
 
 @lru_cache(maxsize=256)
-def boundaries(alpha: float, planned: int, spending: str = POCOCK) -> tuple[float, ...]:
+def boundaries(alpha: float, planned: int, spending: str = RULE_SPENDING) -> tuple[float, ...]:
     """Critical |t| at the looks ``MIN_ROUNDS``..``planned`` rounds a side, two-sided, so that
     under "the same kernel" (normal logs, one variance: t is free of both) the chance of a first
     crossing at look k is the spending function's increment there, exactly.
@@ -436,7 +441,7 @@ class Design:
     standard error from the calibration bank's pooled log-sd (None: none)."""
 
     alpha: float
-    spending: str = POCOCK
+    spending: str = RULE_SPENDING
     first_decisive: int = MIN_ROUNDS
     floor_sd: float | None = None
 
@@ -460,7 +465,7 @@ class Sequential:
     alpha: float
     planned: int
     keys: int = 1
-    spending: str = POCOCK
+    spending: str = RULE_SPENDING
     first_decisive: int = MIN_ROUNDS
     floors: dict[Key, float] = field(default_factory=dict)
     """Per key, the calibration bank's pooled log-sd: the standard error's floor."""

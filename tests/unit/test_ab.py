@@ -24,7 +24,10 @@ def test_spending_adds_up_to_alpha_at_the_cap_and_no_look_outside_the_plan() -> 
     assert shares[:3] == [0, 0, 0] and shares[9] == 0  # fewer than 3 rounds, or past the cap
     assert sum(shares) == pytest.approx(0.01)
     assert shares[3] == pytest.approx(ab.spent(0.01, 3 / 8))
-    assert all(x > y for x, y in zip(shares[3:8], shares[4:9], strict=True))  # Pocock: early
+    # O'Brien-Fleming (rule 3): little early, most of alpha at the late looks.
+    assert all(x < y for x, y in zip(shares[3:8], shares[4:9], strict=True))
+    pocock = [ab.increment(0.01, n, 8, ab.POCOCK) for n in range(3, 9)]
+    assert all(x > y for x, y in zip(pocock, pocock[1:], strict=False))  # rule 2's: early
     assert ab.spent(0.01, 0) == 0 and ab.spent(0.01, 2.0) == pytest.approx(0.01)
 
 

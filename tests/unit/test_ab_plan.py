@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from clirun import RunCli
+from scipy import stats
 
 from rtgate.ab import loop
 from rtgate.stats import ab, oc
@@ -83,8 +85,33 @@ def test_the_plan_without_a_record_shows_p_same_at_stated_cvs(rtgate_cli: RunCli
 def test_p_same_at_the_rpi5_plan_falls_with_the_cv(cv: float, low: float, high: float) -> None:
     """The issue's table (rpi5 plan: 8 rounds a side, alpha 0.5 % a key, margin 10 %): P(same
     | unchanged) 99.96 % at CV 2 %, 13.3 % at 5 %, 0.03 % at 10 %."""
-    c = oc.normal(oc.log_sd_of_cv(cv), 0.0, 8, ab.Design(0.005), 0.10)
+    c = oc.normal(oc.log_sd_of_cv(cv), 0.0, 8, ab.Design(0.005, spending=ab.POCOCK), 0.10)
     assert low <= c.same <= high
+
+
+def two_mode_alarms(design: ab.Design, floored: bool, trials: int = 3000) -> int:
+    """A/A false alarms of one key at the rpi5 plan when 30 % of boots land ×1.51 (round CV
+    about 20 %), each trial's floor the log-sd of its own 24-round bank."""
+    rng = np.random.default_rng(36)
+
+    def logs(rounds: int) -> np.ndarray:
+        mode = np.where(rng.random((trials, rounds)) < 0.3, np.log(1.51), 0.0)
+        return mode + rng.normal(0, 0.03, (trials, rounds))
+
+    a, b, bank = logs(8), logs(8), logs(24)
+    outcome, _ = oc.decide_paths(a, b, design, np.log(1.1),
+                                 floor_sd=bank.std(axis=1, ddof=1) if floored else None)
+    return int(np.count_nonzero((outcome == oc.WORSE) | (outcome == oc.BETTER)))
+
+
+def test_two_boot_modes_broke_rule_2_and_rule_3_holds_its_alpha() -> None:
+    """Issue 36's audit: rule 2 (Pocock, no floor) alarmed at 2.2 % for a nominal 0.5 % a key
+    when boots have two modes; rule 3 (O'Brien-Fleming, the bank's log-sd as the standard
+    error's floor) must stay under it. Clopper-Pearson on 3000 fixed-seed trials."""
+    old = two_mode_alarms(ab.Design(0.005, spending=ab.POCOCK), floored=False)
+    new = two_mode_alarms(ab.Design(0.005), floored=True)
+    assert stats.beta.ppf(0.025, old, 3000 - old + 1) > 0.005, old
+    assert stats.beta.ppf(0.975, new + 1, 3000 - new) <= 0.005, new
 
 
 def test_the_rounds_for_same_formula_and_its_margin_agree() -> None:
