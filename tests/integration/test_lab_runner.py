@@ -136,7 +136,7 @@ def controller() -> Iterator[Controller]:
         key.chmod(0o600)
         shutil.copytree(STAND_IN, top / "actions-runner")
         fake = FakeGitHub(app_id=APP_ID, public_key=KEYS[1], installation_id=INSTALLATION,
-                          slow_s=2.0)
+                          scopes=("/repos/lab/rtgate", "/orgs/lab"), groups=(1, 3), slow_s=2.0)
         with fake.running():
             config = top / "lab.yml"
             config.write_text(LAB.format(api=fake.url, app_id=APP_ID, top=top,
@@ -291,3 +291,18 @@ def test_two_boards_on_one_controller_keep_to_their_own(controller: Controller) 
         assert b.stop() == 0, b.lines()
     assert fake.names() == []
     assert not any("rpi5-b-" in line for line in a.lines() if "removed stale" in line)
+
+
+def test_organisation_runners_register_in_the_labs_runner_group(controller: Controller) -> None:
+    controller.config.write_text(controller.config.read_text().replace(
+        "  repo: rtgate\n", "  runner_group_id: 3\n"))
+    fake = controller.fake
+    sup = controller.start("rpi5-b")
+    try:
+        wait_for("an idle runner", lambda: controller.online("rpi5-b"))
+    finally:
+        assert sup.stop() == 0, sup.lines()
+    assert [(r.scope, r.group_id) for r in fake.registered] == [("/orgs/lab", 3)]
+    assert fake.count("GET", "^/orgs/lab/actions/runners$") == 1
+    assert fake.count("DELETE", "^/orgs/lab/actions/runners/") == 1
+    assert fake.names() == []
