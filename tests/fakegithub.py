@@ -126,7 +126,7 @@ class FakeGitHub:
 
     @contextmanager
     def running(self) -> Iterator[FakeGitHub]:
-        thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
         thread.start()
         try:
             yield self
