@@ -30,12 +30,12 @@ from pathlib import Path
 
 from scipy import stats
 
-from rtgate.bench.loads import free_port
-from rtgate.bench.plan import Params, make_plan, timeout_for
-from rtgate.bench.scenario import load_scenario
 from rtgate.cyclictest.command import CyclictestCommand
 from rtgate.cyclictest.parse import parse
 from rtgate.cyclictest.version import detect
+from rtgate.harness.loads import free_port
+from rtgate.harness.plan import Params, make_plan, timeout_for
+from rtgate.harness.scenario import load_scenario
 from rtgate.result import Result, load_result
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -4,9 +4,11 @@
     python scripts/house.py [ROOT]
 
 prints modules and lines, import arrows between rtgate modules, import circles (of modules, and
-of rooms: subpackages and top-level modules), imports placed inside functions, imports of another
-module's private name, and class names defined twice. tests/unit/test_house.py holds the package
-to zero module circles, private imports and duplicate class names.
+of rooms: subpackages and top-level modules), the floors the rooms stand on and the arrows that
+run back up them, imports placed inside functions, imports of another module's private name, and
+class names defined twice. tests/unit/test_house.py holds the package to zero circles of modules
+and of rooms, zero arrows running back up, every room on a floor, no private imports and no
+duplicate class names.
 """
 
 from __future__ import annotations
@@ -40,6 +42,16 @@ class House:
     def room_arrows(self) -> set[tuple[str, str]]:
         """The arrows between rooms: rtgate's subpackages and top-level modules."""
         return {(a, b) for a, b in ((_room(a), _room(b)) for a, b in self.arrows()) if a != b}
+
+    def unplaced(self) -> list[str]:
+        """Rooms on no floor of FLOORS."""
+        return sorted({r for r in map(_room, self.modules) if floor(r) is None})
+
+    def back_up(self) -> list[tuple[str, str]]:
+        """Arrows from a room to a room on a higher floor."""
+        return sorted((a, b) for a, b in self.room_arrows()
+                      if (fa := floor(a)) is not None and (fb := floor(b)) is not None
+                      and fa < fb)
 
     def circles(self, rooms: bool = False) -> list[list[str]]:
         """Strongly connected components of more than one module, or room (Tarjan)."""
@@ -78,6 +90,34 @@ class House:
             if v not in index:
                 visit(v)
         return sorted(found)
+
+
+FLOORS: tuple[tuple[str, ...], ...] = (
+    ("cli", "__main__"),
+    ("publish", "pipeline", "sweep", "report", "ab", "bisect", "breach", "documents", "lab"),
+    ("gate",),
+    ("board",),
+    ("trace",),
+    ("kernel",),
+    ("harness",),
+    ("parsefiles", "cyclictest", "timerlat"),
+    ("stats",),
+    ("result", "calibration"),
+    ("", "errors", "paths", "inputfile", "jsonfile", "layout", "outcome", "textfmt", "ciout",
+     "yamlsource", "filelock", "schemafile"),
+)
+"""The rooms (rtgate's subpackages and top-level modules; "" is the package itself) from the top
+floor down, as docs/code.md draws them: a room imports rooms on its own floor or below, never one
+above. A new room is placed here."""
+
+
+def floor(room: str) -> int | None:
+    """The floor ``room`` stands on (1: the ground), None when it is on none."""
+    name = room.removeprefix("rtgate").removeprefix(".")
+    for i, rooms in enumerate(FLOORS):
+        if name in rooms:
+            return len(FLOORS) - i
+    return None
 
 
 def _room(module: str) -> str:
@@ -157,6 +197,12 @@ def main() -> None:
     print(f"rooms that import each other in a circle: {sum(map(len, tangled))}")
     for c in tangled:
         print(f"  {' ↔ '.join(c)}")
+    print(f"floors: {len(FLOORS)}; rooms on none: {len(house.unplaced())}")
+    for r in house.unplaced():
+        print(f"  {r} (place it in FLOORS, scripts/house.py)")
+    print(f"arrows that run back up a floor: {len(house.back_up())}")
+    for a, b in house.back_up():
+        print(f"  {a} (floor {floor(a)}) -> {b} (floor {floor(b)})")
     print(f"rtgate imports inside functions: {len(nested)}")
     for i in nested:
         print(f"  {i.source}:{i.line} -> {i.target}")

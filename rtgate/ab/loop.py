@@ -37,7 +37,6 @@ from rich.progress import BarColumn, Progress, TextColumn
 from rtgate import calibration
 from rtgate.ab import plan as planning
 from rtgate.ab.settings import ABSettings, RoundSettings
-from rtgate.bench.scenario import load_scenario
 from rtgate.board.base import KernelArtifacts
 from rtgate.board.measure import measure
 from rtgate.board.spec import BoardSpec, flavors_of, kind_of, load_board, scenarios_of
@@ -45,6 +44,7 @@ from rtgate.errors import Exit, InfraError, InputError, KernelCrash
 from rtgate.gate import infrarecord
 from rtgate.gate.thresholds import Budget, Thresholds, flavor_of, load_thresholds
 from rtgate.gate.verdict import Crash, Evaluation, Infra, Verdict, evaluate
+from rtgate.harness.scenario import load_scenario
 from rtgate.layout import INFRA, RESULT, RUNNING, round_dir, round_home
 from rtgate.outcome import AB_EXIT, ABOutcome, Comparison
 from rtgate.result import Result, load_result

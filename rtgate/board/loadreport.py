@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rtgate.bench.assemble import exit_text
+from rtgate.harness.assemble import exit_text
 from rtgate.result import Load, Result
 
 

@@ -16,13 +16,13 @@ from pathlib import Path
 
 import yaml
 
-from rtgate.bench.run import BenchSettings, measure
-from rtgate.bench.scenario import load_scenario
 from rtgate.board.base import BoardDriver, KernelArtifacts, MeasuredRun
+from rtgate.board.localbench import BenchSettings, measure
 from rtgate.board.rawrun import RawRun
 from rtgate.board.spec import BoardSpec
 from rtgate.board.tuning import Applied, parse_readback, programs, recorded
 from rtgate.errors import InfraError, InputError
+from rtgate.harness.scenario import load_scenario
 from rtgate.layout import RAW, RESULT
 from rtgate.result import Result, Trace, TuningCheck, load_result
 from rtgate.trace import breaktrace

@@ -13,12 +13,12 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
-from rtgate.bench import loads
-from rtgate.bench.plan import Params, PlannedLoad, render
-from rtgate.bench.scenario import LoadSpec, Scenario
 from rtgate.board.loadreport import LoadRecord
 from rtgate.board.rawrun import PeerLoad
 from rtgate.board.spec import LOOPBACK, PeerOptions
+from rtgate.harness import loads
+from rtgate.harness.plan import Params, PlannedLoad, render
+from rtgate.harness.scenario import LoadSpec, Scenario
 
 
 def controller_cpus() -> int:

@@ -12,8 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rtgate.bench.plan import Plan
-from rtgate.bench.scenario import LoadSpec
+from rtgate.harness.plan import Plan
+from rtgate.harness.scenario import LoadSpec
 from rtgate.schemafile import schema_of
 
 SCHEMA_ID = "rtgate/raw-run/v1"

@@ -26,8 +26,8 @@ from typing import Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rtgate import paths
-from rtgate.bench.scenario import Scenario
 from rtgate.errors import InputError
+from rtgate.harness.scenario import Scenario
 from rtgate.result import Result, Tuning, TuningCheck
 from rtgate.yamlsource import load_named
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rtgate.bench.run import BenchSettings, measure, trace
+from rtgate.board.localbench import BenchSettings, measure, trace
 from rtgate.cli.args import add_scale_option, duration, threshold
 from rtgate.errors import Exit
 

@@ -26,10 +26,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from rtgate.bench.runner import execute, planned
-from rtgate.bench.scenario import load_scenario
 from rtgate.cyclictest.version import detect
 from rtgate.errors import InfraError, InputError
+from rtgate.harness.runner import execute, planned
+from rtgate.harness.scenario import load_scenario
 from rtgate.layout import RAW
 from rtgate.result import Trace, TraceBreach, TraceComponent
 from rtgate.textfmt import fmt

@@ -31,7 +31,7 @@ from test_lava_store import Store, nginx_store
 from test_lava_templates import DATA, board, images
 
 from rtgate import paths
-from rtgate.bench.loads import free_port
+from rtgate.harness.loads import free_port
 from rtgate.kernel.build import BuildResult
 from rtgate.kernel.source import sha256_file
 from rtgate.result import load_result

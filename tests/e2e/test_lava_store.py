@@ -25,11 +25,11 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from rtgate.bench.loads import free_port
 from rtgate.board.lava.client import LavaError
 from rtgate.board.lava.store import ImageStore
 from rtgate.board.spec import ImageStoreOptions, LavaOptions
 from rtgate.errors import Exit, InputError
+from rtgate.harness.loads import free_port
 
 pytestmark = pytest.mark.integration
 

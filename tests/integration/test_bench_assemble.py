@@ -8,12 +8,12 @@ import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 
-from rtgate.bench.assemble import RunInfo, assemble
-from rtgate.bench.loads import RunningLoad
-from rtgate.bench.plan import Params, PlannedLoad, make_plan
-from rtgate.bench.runner import RunLog
-from rtgate.bench.scenario import load_scenario
 from rtgate.cyclictest.version import parse_help
+from rtgate.harness.assemble import RunInfo, assemble
+from rtgate.harness.loads import RunningLoad
+from rtgate.harness.plan import Params, PlannedLoad, make_plan
+from rtgate.harness.runner import RunLog
+from rtgate.harness.scenario import load_scenario
 
 DATA = Path(__file__).parents[1] / "data"
 CAPS = parse_help((DATA / "help" / "cyclictest-2.40.txt").read_text())

@@ -6,10 +6,10 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from rtgate.bench.plan import Params
-from rtgate.bench.scenario import Scenario
 from rtgate.board.loadreport import LoadReport
 from rtgate.board.peer import PeerLoads, peer_records
+from rtgate.harness.plan import Params
+from rtgate.harness.scenario import Scenario
 from rtgate.result import load_result
 
 DATA = Path(__file__).parents[1] / "data" / "results"

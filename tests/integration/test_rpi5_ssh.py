@@ -38,9 +38,9 @@ import yaml
 from clirun import RunProcess
 
 from rtgate import paths
-from rtgate.bench.loads import free_port, listening
 from rtgate.board.rpi5.digests import TOOL_DIGEST
 from rtgate.board.tuning import Applied, load_profile
+from rtgate.harness.loads import free_port, listening
 from rtgate.result import load_result
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from rtgate.bench.environment import preempt_rt
-from rtgate.bench.loads import free_port, listening
-from rtgate.bench.plan import Params, make_plan, render, timeout_for
-from rtgate.bench.scenario import list_scenarios, load_scenario
 from rtgate.cyclictest.version import parse_help
 from rtgate.errors import InputError
+from rtgate.harness.environment import preempt_rt
+from rtgate.harness.loads import free_port, listening
+from rtgate.harness.plan import Params, make_plan, render, timeout_for
+from rtgate.harness.scenario import list_scenarios, load_scenario
 
 HELP = Path(__file__).parents[1] / "data" / "help" / "cyclictest-2.40.txt"
 PARAMS = Params(cpus=4, port=5201, tmpdir="/tmp/scratch", scale=0.1, timeout_s=99)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from rtgate.bench.thermal import ThermalSampler
+from rtgate.harness.thermal import ThermalSampler
 
 
 @pytest.fixture

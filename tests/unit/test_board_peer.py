@@ -4,9 +4,9 @@ board's server afterwards is not."""
 
 from __future__ import annotations
 
-from rtgate.bench.scenario import load_scenario
 from rtgate.board.peer import split
 from rtgate.board.spec import PeerOptions
+from rtgate.harness.scenario import load_scenario
 
 
 def test_all_in_split_server_on_board_client_on_peer() -> None:

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import jsonschema
 
-from rtgate.bench.plan import Params, make_plan
-from rtgate.bench.scenario import load_scenario
 from rtgate.board.peer import peer_records
 from rtgate.board.rawrun import SCHEMA_FILE, PeerLoad, RawRun, RunningKernel, json_schema
 from rtgate.cyclictest.version import parse_help
+from rtgate.harness.plan import Params, make_plan
+from rtgate.harness.scenario import load_scenario
 
 HELP = Path(__file__).resolve().parents[1] / "data" / "help" / "cyclictest-2.40.txt"
 

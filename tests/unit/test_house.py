@@ -1,5 +1,6 @@
-"""The package's structure holds: no import circles, no private names taken from another module,
-one meaning per class name, and every import placed inside a function says why."""
+"""The package's structure holds: no import circles between modules or rooms, every room on a
+floor and no import running back up one, no private names taken from another module, one meaning
+per class name, and every import placed inside a function says why."""
 
 from __future__ import annotations
 
@@ -18,6 +19,35 @@ HOUSE = house_script.read(ROOT)
 
 def test_no_import_circles_counting_imports_inside_functions() -> None:
     assert HOUSE.circles() == []
+
+
+def test_no_circles_between_rooms() -> None:
+    assert HOUSE.circles(rooms=True) == []
+
+
+def test_every_room_stands_on_a_floor() -> None:
+    assert HOUSE.unplaced() == [], "place each in FLOORS, scripts/house.py (docs/code.md)"
+
+
+def test_no_import_runs_back_up_a_floor() -> None:
+    assert HOUSE.back_up() == []
+
+
+def test_the_floor_checks_can_fail(tmp_path: Path) -> None:
+    """A harness module that imports the board (the circle before the harness moved) is caught
+    twice: a room circle, and an arrow running back up; an unplaced room is named."""
+    for name, text in {"__init__.py": "", "board/__init__.py": "",
+                       "board/spec.py": "from rtgate.harness import plan\n",
+                       "harness/__init__.py": "",
+                       "harness/plan.py": "from rtgate.board import spec\n",
+                       "attic/__init__.py": ""}.items():
+        path = tmp_path / "rtgate" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    built = house_script.read(tmp_path)
+    assert built.circles(rooms=True) == [["rtgate.board", "rtgate.harness"]]
+    assert built.back_up() == [("rtgate.harness", "rtgate.board")]
+    assert built.unplaced() == ["rtgate.attic"]
 
 
 def test_no_module_takes_another_modules_private_name() -> None:

@@ -12,16 +12,16 @@ from pathlib import Path
 import pytest
 from clirun import RunCli
 
-from rtgate.bench.assemble import RunInfo, assemble
-from rtgate.bench.plan import Params, make_plan
-from rtgate.bench.runner import RunLog
-from rtgate.bench.scenario import Scenario, load_scenario
 from rtgate.board.lava.driver import LavaBoard
 from rtgate.board.qemu import guestscript
 from rtgate.board.spec import load_board
 from rtgate.board.tuning import Applied, load_profile, parse_readback
 from rtgate.cyclictest.version import parse_help
 from rtgate.errors import InfraError, InputError
+from rtgate.harness.assemble import RunInfo, assemble
+from rtgate.harness.plan import Params, make_plan
+from rtgate.harness.runner import RunLog
+from rtgate.harness.scenario import Scenario, load_scenario
 from rtgate.result import Percentile, load_result
 from rtgate.timerlat import hist
 from rtgate.timerlat.command import TimerlatSpec

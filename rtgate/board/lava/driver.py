@@ -47,10 +47,6 @@ import yaml
 from rich.console import Console
 
 from rtgate import paths
-from rtgate.bench.assemble import RunInfo, assemble
-from rtgate.bench.plan import Params, Plan, make_plan, timeout_for
-from rtgate.bench.runner import RunLog
-from rtgate.bench.scenario import load_scenario
 from rtgate.board.base import BoardDriver, KernelArtifacts, MeasuredRun
 from rtgate.board.lava.client import Lava, LavaError, lava_error, target_lines, token
 from rtgate.board.lava.store import ImageServer, ImageStore
@@ -69,6 +65,10 @@ from rtgate.board.rawrun import RawRun
 from rtgate.board.spec import BoardSpec, LavaOptions, board_path
 from rtgate.cyclictest.version import Capabilities, parse_help
 from rtgate.errors import InfraError, InputError
+from rtgate.harness.assemble import RunInfo, assemble
+from rtgate.harness.plan import Params, Plan, make_plan, timeout_for
+from rtgate.harness.runner import RunLog
+from rtgate.harness.scenario import load_scenario
 from rtgate.kernel.source import sha256_file
 from rtgate.layout import RAW, RESULT
 

@@ -18,11 +18,6 @@ from pathlib import Path
 
 from rich.console import Console
 
-from rtgate.bench.assemble import RunInfo, assemble
-from rtgate.bench.loads import free_port
-from rtgate.bench.plan import Params, Plan, make_plan, timeout_for
-from rtgate.bench.runner import RunLog
-from rtgate.bench.scenario import load_scenario
 from rtgate.board.base import BoardDriver, KernelArtifacts, MeasuredRun
 from rtgate.board.loadreport import LoadReport
 from rtgate.board.peer import PeerLoads, controller_cpus, peer_records, split
@@ -44,6 +39,11 @@ from rtgate.board.spec import BoardSpec, QemuOptions
 from rtgate.board.tuning import Applied, parse_readback, programs, recorded
 from rtgate.cyclictest.version import parse_help
 from rtgate.errors import InfraError, InputError
+from rtgate.harness.assemble import RunInfo, assemble
+from rtgate.harness.loads import free_port
+from rtgate.harness.plan import Params, Plan, make_plan, timeout_for
+from rtgate.harness.runner import RunLog
+from rtgate.harness.scenario import load_scenario
 from rtgate.layout import RAW, RESULT
 from rtgate.result import Trace, TuningCheck
 from rtgate.trace import autoanalysis, rtla

@@ -18,14 +18,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from rtgate.bench.environment import preempt_rt
-from rtgate.bench.plan import Plan
-from rtgate.bench.runner import RunLog
 from rtgate.board import tarsafe
 from rtgate.board.loadreport import LoadRecord
 from rtgate.board.spec import BoardSpec
 from rtgate.cyclictest.version import parse_help
 from rtgate.errors import InfraError
+from rtgate.harness.environment import preempt_rt
+from rtgate.harness.plan import Plan
+from rtgate.harness.runner import RunLog
 
 MiB = 1 << 20
 # What a guest may send back, compressed, over the console or in a LAVA log: a run's files are
@@ -118,7 +118,7 @@ class GuestFacts:
         return preempt_rt(self.get("uname-v"), self.get("realtime") or None)
 
     def environment(self, spec: BoardSpec, vcpus: int) -> dict[str, Any]:
-        """The keys ``rtgate.bench.environment.capture`` records, as far as a guest knows them."""
+        """The keys ``rtgate.harness.environment.capture`` records, as far as a guest knows them."""
         return {
             "uname": self.get("uname-a"),
             "kernel_release": self.get("uname-r"),

@@ -1,6 +1,6 @@
 """A bench Plan as a busybox shell script, for a guest that has no Python.
 
-The script does in the guest what ``rtgate.bench.runner`` does on the host: start the loads (a
+The script does in the guest what ``rtgate.harness.runner`` does on the host: start the loads (a
 listening load must listen before the next starts), warm up, run cyclictest (or, for a scenario
 with ``tool: timerlat``, rtla timerlat hist) with a hang guard,
 then note which loads died early and stop the rest. It prints markers on the console so the host
@@ -18,9 +18,9 @@ from __future__ import annotations
 import shlex
 import time
 
-from rtgate.bench.plan import Plan
-from rtgate.bench.runner import HANG_MARGIN_S
 from rtgate.cyclictest.command import REDUCER
+from rtgate.harness.plan import Plan
+from rtgate.harness.runner import HANG_MARGIN_S
 
 GUEST_ROOT = "/tmp/rtgate-out"
 RAW = f"{GUEST_ROOT}/raw"

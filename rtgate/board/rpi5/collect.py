@@ -9,14 +9,14 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
-from rtgate.bench.assemble import RunInfo, assemble
-from rtgate.bench.environment import preempt_rt
-from rtgate.bench.runner import RunLog
 from rtgate.board.loadreport import LoadReport
 from rtgate.board.peer import peer_records
 from rtgate.board.rawrun import RawRun
 from rtgate.board.rpi5 import throttle
 from rtgate.errors import InfraError, InputError
+from rtgate.harness.assemble import RunInfo, assemble
+from rtgate.harness.environment import preempt_rt
+from rtgate.harness.runner import RunLog
 from rtgate.layout import RAW
 from rtgate.result import Result, Status, Trace, load_result
 

@@ -31,11 +31,9 @@ import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
-from rtgate.bench.plan import Plan
-from rtgate.bench.run import TRACE_READING
-from rtgate.bench.scenario import load_scenario
 from rtgate.board.base import BoardDriver, KernelArtifacts, MeasuredRun
 from rtgate.board.evidence import ConsoleCapture
+from rtgate.board.localbench import TRACE_READING
 from rtgate.board.rawrun import RawRun
 from rtgate.board.rpi5 import collect, digests, remote, slot, tuning
 from rtgate.board.rpi5.boot import CONSOLE_LOG, Reboots
@@ -44,6 +42,8 @@ from rtgate.board.spec import BoardSpec
 from rtgate.board.tuning import Applied, parse_readback, programs, recorded
 from rtgate.cyclictest.command import build
 from rtgate.errors import InfraError, InputError
+from rtgate.harness.plan import Plan
+from rtgate.harness.scenario import load_scenario
 from rtgate.layout import RAW, RESULT
 from rtgate.result import Trace, TuningCheck
 from rtgate.trace import breaktrace

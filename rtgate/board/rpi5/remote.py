@@ -14,14 +14,14 @@ from pathlib import Path
 
 import yaml
 
-from rtgate.bench.loads import LISTEN_TIMEOUT_S
-from rtgate.bench.plan import Params, timeout_for
-from rtgate.bench.scenario import Scenario
 from rtgate.board.peer import PeerLoads, controller_cpus, split
 from rtgate.board.rpi5.session import Pi
 from rtgate.board.rpi5.ssh import SSH_FAILED
 from rtgate.board.tuning import Applied
 from rtgate.errors import InfraError
+from rtgate.harness.loads import LISTEN_TIMEOUT_S
+from rtgate.harness.plan import Params, timeout_for
+from rtgate.harness.scenario import Scenario
 from rtgate.layout import RAW, RESULT
 
 

@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rtgate.bench.plan import Plan
-from rtgate.bench.runner import RunLog
 from rtgate.cyclictest.parse import parse
 from rtgate.errors import InputError
+from rtgate.harness.plan import Plan
+from rtgate.harness.runner import RunLog
 from rtgate.result import Board, Kernel, Load, Result, Status, Tool, Totals
 from rtgate.timerlat import hist
 

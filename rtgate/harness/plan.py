@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from rtgate.bench.scenario import PLACEHOLDER, SCALED, Scenario
 from rtgate.cyclictest.command import CyclictestCommand, build
 from rtgate.cyclictest.version import Capabilities
+from rtgate.harness.scenario import PLACEHOLDER, SCALED, Scenario
 from rtgate.timerlat import command as rtla
 
 TIMEOUT_MARGIN_S = 30

@@ -1,6 +1,7 @@
-"""The local bench: measure this machine under a scenario's load and write OUT/result.json; or
-the breaktrace follow-up run instead (what a remote board runs for its controller, which re-reads
-the raw trace files itself)."""
+"""`rtgate bench`'s engine, the local bench: measure this machine as the local board under a
+scenario's load and write OUT/result.json; or the breaktrace follow-up run instead (what a remote
+board runs for its controller, which re-reads the raw trace files itself). Here, not in the
+harness: it reads the board file and runs the tracer, both above the harness."""
 
 from __future__ import annotations
 
@@ -9,14 +10,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from rtgate.bench import environment
-from rtgate.bench.assemble import RunInfo, assemble
-from rtgate.bench.runner import execute, planned
-from rtgate.bench.scenario import load_scenario
 from rtgate.board.spec import BoardSpec, board_path, load_board
 from rtgate.ciout import escape
 from rtgate.cyclictest.version import detect
 from rtgate.errors import InfraError, InputError
+from rtgate.harness import environment
+from rtgate.harness.assemble import RunInfo, assemble
+from rtgate.harness.runner import execute, planned
+from rtgate.harness.scenario import load_scenario
 from rtgate.layout import RAW, RESULT
 from rtgate.result import Result, Trace
 from rtgate.timerlat.command import TOOL as TIMERLAT

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from rtgate.bench.plan import PlannedLoad
 from rtgate.errors import InfraError
+from rtgate.harness.plan import PlannedLoad
 
 LISTEN_TIMEOUT_S = 10.0
 STOP_GRACE_S = 5.0

@@ -25,12 +25,12 @@ from types import FrameType, TracebackType
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn
 
-from rtgate.bench import environment, loads
-from rtgate.bench.plan import Params, Plan, make_plan, timeout_for
-from rtgate.bench.scenario import Scenario
-from rtgate.bench.thermal import ThermalSampler
 from rtgate.cyclictest.version import Capabilities
 from rtgate.errors import InfraError
+from rtgate.harness import environment, loads
+from rtgate.harness.plan import Params, Plan, make_plan, timeout_for
+from rtgate.harness.scenario import Scenario
+from rtgate.harness.thermal import ThermalSampler
 
 TICK_S = 0.1
 HANG_MARGIN_S = 30.0
