@@ -18,7 +18,9 @@ What GitHub documents, and this fake does:
 - `DELETE …/actions/runners/{runner_id}`: 204; 404 for no such runner; 422 while it runs a job.
   docs.github.com/en/rest/actions/self-hosted-runners
 - Any of them with an expired or unknown installation token: 401 "Bad credentials"
-  (docs.github.com/en/rest/using-the-rest-api/troubleshooting-the-rest-api).
+  (docs.github.com/en/rest/using-the-rest-api/troubleshooting-the-rest-api); over a secondary
+  rate limit, 429 with `retry-after` (docs.github.com/en/rest/using-the-rest-api/
+  rate-limits-for-the-rest-api).
 - An ephemeral (JIT) runner is removed by GitHub once its one job is done; one killed while
   idle stays registered, offline (docs.github.com/en/actions/hosting-your-own-runners/
   managing-self-hosted-runners/autoscaling-with-self-hosted-runners#using-just-in-time-runners).
@@ -54,6 +56,8 @@ DOCS = "https://docs.github.com/rest"
 _MESSAGES = {
     401: "Bad credentials", 403: "Resource not accessible by integration", 404: "Not Found",
     409: "Already exists - A runner with the name already exists.",
+    429: "You have exceeded a secondary rate limit. Please wait a few minutes before you try "
+         "again.",
     422: "Validation Failed", 500: "Server Error", 502: "Server Error",
     503: "Service Unavailable"}
 
@@ -116,6 +120,8 @@ class FakeGitHub:
         self.scripted: dict[str, deque[int | str]] = {}
         self.jobs: list[Job] = []
         self.registered: list[FakeRunner] = []  # every registration, in order
+        self.retry_after_s = 1
+        self.refuse_sessions = False  # the broker turns every runner away (an outage)
         self._next_id = 40
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.server.daemon_threads = True
@@ -188,6 +194,8 @@ class FakeGitHub:
                 data = b"" if answer is None else json.dumps(answer).encode()
                 try:
                     self.send_response(status)
+                    if status == 429:  # a secondary rate limit says when to come back
+                        self.send_header("Retry-After", str(fake.retry_after_s))
                     if data:
                         self.send_header("Content-Type", "application/json; charset=utf-8")
                     self.send_header("Content-Length", str(len(data)))
@@ -334,7 +342,7 @@ class FakeGitHub:
             if runner is None or runner.credential != body.get("credential"):
                 return 404, {"message": "runner not registered"}
             if call == "connect":
-                if runner.connected:
+                if runner.connected or self.refuse_sessions:
                     return 409, {"message": "the JIT configuration was used already"}
                 runner.connected, runner.status = True, "online"
                 return 200, {}

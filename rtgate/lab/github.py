@@ -26,6 +26,7 @@ import json
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -47,9 +48,26 @@ class ApiError(Exception):
     """A request that did not get the answer it needed: an HTTP status (None for no answer:
     refused, reset, timed out), what the API said, and what was asked."""
 
-    def __init__(self, what: str, status: int | None, message: str) -> None:
+    def __init__(self, what: str, status: int | None, message: str,
+                 retry_after_s: float | None = None) -> None:
         super().__init__(f"{what}: {status or 'no answer'}: {message}")
         self.status = status
+        self.retry_after_s = retry_after_s
+        """How long GitHub asked us to wait (a rate limit), if it did."""
+
+
+def retry_after(headers: Mapping[str, str], now: float) -> float | None:
+    """GitHub's rate limits: `retry-after` seconds (a secondary limit), else, with
+    `x-ratelimit-remaining: 0`, until `x-ratelimit-reset` (epoch seconds) — "Rate limits for
+    the REST API", docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api."""
+    try:
+        if headers.get("retry-after"):
+            return max(0.0, float(headers["retry-after"]))
+        if headers.get("x-ratelimit-remaining") == "0" and headers.get("x-ratelimit-reset"):
+            return max(0.0, float(headers["x-ratelimit-reset"]) - now)
+    except ValueError:
+        return None
+    return None
 
 
 @dataclass(frozen=True)
@@ -133,11 +151,13 @@ class GitHub:
             "Accept": "application/vnd.github+json", "X-GitHub-Api-Version": API_VERSION,
             "Authorization": f"Bearer {auth}", "User-Agent": f"rtgate-lab/{__version__}",
             **({"Content-Type": "application/json"} if data is not None else {})})
+        wait = None
         try:
             with urllib.request.urlopen(request, timeout=self.timeout_s) as answer:
                 status, raw = answer.status, answer.read()
         except urllib.error.HTTPError as exc:
             status, raw = exc.code, exc.read()
+            wait = retry_after({k.lower(): v for k, v in exc.headers.items()}, time.time())
         except (OSError, ValueError) as exc:  # refused, reset, timed out, TLS, bad URL
             raise ApiError(what, None, str(getattr(exc, "reason", exc))) from exc
         if status != expect:
@@ -145,7 +165,8 @@ class GitHub:
                 message = str(json.loads(raw).get("message", ""))
             except (ValueError, AttributeError):
                 message = raw.decode(errors="replace")
-            raise ApiError(what, status, " ".join(message.split())[:_ERROR_TEXT] or "(no text)")
+            raise ApiError(what, status, " ".join(message.split())[:_ERROR_TEXT] or "(no text)",
+                           wait)
         if status == 204:
             return None
         try:

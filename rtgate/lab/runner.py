@@ -6,9 +6,10 @@ a job may last longer), removes the runners this board's earlier registrations l
 killed while idle stays registered, offline, for about a day), and registers under a new name,
 BOARD-xxxxxxxx (8 random hex digits): a fixed name would be refused with 409 while the stale
 one exists. Errors (401, 403, 409, 422, 5xx, no answer, a runner that ends at once) back off
-exponentially up to a cap. The runner runs as the board's runner user in a job directory of its
-own under the board's jobs/, with the board's environment file as its `.env`; afterwards the
-run directories it left in the board's results/ are sealed and its job directory is deleted.
+exponentially up to a cap, or as long as a rate limit's `retry-after` asks. The runner runs as
+the board's runner user in a job directory of its own under the board's jobs/, with the
+board's environment file as its `.env`; afterwards the run directories it left in the board's
+results/ are sealed and its job directory is deleted.
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ class Supervisor:
         self.github = GitHub(config.github.api, config.github.timeout_s)
         self.scope = Scope(config.github.owner, config.github.repo)
         self.stop = threading.Event()
+        self.retry_after_s = 0.0
         self._log = log or (lambda line: print(line, file=sys.stderr, flush=True))
 
     def log(self, message: str) -> None:
@@ -170,6 +172,7 @@ class Supervisor:
             registered = self.register()
         except (ApiError, InputError) as exc:
             self.log(f"registration failed: {exc}")
+            self.retry_after_s = getattr(exc, "retry_after_s", None) or 0.0
             return False
         jit = registered.jit
         removed = f"; removed stale {', '.join(registered.removed)}" if registered.removed \
@@ -202,8 +205,11 @@ class Supervisor:
                     failures = 0
                     continue
                 failures += 1
-                wait = backoff_s(failures, self.config.runner.backoff_s,
-                                 self.config.runner.backoff_cap_s, random.random())
+                # A rate limit's wait is GitHub's to set, beyond our own cap if need be.
+                wait = max(self.retry_after_s,
+                           backoff_s(failures, self.config.runner.backoff_s,
+                                     self.config.runner.backoff_cap_s, random.random()))
+                self.retry_after_s = 0.0
                 self.log(f"{failures} failure(s) in a row: next try in {wait:.1f} s")
                 self.stop.wait(wait)
         self.log("stopped")

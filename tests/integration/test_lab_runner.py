@@ -249,7 +249,7 @@ def test_errors_back_off_with_a_cap_and_a_slow_answer_is_retried(
         controller: Controller) -> None:
     fake = controller.fake
     fake.answer_next("token", 401, 403)
-    fake.answer_next("jitconfig", 409, 422, 500, 503, SLOW)
+    fake.answer_next("jitconfig", 409, 422, 500, 503, SLOW, 429)
     sup = controller.start("rpi5")
     try:
         wait_for("a runner after the errors", lambda: controller.online("rpi5"), timeout=60)
@@ -257,12 +257,14 @@ def test_errors_back_off_with_a_cap_and_a_slow_answer_is_retried(
         assert sup.stop() == 0, sup.lines()
     failures = [line for line in sup.lines() if "registration failed" in line]
     assert [re.search(r"failed: .*?: (\d+|no answer)", line).group(1)  # type: ignore[union-attr]
-            for line in failures] == ["401", "403", "409", "422", "500", "503", "no answer"]
+            for line in failures] == ["401", "403", "409", "422", "500", "503", "no answer",
+                                      "429"]
     waits = [float(m.group(1)) for line in sup.lines()
              if (m := re.search(r"next try in ([\d.]+) s", line))]
-    assert len(waits) == 7 and max(waits) <= 0.8 and waits[3] >= 0.8 * 0.8, waits
+    assert len(waits) == 8 and max(waits[:7]) <= 0.8 and waits[3] >= 0.8 * 0.8, waits
+    assert waits[7] == 1.0  # the rate limit's retry-after, over the cap
     # One token per attempt and one for the deregistration at the stop: the loop does not spin.
-    assert fake.count("POST", "/access_tokens") == 8 + 1
+    assert fake.count("POST", "/access_tokens") == 9 + 1
 
 
 def test_two_boards_on_one_controller_keep_to_their_own(controller: Controller) -> None:
@@ -305,4 +307,29 @@ def test_organisation_runners_register_in_the_labs_runner_group(controller: Cont
     assert [(r.scope, r.group_id) for r in fake.registered] == [("/orgs/lab", 3)]
     assert fake.count("GET", "^/orgs/lab/actions/runners$") == 1
     assert fake.count("DELETE", "^/orgs/lab/actions/runners/") == 1
+    assert fake.names() == []
+
+
+def test_a_runner_that_ends_at_once_backs_off_and_leaves_nothing_registered(
+        controller: Controller) -> None:
+    """A runner turned away as it starts (here: the fake's broker refuses every session) ends
+    within seconds: that is a failure for the backoff, not a reason to register again at once,
+    and each registration it left is removed by the next."""
+    controller.config.write_text(controller.config.read_text().replace(
+        "min_uptime_s: 0", "min_uptime_s: 2"))
+    fake = controller.fake
+    fake.refuse_sessions = True
+    sup = controller.start("rpi5")
+    try:
+        wait_for("four failures", lambda: sum("failure(s) in a row" in line
+                                              for line in sup.lines()) >= 4)
+        fake.refuse_sessions = False
+        wait_for("a runner once the broker is back", lambda: controller.online("rpi5"))
+    finally:
+        assert sup.stop() == 0, sup.lines()
+    waits = [float(m.group(1)) for line in sup.lines()
+             if (m := re.search(r"next try in ([\d.]+) s", line))]
+    assert waits[:4] == sorted(waits[:4]) and waits[3] > waits[0], waits
+    removed = [line for line in sup.lines() if "removed stale" in line]
+    assert len(removed) >= 4, sup.lines()  # every turned-away registration, by the next one
     assert fake.names() == []

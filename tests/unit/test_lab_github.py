@@ -19,6 +19,7 @@ from rtgate.lab.github import (
     Scope,
     app_jwt,
     read_private_key,
+    retry_after,
 )
 
 APP_ID = "Iv23liFAKE"
@@ -146,3 +147,19 @@ def test_the_private_key_must_be_private(tmp_path: Path) -> None:
         read_private_key(key)
     with pytest.raises(InputError, match="cannot read"):
         read_private_key(tmp_path / "missing.pem")
+
+
+def test_a_rate_limit_says_how_long_to_wait(fake: FakeGitHub) -> None:
+    """GitHub's rate limits: `retry-after` seconds, else `x-ratelimit-reset` once
+    `x-ratelimit-remaining` is 0 (docs.github.com/en/rest/using-the-rest-api/
+    rate-limits-for-the-rest-api)."""
+    assert retry_after({"retry-after": "60"}, now=1000) == 60
+    assert retry_after({"x-ratelimit-remaining": "0", "x-ratelimit-reset": "1600"},
+                       now=1000) == 600
+    assert retry_after({"x-ratelimit-remaining": "3", "x-ratelimit-reset": "1600"},
+                       now=1000) is None
+    assert retry_after({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}, now=1000) is None
+    fake.answer_next("list", 429)
+    with pytest.raises(ApiError, match="429: You have exceeded a secondary rate limit") as exc:
+        GitHub(fake.url, 5).list_runners(token(fake), REPO)
+    assert exc.value.retry_after_s == 1
