@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 
 from rtgate.board.spec import BoardSpec, board_path, load_board
@@ -15,7 +14,7 @@ from rtgate.ciout import escape
 from rtgate.cyclictest.version import detect
 from rtgate.errors import InfraError, InputError
 from rtgate.harness import environment
-from rtgate.harness.assemble import RunInfo, assemble
+from rtgate.harness.assemble import RunInfo, assemble, run_id
 from rtgate.harness.runner import execute, planned
 from rtgate.harness.scenario import load_scenario
 from rtgate.layout import RAW, RESULT
@@ -77,8 +76,7 @@ def measure(settings: BenchSettings) -> Result:
         for name in RAW_OUTPUTS:
             (rawdir / name).unlink(missing_ok=True)
         log = execute(plan, rawdir, scratch)
-    stamp = (log.start or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
-    info = RunInfo(run_id=f"{board.name}-{scenario.name}-{stamp}", board=board.name,
+    info = RunInfo(run_id=run_id(board.name, scenario.name, log.start), board=board.name,
                    virtual=virtual, flavor=flavor, cyclictest_version=caps.version)
     result = assemble(plan, log, env, rawdir, info)
     path = result.write(out / RESULT)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import shlex
 import signal
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,16 @@ class RunInfo:
     flavor: str
     cyclictest_version: str
     rtla_version: str | None = None
+
+
+def run_id(board: str, scenario: str, start: datetime | None = None, *,
+           job: int | None = None) -> str:
+    """The run's id, the key history and the A/B rounds file runs under: board, scenario and the
+    UTC second the measurement started (now, when no start was seen), or a LAVA run's job
+    number in its place. Every driver makes it here, so the formats never drift apart."""
+    if job is not None:
+        return f"{board}-{scenario}-job{job}"
+    return f"{board}-{scenario}-{(start or datetime.now(UTC)):%Y%m%dT%H%M%SZ}"
 
 
 def exit_text(status: int) -> str:

@@ -65,7 +65,7 @@ from rtgate.board.rawrun import RawRun
 from rtgate.board.spec import BoardSpec, LavaOptions, board_path
 from rtgate.cyclictest.version import Capabilities, parse_help
 from rtgate.errors import InfraError, InputError
-from rtgate.harness.assemble import RunInfo, assemble
+from rtgate.harness.assemble import RunInfo, assemble, run_id
 from rtgate.harness.plan import Params, Plan, make_plan, timeout_for
 from rtgate.harness.runner import RunLog
 from rtgate.harness.scenario import load_scenario
@@ -255,7 +255,7 @@ class LavaBoard(BoardDriver):
              "sha256": {role: digest for role, (_, digest) in images.items()},
              "url": {role: url for role, (url, _) in images.items()}}, indent=2) + "\n")
         return RawRun(out=out, scenario=plan.scenario, flavor=flavor,
-                      run_id=f"{self.spec.name}-{plan.scenario}-job{self.finished}",
+                      run_id=run_id(self.spec.name, plan.scenario, job=self.finished or 0),
                       plan=plan, start=run_log.start, end=run_log.end)
 
     @contextmanager

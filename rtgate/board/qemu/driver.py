@@ -39,7 +39,7 @@ from rtgate.board.spec import BoardSpec, QemuOptions
 from rtgate.board.tuning import Applied, parse_readback, programs, recorded
 from rtgate.cyclictest.version import parse_help
 from rtgate.errors import InfraError, InputError
-from rtgate.harness.assemble import RunInfo, assemble
+from rtgate.harness.assemble import RunInfo, assemble, run_id
 from rtgate.harness.loads import free_port
 from rtgate.harness.plan import Params, Plan, make_plan, timeout_for
 from rtgate.harness.runner import RunLog
@@ -195,8 +195,7 @@ class QemuBoard(BoardDriver):
             data = self._drive(plan, peer, run_log)
         unpack(data, out)
         return RawRun(out=out, scenario=plan.scenario, flavor=flavor,
-                      run_id=f"{self.spec.name}-{plan.scenario}-"
-                             f"{(run_log.start or datetime.now(UTC)):%Y%m%dT%H%M%SZ}",
+                      run_id=run_id(self.spec.name, plan.scenario, run_log.start),
                       plan=plan, start=run_log.start, end=run_log.end, peer_loads=peer.ended())
 
     def trace(self, scenario: str, threshold_us: float, cap_s: int, out: Path, *,

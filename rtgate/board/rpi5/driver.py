@@ -42,6 +42,7 @@ from rtgate.board.spec import BoardSpec
 from rtgate.board.tuning import Applied, parse_readback, programs, recorded
 from rtgate.cyclictest.command import build
 from rtgate.errors import InfraError, InputError
+from rtgate.harness.assemble import run_id
 from rtgate.harness.plan import Plan
 from rtgate.harness.scenario import load_scenario
 from rtgate.layout import RAW, RESULT
@@ -208,7 +209,7 @@ class Rpi5Board(BoardDriver):
                              path=out / "bench.log")
         remote.fetch(pi, f"{staged}/out", out, keep_as=collect.CLAIMS)
         return RawRun(out=out, scenario=spec.name, flavor=flavor,
-                      run_id=f"{self.spec.name}-{spec.name}-{start:%Y%m%dT%H%M%SZ}",
+                      run_id=run_id(self.spec.name, spec.name, start),
                       plan=plan, start=start, end=end, peer_loads=peer.ended(), board_exit=rc,
                       cyclictest_version=caps.version, kernel=running, tool_sha256=tools,
                       board_loads=on_board.loads,
