@@ -24,6 +24,7 @@ from rtgate.gate import infrarecord, junit, markdown
 from rtgate.gate.thresholds import flavor_of, load_thresholds
 from rtgate.gate.verdict import Crash, Infra, Ruling, judge, worst
 from rtgate.jsonfile import write_atomic
+from rtgate.kernel import record
 from rtgate.kernel.build import build
 from rtgate.layout import flavor_dir, run_home
 from rtgate.result import Result
@@ -77,13 +78,17 @@ def kernel_for(spec: BoardSpec, flavor: str, kernel: KernelSource, out: Path,
     if not spec.kernel_target:
         return None
     if kernel.kernels:
-        return KernelArtifacts.from_dir(kernel.kernels / flavor)
-    console.rule(f"[bold]build[/] {spec.kernel_target} {flavor}")
-    built = build(spec.kernel_target, flavor, source=kernel.source, series=kernel.patches,
-                  runtime=kernel.runtime, out=out / "kernels" / flavor)
-    console.print(f"kernel {built.kernel_release} "
-                  f"({'cache hit' if built.cache_hit else 'built'}) in {built.out}")
-    return KernelArtifacts.from_dir(built.out)
+        artifacts = KernelArtifacts.from_dir(kernel.kernels / flavor)
+    else:
+        console.rule(f"[bold]build[/] {spec.kernel_target} {flavor}")
+        built = build(spec.kernel_target, flavor, source=kernel.source, series=kernel.patches,
+                      runtime=kernel.runtime, out=out / "kernels" / flavor)
+        console.print(f"kernel {built.kernel_release} "
+                      f"({'cache hit' if built.cache_hit else 'built'}) in {built.out}")
+        artifacts = KernelArtifacts.from_dir(built.out)
+    # The artifact leaves kernels/ out: its record stays with the results (rtgate kcidb).
+    record.keep(artifacts.dir, out / record.BUILDS / flavor)
+    return artifacts
 
 
 def tuning_profile(spec: BoardSpec, tuning: str | None,

@@ -45,6 +45,7 @@ from rtgate.gate import infrarecord
 from rtgate.gate.thresholds import Budget, Thresholds, flavor_of, load_thresholds
 from rtgate.gate.verdict import Crash, Evaluation, Infra, Verdict, evaluate
 from rtgate.harness.scenario import load_scenario
+from rtgate.kernel import record
 from rtgate.layout import INFRA, RESULT, RUNNING, round_dir, round_home
 from rtgate.outcome import AB_EXIT, ABOutcome, Comparison
 from rtgate.result import Result, load_result
@@ -350,6 +351,9 @@ def prepare(settings: ABSettings, console: Console) -> ABRun:
     for side in sides:
         for flavor in flavors if side.kernels and not settings.plan_only else []:
             KernelArtifacts.from_dir(side.kernels / flavor)
+            # What a report needs of each side's build, kept with its rounds (rtgate kcidb).
+            record.keep(side.kernels / flavor, settings.rounds.out / side.name / record.BUILDS
+                        / flavor)
         for scenario in scenarios if side.scenarios else []:
             ref = str(side.scenarios / f"{scenario}.yml")
             named = load_scenario(ref)[0].name
