@@ -31,10 +31,14 @@ demo: deps
 	  [ -f $(OUT)/junit.xml ] || exit $$rc; \
 	  site=$$($(PYTHON) -m rtgate report $(OUT) --history $(HISTORY) \
 	    --thresholds thresholds.yml --out $(SITE)); src=$$?; [ -n "$$site" ] || exit $$src; \
+	  $(PYTHON) -m rtgate kcidb $(OUT) --board qemu-arm64 --scenarios $(DEMO_SCENARIOS) \
+	    --origin rtgate_demo --thresholds thresholds.yml --out $(OUT)/kcidb.json >/dev/null \
+	    || exit $$?; \
 	  echo "results: $(OUT)/{stock,rt}/*/result.json (raw/ and console.log beside them;"; \
 	  echo "         infra.json instead where the lab failed)"; \
 	  echo "junit:   $(OUT)/junit.xml"; echo "summary: $(OUT)/summary.md"; \
 	  echo "compare: $(OUT)/comparison.md"; echo "site:    $$site"; \
+	  echo "kcidb:   $(OUT)/kcidb.json (a KCIDB v5.3 report, validated with kcidb-io)"; \
 	  if [ $$rc -ne 0 ]; then exit $$rc; fi; exit $$src
 
 # The quick look at this machine: bench the `cpu` scenario on the local board, gate it.

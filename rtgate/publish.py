@@ -262,6 +262,17 @@ def judge_artifacts(artifacts: list[Path], thresholds: Thresholds, boards_root: 
     return Judgement(result, ignored, accepted)
 
 
+def judge_run(directory: Path, board: str, thresholds: Thresholds, boards_root: Path,
+              scenarios: list[str] | None) -> BoardJudgement:
+    """One board's run directory (``rtgate pipeline --out``), judged as its gate-BOARD
+    artifact would be."""
+    spec = load_board(board, boards_root)
+    accepted: list[Path] = []
+    return BoardJudgement(board, [_run(directory, spec, f or RUNNING, s, thresholds, accepted)
+                                  for f in flavors_of(spec, None)
+                                  for s in scenarios_of(spec, scenarios)], instance=spec.name)
+
+
 def _gated_as(spec: BoardSpec) -> str:
     """The name a pull request's gate measures a board under: its kind on a lab controller (any
     free board of the kind), its own on a LAVA lab (gate-lava runs a job per board)."""

@@ -35,6 +35,7 @@ COMMANDS = {
     "check": "rtgate.cli.check",
     "thresholds": "rtgate.cli.check",
     "publish": "rtgate.cli.publish",
+    "kcidb": "rtgate.cli.kcidb",
     "kernel": "rtgate.cli.kernel",
     "board": "rtgate.cli.board",
     "pipeline": "rtgate.cli.pipeline",

@@ -34,6 +34,7 @@ from pathlib import Path
 
 import pytest
 from junitparser import JUnitXml
+from kcidb_io.schema import LATEST
 
 from rtgate.kernel.build import BuildResult
 from rtgate.kernel.cache import cache_root
@@ -185,6 +186,10 @@ def test_make_demo_on_a_stock_debian_12(fresh: Container, kernels: list[BuildRes
     for case in cases:
         assert re.search(r"measured ≥?\d", case.system_out or ""), \
             f"{case.name}: no measured value ({case.system_out!r})"
+    # The demo's KCIDB report, beside its outputs, valid by kcidb-io's own schema (issue 39).
+    report = json.loads((tmp_path / "out/demo/kcidb.json").read_text())
+    LATEST.validate(report)
+    assert {t["path"] for t in report["tests"]} >= {"boot", "rt-tests.cyclictest.net.all.max"}
 
     proc = fresh.run(f"cd {REPO} && scripts/deps.sh {TEST_GROUPS}", timeout=1800)
     assert proc.returncode == 0, tail(proc)
