@@ -82,6 +82,20 @@ def virtualization() -> tuple[bool, str]:
     return False, "no hypervisor detected"
 
 
+DEVICE_TREE_COMPATIBLE = Path("/proc/device-tree/compatible")
+
+
+def dt_compatible(path: Path = DEVICE_TREE_COMPATIBLE) -> list[str]:
+    """The device tree root's compatible strings, in order (a Pi 5: raspberrypi,5-model-b,
+    brcm,bcm2712): the property is NUL-separated strings, as KCIDB's
+    test.environment.compatible takes them. Empty without a device tree (x86, ACPI)."""
+    try:
+        raw = path.read_bytes()[:4096]
+    except OSError:
+        return []
+    return [s for s in raw.decode("ascii", "replace").split("\0") if s]
+
+
 def capture() -> dict[str, Any]:
     """Everything that does not change during a run (loadavg and temperature are sampled apart)."""
     uname = platform.uname()
@@ -103,6 +117,7 @@ def capture() -> dict[str, Any]:
         "irq_affinity": irq_affinity(),
         "virtual": is_virtual,
         "virtual_detected_by": how,
+        "dt_compatible": dt_compatible(),
         "tools": {"stress-ng": tool_version(["stress-ng", "--version"]),
                   "iperf3": tool_version(["iperf3", "--version"])},
     }
