@@ -22,20 +22,12 @@ from rtgate.gate.verdict import Infra
 from rtgate.jsonfile import write_output
 from rtgate.kcidb import document
 from rtgate.kcidb.document import ABSummary, BoardRun, Build, Submitter
-from rtgate.kcidb.send import Delivery, Endpoint, send
+from rtgate.kcidb.send import Endpoint, SendOutcome, send
 from rtgate.kernel import record
 from rtgate.layout import RUNNING
 from rtgate.outcome import GATE_EXIT, GateOutcome
-from rtgate.publish import (
-    ARTIFACT_PREFIX,
-    BoardJudgement,
-    judge_artifacts,
-    judge_run,
-    load_context,
-)
-from rtgate.publish import (
-    kind_of as outcome_of,
-)
+from rtgate.publish import ARTIFACT_PREFIX, BoardJudgement, judge_artifacts, judge_run, load_context
+from rtgate.publish import kind_of as outcome_of
 
 # Published build files: the .config and the log's tail, as text (the site serves .txt as
 # text/plain, never as a page).
@@ -139,8 +131,8 @@ def kcidb(s: KcidbSettings) -> Exit:
     return code
 
 
-SENT_EXIT = {Delivery.ACCEPTED: Exit.OK, Delivery.QUEUED: Exit.OK, Delivery.REJECTED: Exit.BUDGET,
-             Delivery.UNDELIVERED: Exit.INCOMPLETE}
+SENT_EXIT = {SendOutcome.ACCEPTED: Exit.OK, SendOutcome.QUEUED: Exit.OK,
+             SendOutcome.REJECTED: Exit.BUDGET, SendOutcome.UNDELIVERED: Exit.INCOMPLETE}
 
 
 def _first(kinds: list[GateOutcome]) -> GateOutcome:

@@ -34,7 +34,7 @@ MAX_BODY = 64 * 1024
 RETRYABLE = {429, 500, 502, 503, 504}
 
 
-class Delivery(StrEnum):
+class SendOutcome(StrEnum):
     ACCEPTED = "accepted"
     """Processed: validated and archived by the ingester."""
     QUEUED = "queued"
@@ -60,7 +60,7 @@ class Endpoint:
 
 @dataclass(frozen=True)
 class Sent:
-    delivery: Delivery
+    delivery: SendOutcome
     submission: str | None
     message: str
 
@@ -127,12 +127,12 @@ def send(report: bytes, endpoint: Endpoint, *, sleep: Callable[[float], None] = 
     if answer.status == 200 and isinstance(submission, str) and submission.isalnum():
         return _poll(client, submission)
     if answer.status in (401, 403):
-        return Sent(Delivery.UNDELIVERED, None, f"the endpoint refused the token (HTTP "
+        return Sent(SendOutcome.UNDELIVERED, None, f"the endpoint refused the token (HTTP "
                                                 f"{answer.status}): {answer.text}")
     if answer.status is None or answer.status in RETRYABLE:
-        return Sent(Delivery.UNDELIVERED, None, f"no submission after {endpoint.attempts} "
+        return Sent(SendOutcome.UNDELIVERED, None, f"no submission after {endpoint.attempts} "
                                                 f"tries: {_said(answer)}")
-    return Sent(Delivery.REJECTED, None, f"the endpoint refused the report: {_said(answer)}")
+    return Sent(SendOutcome.REJECTED, None, f"the endpoint refused the report: {_said(answer)}")
 
 
 def _poll(client: _Client, submission: str) -> Sent:
@@ -143,13 +143,13 @@ def _poll(client: _Client, submission: str) -> Sent:
         answer = client.retried("GET", path)
         state = str(answer.body.get("status", "")) or state
         if answer.status == 200 and state == "processed":
-            return Sent(Delivery.ACCEPTED, submission, f"submission {submission} processed")
+            return Sent(SendOutcome.ACCEPTED, submission, f"submission {submission} processed")
         if answer.status == 200 and state == "failed":
-            return Sent(Delivery.REJECTED, submission,
+            return Sent(SendOutcome.REJECTED, submission,
                         f"submission {submission} failed the ingester's validation: "
                         f"{_said(answer)}")
         if client.clock() >= end:
-            return Sent(Delivery.QUEUED, submission,
+            return Sent(SendOutcome.QUEUED, submission,
                         f"submission {submission} still {state} after "
                         f"{client.e.status_wait_s:g} s: accepted into the spool, left to the "
                         "ingester")

@@ -327,7 +327,7 @@ def test_an_unreachable_endpoint_is_retried_with_growing_pauses_then_undelivered
     rejection of the report (kcidb-restd-rs answers every refusal with an HTTP status)."""
     import socket
 
-    from rtgate.kcidb.send import Delivery, Endpoint, send
+    from rtgate.kcidb.send import Endpoint, SendOutcome, send
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -335,7 +335,7 @@ def test_an_unreachable_endpoint_is_retried_with_growing_pauses_then_undelivered
     pauses: list[float] = []
     sent = send(b"{}", Endpoint(f"http://127.0.0.1:{port}", "tok", attempts=4, pause_s=1.5),
                 sleep=pauses.append)
-    assert sent.delivery is Delivery.UNDELIVERED and "4 tries" in sent.message
+    assert sent.delivery is SendOutcome.UNDELIVERED and "4 tries" in sent.message
     assert pauses == [1.5, 3.0, 6.0]
 
 
