@@ -12,6 +12,9 @@ listens on 127.0.0.1 on a port the kernel picks.
 from __future__ import annotations
 
 import json
+import re
+import shlex
+import subprocess
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -21,6 +24,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+import yaml
 from clirun import RunCli
 from kcidb_io.schema import LATEST
 from kcidbdata import ORIGIN, ROOT, qemu_gate  # the same real gate run as the unit tests
@@ -190,3 +194,46 @@ def test_a_refused_token_is_not_delivered_and_never_printed(
 def test_send_without_its_secrets_is_an_input_error(rtgate_cli: RunCli, tmp_path: Path) -> None:
     proc = _send(rtgate_cli, tmp_path, "", token="")
     assert proc.returncode == 2 and "RTGATE_KCIDB_URL" in proc.stderr
+
+
+DOC = ROOT / "docs" / "kcidb.md"
+_BLOCK = re.compile(r"^```sh\n(.*?)^```", re.M | re.S)
+
+
+def _doc_blocks() -> list[str]:
+    return [m.group(1) for m in _BLOCK.finditer(DOC.read_text())]
+
+
+def test_the_pages_commands_parse_and_name_what_the_workflows_read() -> None:
+    """docs/kcidb.md's shell blocks parse (sh -n); its `rtgate kcidb` lines parse with
+    rtgate's own parser; the secrets and variables it tells a lab to set are the ones the
+    workflows' kcidb jobs read, in the environment those jobs name."""
+    from rtgate.cli import build_parser
+
+    blocks = _doc_blocks()
+    assert blocks
+    for block in blocks:
+        proc = subprocess.run(["sh", "-n"], input=block, capture_output=True, text=True,
+                              timeout=30)
+        assert proc.returncode == 0, proc.stderr
+    lines = [ln for b in blocks for ln in b.replace("\\\n", " ").splitlines()]
+    rtgate = [shlex.split(ln) for ln in lines if ln.startswith("rtgate ")]
+    assert len(rtgate) == 2
+    for argv in rtgate:
+        args = build_parser("kcidb").parse_args(argv[1:])
+        assert args.command == "kcidb" and args.origin
+    secrets = {ln.split()[3] for ln in lines if ln.startswith("gh secret set ")}
+    variables = {ln.split()[3] for ln in lines if ln.startswith("gh variable set ")}
+    assert all("--env kcidb" in ln for ln in lines if ln.startswith("gh secret set "))
+    workflows = ROOT / ".github" / "workflows"
+    read_secrets: set[str] = set()
+    read_vars: set[str] = set()
+    for name in ("pages.yml", "latency-report.yml"):
+        job = yaml.safe_load((workflows / name).read_text())["jobs"]["kcidb"]
+        assert job["environment"] == "kcidb"
+        text = yaml.safe_dump(job) + (workflows / name).read_text()
+        read_secrets |= set(re.findall(r"secrets\.(RTGATE_KCIDB_\w+)", yaml.safe_dump(job)))
+        read_vars |= set(re.findall(r"vars\.(RTGATE_(?:KCIDB|SITE)_\w+)", text))
+    assert secrets == read_secrets == {"RTGATE_KCIDB_URL", "RTGATE_KCIDB_ORIGIN",
+                                       "RTGATE_KCIDB_TOKEN"}
+    assert variables == read_vars == {"RTGATE_SITE_URL", "RTGATE_KCIDB_PULL_REQUESTS"}
