@@ -342,7 +342,7 @@ def test_an_unreachable_endpoint_is_retried_with_growing_pauses_then_undelivered
 def test_a_device_trees_compatible_property_is_read_as_kcidb_takes_it(tmp_path: Path) -> None:
     """/proc/device-tree/compatible of a Pi 5 (NUL-separated, NUL-terminated), read as the
     ordered list kcidb-io's test.environment.compatible describes."""
-    from rtgate.bench.environment import dt_compatible
+    from rtgate.harness.environment import dt_compatible
 
     prop = tmp_path / "compatible"
     prop.write_bytes(b"raspberrypi,5-model-b\0brcm,bcm2712\0")
