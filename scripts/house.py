@@ -94,7 +94,8 @@ class House:
 
 FLOORS: tuple[tuple[str, ...], ...] = (
     ("cli", "__main__"),
-    ("publish", "pipeline", "sweep", "report", "ab", "bisect", "breach", "documents", "lab"),
+    ("publish", "kcidb", "pipeline", "sweep", "report", "ab", "bisect", "breach", "documents",
+     "lab"),
     ("gate",),
     ("board",),
     ("trace",),
