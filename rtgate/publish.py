@@ -263,13 +263,13 @@ def judge_artifacts(artifacts: list[Path], thresholds: Thresholds, boards_root: 
 
 
 def judge_run(directory: Path, board: str, thresholds: Thresholds, boards_root: Path,
-              scenarios: list[str] | None) -> BoardJudgement:
+              scenarios: list[str] | None, flavors: list[str] | None = None) -> BoardJudgement:
     """One board's run directory (``rtgate pipeline --out``), judged as its gate-BOARD
     artifact would be."""
     spec = load_board(board, boards_root)
     accepted: list[Path] = []
     return BoardJudgement(board, [_run(directory, spec, f or RUNNING, s, thresholds, accepted)
-                                  for f in flavors_of(spec, None)
+                                  for f in flavors_of(spec, flavors)
                                   for s in scenarios_of(spec, scenarios)], instance=spec.name)
 
 

@@ -40,6 +40,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
                    help="the lab's KCIDB origin ([a-z0-9_]+, given by KernelCI)")
     p.add_argument("--board", metavar="NAME",
                    help="the board of a plain run directory (not named gate-BOARD)")
+    p.add_argument("--flavors", type=comma_names, metavar="LIST",
+                   help="with --board: the flavors the run measured (default: the board's)")
     p.add_argument("--run-id", metavar="ID",
                    help="the gate run's id, part of every test id (default: $GITHUB_RUN_ID, "
                         "else a digest of the results' run ids)")
@@ -84,6 +86,7 @@ def _endpoint(args: argparse.Namespace) -> Endpoint | None:
 def handler(args: argparse.Namespace) -> int:
     return int(kcidb(KcidbSettings(
         runs=tuple(args.runs), out=args.out, origin=args.origin, board=args.board,
+        flavors=tuple(args.flavors or ()),
         run_id=args.run_id, context=args.context, thresholds=args.thresholds,
         boards=args.boards, scenarios=tuple(args.scenarios or ()), run_url=args.run_url,
         site_url=args.site_url, files=args.files, files_url=args.files_url,

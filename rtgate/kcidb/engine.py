@@ -42,6 +42,8 @@ class KcidbSettings:
     origin: str
     board: str | None = None
     """The board of a plain run directory (``rtgate pipeline --out``)."""
+    flavors: tuple[str, ...] = ()
+    """The flavors that run measured (default: the board's)."""
     run_id: str | None = None
     context: Path | None = None
     thresholds: Path | None = None
@@ -77,15 +79,17 @@ def kcidb(s: KcidbSettings) -> Exit:
     for url, option in ((s.run_url, "--run-url"), (s.site_url, "--site-url"),
                         (s.files_url, "--files-url"), (s.repository_url, "--repository-url")):
         _https(url, option)
+    if s.board is not None and len(s.runs) != 1:
+        raise InputError("--board names the board of ONE run directory")
+    if s.board is None and s.flavors:
+        raise InputError("--flavors goes with --board (a gate's artifacts: the board's flavors)")
     thresholds = load_thresholds(thresholds_file(s.thresholds))
     boards_root = s.boards or paths.require(paths.BOARDS, "--boards DIR")
     context = load_context(s.context)[0] if s.context else None
     scenarios = list(s.scenarios) or (context.scenarios if context else None) or None
     if s.board is not None:
-        if len(s.runs) != 1:
-            raise InputError("--board names the board of ONE run directory")
-        judged = [(judge_run(s.runs[0], s.board, thresholds, boards_root, scenarios),
-                   s.runs[0])]
+        judged = [(judge_run(s.runs[0], s.board, thresholds, boards_root, scenarios,
+                             list(s.flavors) or None), s.runs[0])]
     else:
         if context is not None and not context.kernel_inputs_changed:
             raise InputError("the run context says nothing was measured (no kernel input "

@@ -36,6 +36,7 @@ from pathlib import Path
 import pytest
 import yaml
 from clirun import RunProcess
+from kcidb_io.schema import LATEST
 
 from rtgate import paths
 from rtgate.board.rpi5.digests import TOOL_DIGEST
@@ -686,6 +687,22 @@ def test_tuned_tryboot_applies_verifies_records_and_undoes(rtgate_process: RunPr
                                                          if c.status != "ok"]
     # What ran was pinned: cyclictest on the isolated CPU (the board's load under taskset).
     assert f"-a{ISOLATED}" in result.tool.cmdline.split()
+
+    # The run as a KCIDB report (issue 39), valid by kcidb-io: a hardware board, its boot
+    # test passed; the fake kernel's metadata is no build record, and its build says so.
+    report = tmp_path / "kcidb.json"
+    proc = rtgate_process("kcidb", str(tmp_path / "out"), "--board", "rpi5", "--flavors", "rt",
+                          "--scenarios", "net", "--origin", "rtgate_lab", "--thresholds",
+                          str(tmp_path / "thresholds.yml"), "--out", str(report),
+                          env={"RTGATE_ROOT": str(tmp_path / "rtgate-root")})
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(report.read_text())
+    LATEST.validate(doc)
+    (boot,) = [t for t in doc["tests"] if t["path"] == "boot"]
+    assert boot["status"] == "PASS" and boot["misc"]["virtual"] is False
+    assert {t["status"] for t in doc["tests"] if t["path"].endswith(".all.max")} == {"PASS"}
+    (build,) = doc["builds"]
+    assert "not a build record" in build["comment"]
 
 
 def test_a_word_missing_from_proc_cmdline_is_incomplete_naming_it(rtgate_process: RunProcess,

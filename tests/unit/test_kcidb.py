@@ -295,6 +295,7 @@ def test_a_hostile_build_record_is_refused_as_data_not_trusted(
     (("--origin", "Bad-Origin"), "a KCIDB origin is [a-z0-9_]+"),
     (("--site-url", "javascript:alert(1)"), "expected an http(s) URL"),
     (("--files", "x"), "--files needs --files-url"),
+    (("--flavors", "rt"), "--flavors goes with --board"),
 ])
 def test_bad_settings_are_input_errors(rtgate_cli: RunCli, tmp_path: Path,
                                        args: tuple[str, ...], said: str) -> None:
