@@ -95,6 +95,7 @@ class FakeRunner:
 class Job:
     label: str
     seconds: float
+    escape: bool = False  # the job leaves a process running in a session of its own
     id: int = 0
     runner: str = ""
     env: dict[str, str] = field(default_factory=dict)
@@ -147,9 +148,9 @@ class FakeGitHub:
         with self.lock:
             self.scripted.setdefault(endpoint, deque()).extend(answers)
 
-    def queue_job(self, label: str, seconds: float) -> Job:
+    def queue_job(self, label: str, seconds: float, escape: bool = False) -> Job:
         with self.lock:
-            job = Job(label, seconds, id=len(self.jobs) + 1)
+            job = Job(label, seconds, escape, id=len(self.jobs) + 1)
             self.jobs.append(job)
             return job
 
@@ -352,7 +353,8 @@ class FakeGitHub:
                 if job is None:
                     return 200, {}
                 job.runner, runner.busy = runner.name, True
-                return 200, {"job": {"id": job.id, "seconds": job.seconds}}
+                return 200, {"job": {"id": job.id, "seconds": job.seconds,
+                                     "escape": job.escape}}
             if call == "done":
                 job = self.jobs[int(body["job_id"]) - 1]
                 job.env, job.done = dict(body.get("env", {})), True

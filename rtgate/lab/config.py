@@ -10,7 +10,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -91,6 +91,10 @@ class RunnerSetup(_LabModel):
     cannot start must not turn into a registration loop."""
     stop_grace_s: float = Field(default=60, gt=0)
     """After SIGTERM, how long the runner may take to end before it is killed."""
+    cgroup: Literal["auto", "off"] | Path = "auto"
+    """Where each runner gets a cgroup that is killed with its job (rtgate.lab.cgroup): auto,
+    the unit's own (rtgate-runner@BOARD.service, Delegate=yes); off; or a cgroup v2 directory
+    delegated to the supervisor."""
 
 
 class BoardInstance(_LabModel):

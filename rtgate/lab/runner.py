@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rtgate.errors import InputError
-from rtgate.lab import envfile, state
+from rtgate.lab import cgroup, envfile, state
 from rtgate.lab.config import LabConfig
 from rtgate.lab.github import ApiError, GitHub, JitConfig, Scope, app_jwt, read_private_key
 
@@ -71,6 +71,7 @@ class Supervisor:
         self.scope = Scope(config.github.owner, config.github.repo)
         self.stop = threading.Event()
         self.retry_after_s = 0.0
+        self.cgroups: cgroup.JobCgroups | None = None
         self._log = log or (lambda line: print(line, file=sys.stderr, flush=True))
 
     def log(self, message: str) -> None:
@@ -140,20 +141,31 @@ class Supervisor:
         365-373) rather than on the command line, where every local user could read it."""
         env = {"HOME": str(job), "PATH": RUNNER_PATH, "LANG": "C.UTF-8",
                "ACTIONS_RUNNER_INPUT_JITCONFIG": jit.encoded}
-        child = subprocess.Popen(
-            [str(runner / "run.sh")], cwd=job, env=env, stdin=subprocess.DEVNULL,
-            user=self.user.uid, group=self.user.gid,
-            extra_groups=os.getgrouplist(self.user.name, self.user.gid),
-            start_new_session=True)
+        argv = ["setpriv", f"--reuid={self.user.uid}", f"--regid={self.user.gid}",
+                "--init-groups", "--", str(runner / "run.sh")]
+        group = self.cgroups.create(job.name) if self.cgroups else None
+        if group is not None:
+            # Into the runner's cgroup first, still root, before anything runs that could fork.
+            argv = ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"',
+                    str(group / "cgroup.procs"), *argv]
+        child = subprocess.Popen(argv, cwd=job, env=env, stdin=subprocess.DEVNULL,
+                                 start_new_session=True)
         try:
             while child.poll() is None:
                 if self.stop.wait(0.2):
                     self._terminate(child)
             return child.returncode
         finally:
-            # What the job started in the runner's session ends with it.
+            # What the job started ends with it: in the runner's session, and in its cgroup
+            # whatever left the session.
             _signal_group(child.pid, signal.SIGKILL)
             child.wait()
+            if group is not None and self.cgroups is not None:
+                try:
+                    if left := self.cgroups.kill(group):
+                        self.log(f"killed {left} process(es) the job left running")
+                except OSError as exc:
+                    self.log(f"cannot empty {group}: {exc}")
 
     def _terminate(self, child: subprocess.Popen[bytes]) -> None:
         _signal_group(child.pid, signal.SIGTERM)
@@ -192,10 +204,30 @@ class Supervisor:
         self.log(f"{jit.runner.name}: the runner ended (exit {code}) after {ran:.1f} s{after}")
         return self.stop.is_set() or ran >= self.config.runner.min_uptime_s
 
+    def contain(self) -> str:
+        """Set up the runners' cgroups (runner.cgroup); what to say about them."""
+        setting = self.config.runner.cgroup
+        if setting == "off":
+            return "no cgroups (runner.cgroup: off)"
+        base = setting if isinstance(setting, Path) else cgroup.own_unit_cgroup(
+            f"rtgate-runner@{self.board}.service", Path("/proc/self/mounts").read_text(),
+            Path("/proc/self/cgroup").read_text())
+        if base is None:
+            return ("no cgroup of its own (not run as rtgate-runner@BOARD.service): what a job "
+                    "starts in a session of its own may outlive the job")
+        try:
+            self.cgroups = cgroup.JobCgroups(base)
+        except OSError as exc:
+            if isinstance(setting, Path):
+                raise InputError(f"runner.cgroup: cannot use it: {exc}", path=setting) from exc
+            return f"no cgroups ({base}: {exc})"
+        return f"a cgroup per runner under {base}"
+
     def run(self) -> int:
         left = state.clear_jobs(self.state.jobs)
         sealed = state.seal_results(self.state.results)
-        self.log(f"started ({self.scope.path}, user {self.user.name}, state {self.state.root})"
+        self.log(f"started ({self.scope.path}, user {self.user.name}, state {self.state.root}, "
+                 f"{self.contain()})"
                  + (f"; removed left-over jobs {', '.join(left)}" if left else "")
                  + (f"; sealed {', '.join(sealed)}" if sealed else ""))
         failures = 0

@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -333,3 +334,53 @@ def test_a_runner_that_ends_at_once_backs_off_and_leaves_nothing_registered(
     removed = [line for line in sup.lines() if "removed stale" in line]
     assert len(removed) >= 4, sup.lines()  # every turned-away registration, by the next one
     assert fake.names() == []
+
+
+def _cgroup2() -> Path | None:
+    mounts = Path("/proc/self/mounts").read_text().splitlines()
+    found = [Path(f[1]) for line in mounts if len(f := line.split()) > 2 and f[2] == "cgroup2"]
+    return found[0] if found and os.access(found[0], os.W_OK) else None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(_cgroup2() is None, reason="no writable cgroup v2 hierarchy")
+def test_what_a_job_leaves_running_dies_with_its_cgroup(controller: Controller) -> None:
+    """A job's daemon in a session of its own survives the runner's process group: the
+    runner's cgroup (here one the test delegates, as Delegate=yes does for the unit) ends it
+    before the next job of the board starts."""
+    base = (_cgroup2() or Path()) / f"rtgate-test-{uuid.uuid4().hex[:8]}"
+    base.mkdir()
+    controller.config.write_text(controller.config.read_text().replace(
+        "  stop_grace_s: 5\n", f"  stop_grace_s: 5\n  cgroup: {base}\n"))
+    fake = controller.fake
+    job = fake.queue_job("board-rpi5", 0.2, escape=True)
+    escapee = 0
+    sup = controller.start("rpi5")
+    try:
+        wait_for("the job", lambda: job.done)
+        escapee = int(job.env["ESCAPEE"])
+        wait_for("the next runner", lambda: len(sup.registered()) == 2)
+        assert any("killed 1 process(es) the job left running" in line
+                   for line in sup.lines()), sup.lines()
+        wait_for("the job's daemon to end", lambda: not _alive(escapee), timeout=10)
+        # The finished job's cgroup is gone; the next runner's is there.
+        assert len([p for p in base.glob("job.*") if p.is_dir()]) == 1
+    finally:
+        assert sup.stop() == 0, sup.lines()
+        if escapee and _alive(escapee):
+            os.kill(escapee, signal.SIGKILL)
+        for group in [*base.glob("job.*"), base / "supervisor", base]:
+            deadline = time.monotonic() + 10
+            while group.is_dir():
+                try:
+                    group.rmdir()
+                except OSError:  # busy until the last exit is accounted
+                    assert time.monotonic() < deadline, f"cannot remove {group}"
+                    time.sleep(0.05)
+    assert f"a cgroup per runner under {base}" in sup.lines()[0]

@@ -160,3 +160,21 @@ def test_sealing_touches_only_this_boards_finished_runs_and_follows_no_link(
     assert _mode(outside) == (nobody.pw_uid, nobody.pw_gid, 0o666)
     assert _mode(other / "41-1" / "gate-x") == (nobody.pw_uid, nobody.pw_gid, 0o777)
     assert _mode(tmp_path)[0] == 0 and state.seal_results(mine) == []
+
+
+def test_the_runners_cgroups_are_under_the_units_own_only() -> None:
+    """/proc/self/mounts and /proc/self/cgroup as a Debian 12 controller has them under
+    systemd, and as a shell or a test has them: no cgroup of the supervisor's own."""
+    from rtgate.lab.cgroup import own_unit_cgroup
+
+    mounts = ("sysfs /sys sysfs rw 0 0\n"
+              "cgroup2 /sys/fs/cgroup cgroup2 rw,nosuid,nodev,noexec,relatime 0 0\n")
+    unit = "0::/system.slice/system-rtgate\\x2drunner.slice/rtgate-runner@rpi5-b.service\n"
+    assert own_unit_cgroup("rtgate-runner@rpi5-b.service", mounts, unit) == Path(
+        "/sys/fs/cgroup/system.slice/system-rtgate\\x2drunner.slice/"
+        "rtgate-runner@rpi5-b.service")
+    assert own_unit_cgroup("rtgate-runner@rpi5.service", mounts, unit) is None
+    assert own_unit_cgroup("rtgate-runner@rpi5.service", mounts,
+                           "0::/user.slice/user-0.slice/session-3.scope\n") is None
+    assert own_unit_cgroup("rtgate-runner@rpi5.service", "sysfs /sys sysfs rw 0 0\n",
+                           unit.replace("rpi5-b", "rpi5")) is None  # cgroup v1 only
