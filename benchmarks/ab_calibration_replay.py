@@ -38,6 +38,7 @@ from scipy import stats
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from rtgate import paths  # noqa: E402
 from rtgate.ab import calibrate  # noqa: E402
 from rtgate.gate.thresholds import load_thresholds  # noqa: E402
 from rtgate.outcome import Comparison  # noqa: E402
@@ -78,7 +79,7 @@ def main() -> int:
             with tarfile.open(archive) as tar:
                 tar.extractall(unpacked)  # our own records: nothing to filter
     for board_dir in sorted(d for d in unpacked.iterdir() if d.is_dir()):
-        bank = calibrate.read_bank(board_dir, 0, thresholds, 10.0)
+        bank = calibrate.read_bank(board_dir, 0, thresholds, 10.0, boards=paths.BOARDS)
         keys = list(bank.rounds)
         label = " (a VM: says nothing of a board)" if bank.virtual else ""
         print(f"\n== {board_dir.name}{label}: {', '.join('/'.join(k) for k in keys)}; "

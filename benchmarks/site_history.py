@@ -49,6 +49,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from browser import Browser, overflowing_pages  # noqa: E402
 
+from rtgate import paths  # noqa: E402
 from rtgate.report import site  # noqa: E402
 from rtgate.report.digest import summarize  # noqa: E402
 from rtgate.report.history import History  # noqa: E402
@@ -154,7 +155,7 @@ def store(count: int, work: Path, sources: dict[str, Path]) -> tuple[Path, Path]
     """A history of ``count`` runs after its retention, and one more run to publish."""
     rng = random.Random(count)
     history = work / "history"
-    judge = Judge.from_file(THRESHOLDS)
+    judge = Judge.from_file(THRESHOLDS, paths.BOARDS)
     start = datetime(2025, 1, 1, tzinfo=UTC)
     per_key = [0] * len(KEYS)
     keep = count - site.FULL_RUNS * len(KEYS)
@@ -209,7 +210,7 @@ history = History(sys.argv[1])
 summaries = history.entries()
 full = {s.run_id for s in site.newest_per_key(summaries)}
 site.build(summaries, full, history.load_or_say, Path(sys.argv[2]),
-           Judge.from_file(Path(sys.argv[3])))
+           Judge.from_file(Path(sys.argv[3]), paths.BOARDS))
 print(time.perf_counter() - began)
 """
 
@@ -248,7 +249,8 @@ def measure(count: int, work: Path, sources: dict[str, Path]) -> dict[str, float
     cold_size = size(out)
     figures["republish, nothing new s"], figures["(CPU s)"] = site_only(history, out)
     began = time.perf_counter()
-    History(history).merge([load_run(extra / "result.json")], judge=Judge.from_file(THRESHOLDS))
+    History(history).merge([load_run(extra / "result.json")],
+                           judge=Judge.from_file(THRESHOLDS, paths.BOARDS))
     figures["merge of one new run s"] = time.perf_counter() - began
     figures["republish, one new run s"], figures["(CPU s) "] = site_only(history, out)
     figures["rtgate report, nothing new s"] = command(history, out)

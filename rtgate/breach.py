@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from rtgate.board.base import BoardDriver, MeasuredRun
 from rtgate.errors import InfraError
@@ -28,11 +29,13 @@ class BreachTracing:
     """µs, or BUDGET."""
     cap_s: int
     thresholds: Thresholds
+    boards: Path
+    """The board files a result's kind is read from (its budget's key)."""
 
     def threshold_for(self, m: MeasuredRun) -> float | None:
         if self.threshold != BUDGET:
             return float(self.threshold)
-        budget = self.thresholds.for_result(m.result)
+        budget = self.thresholds.for_result(m.result, self.boards)
         return budget.max_us if budget else None
 
     def follow_up(self, scenario: str, scale: float | None

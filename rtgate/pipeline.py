@@ -14,6 +14,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
+from rtgate import paths
 from rtgate.board.base import KernelArtifacts
 from rtgate.board.measure import measure
 from rtgate.board.spec import BoardSpec, QemuOptions, flavors_of, load_board, scenarios_of
@@ -213,12 +214,12 @@ def pipeline(s: PipelineSettings) -> int:
     thresholds = load_thresholds(s.thresholds)  # a bad budget file fails before any build
     profile = tuning_profile(spec, s.tuning, s.allow_host_changes)
     spec = with_kernel_args(spec, s.kernel_args)
-    tracing = (BreachTracing(s.trace_on_breach, s.trace_cap, thresholds)
+    tracing = (BreachTracing(s.trace_on_breach, s.trace_cap, thresholds, paths.BOARDS)
                if s.trace_on_breach is not None else None)
     runs = run_all(spec, flavors, scenarios_of(spec, s.scenarios), s, profile, tracing, console)
 
     outcomes: list[Ruling] = judge([r.result for r in runs if r.result], thresholds,
-                                   allow_unbudgeted=s.allow_unbudgeted)
+                                   boards=paths.BOARDS, allow_unbudgeted=s.allow_unbudgeted)
     failures = [(r.out, failure(spec.name, r)) for r in runs if r.infra]
     for directory, infra in failures:
         infrarecord.save(infra, directory)  # for `rtgate report`: a site even when all failed

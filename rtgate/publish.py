@@ -257,7 +257,8 @@ def judge_artifacts(artifacts: list[Path], thresholds: Thresholds, boards_root: 
             result.append(_ab_board(name, found[name], spec, flavors,
                                     scenarios_of(spec, scenarios), thresholds, ab_plans[name]))
             continue
-        outcomes = [_run(found[name], spec, f, s, thresholds, accepted) for f, s in runs]
+        outcomes = [_run(found[name], spec, f, s, thresholds, boards_root, accepted)
+                    for f, s in runs]
         result.append(BoardJudgement(name, outcomes, instance=spec.name))
     return Judgement(result, ignored, accepted)
 
@@ -330,7 +331,7 @@ def _ab_board(name: str, directory: Path, spec: BoardSpec, flavors: list[str],
 
 
 def _run(directory: Path, spec: BoardSpec, flavor: str, scenario: str, thresholds: Thresholds,
-         accepted: list[Path]) -> Ruling:
+         boards: Path, accepted: list[Path]) -> Ruling:
     home = directory / flavor / scenario
     path = home / RESULT
     if any(p.is_symlink() for p in (directory / flavor, home, path)):
@@ -348,7 +349,7 @@ def _run(directory: Path, spec: BoardSpec, flavor: str, scenario: str, threshold
                          evidence=failed.evidence)
         return Infra(spec.name, flavor, scenario, home,
                      "no result.json: the run did not finish (its logs are in the artifact)")
-    (outcome,) = judge([path], thresholds, allow_unbudgeted=False)
+    (outcome,) = judge([path], thresholds, boards=boards, allow_unbudgeted=False)
     result = outcome.result
     if result is None:
         return outcome
@@ -486,7 +487,7 @@ def publish(settings: PublishSettings) -> Exit:
                                  by_kind=context is not None and context.event == "workflow_run")
     banner_lines = banner(context, thresholds, theirs) if context else []
     text = render(judged, banner_lines=banner_lines,
-                  comparison=_comparison(settings.baseline, judged.accepted, thresholds),
+                  comparison=_comparison(settings.baseline, judged.accepted, thresholds, boards),
                   run_url=settings.run_url)
     write_output(settings.markdown, text)
     if settings.junit:
@@ -497,11 +498,12 @@ def publish(settings: PublishSettings) -> Exit:
     return exit_of(judged)
 
 
-def _comparison(baseline: Path | None, accepted: list[Path], thresholds: Thresholds) -> str | None:
+def _comparison(baseline: Path | None, accepted: list[Path], thresholds: Thresholds,
+                boards: Path) -> str | None:
     if baseline is None:
         return None
     try:
         before = runs_of([baseline])
     except InputError as exc:
         return f"No main baseline to compare with: {markdown.code(exc.oneline())}"
-    return compare.markdown(before, [load_run(p) for p in accepted], Judge(thresholds))
+    return compare.markdown(before, [load_run(p) for p in accepted], Judge(thresholds, boards))

@@ -108,7 +108,7 @@ def record_bank(run: ABRun, pairs: int, console: Console) -> list[str]:
 
 
 def read_bank(out: Path, round_s: int, thresholds: Thresholds,
-              min_effect_pct: float | None) -> Bank:
+              min_effect_pct: float | None, *, boards: Path) -> Bank:
     """Every complete round under OUT/{A,B}/round-N/<flavor>/<scenario>/ (both sides: one
     kernel), keyed as the gate keys them."""
     rounds: dict[ab.Key, list[ab.Round]] = {}
@@ -123,7 +123,7 @@ def read_bank(out: Path, round_s: int, thresholds: Thresholds,
         if result.status != "complete":
             continue
         key = (result.board.name, flavor_of(result), result.scenario)
-        budget = thresholds.for_result(result)
+        budget = thresholds.for_result(result, boards)
         pct = min_effect_pct or (budget.ab.min_effect_pct if budget and budget.ab else None)
         if pct is None:
             raise InputError(f"{'/'.join(key)}: no minimum effect (ab.min_effect_pct in its "
@@ -311,7 +311,7 @@ def calibrate(run: ABRun, settings: CalibrateSettings, console: Console) -> Cali
         lost = record_bank(run, settings.pairs, console)
         console.print(f"bank: {settings.pairs} pair(s) measured, {len(lost)} cut short")
     bank = read_bank(out, settings.ab.rounds.round_duration, run.thresholds,
-                     settings.ab.rounds.min_effect_pct)
+                     settings.ab.rounds.min_effect_pct, boards=paths.BOARDS)
     alpha = settings.ab.rounds.alpha or TARGET_ALPHA
     replay = Replay(bank, alpha, console, min(SEARCH_REPLAYS, settings.replays))
     effects = variants(bank, np.random.default_rng(SEED))

@@ -257,9 +257,9 @@ def kind_of(spec: BoardSpec) -> str:
     return spec.kind or spec.name
 
 
-def board_kind(name: str, root: Path | None = None) -> str:
-    """The kind of the board named (its file's ``kind:``, else its name); a name with no board
-    file (a result from another lab) is its own kind."""
+def board_kind(name: str, root: Path) -> str:
+    """The kind of the board named, as the board files in ``root`` say (its file's ``kind:``,
+    else its name); a name with no board file (a result from another lab) is its own kind."""
     return kind_of(load_board(name, root)) if board_path(name, root).is_file() else name
 
 

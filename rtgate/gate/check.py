@@ -33,7 +33,7 @@ def check(settings: CheckSettings) -> Exit:
         outcomes: list[Ruling] = [Unjudged(settings.thresholds or paths.THRESHOLDS,
                                            exc.oneline())]
     else:
-        outcomes = judge(list(settings.results), thresholds,
+        outcomes = judge(list(settings.results), thresholds, boards=paths.BOARDS,
                          allow_unbudgeted=settings.allow_unbudgeted)
     write_output(settings.junit, junit.render(outcomes))
     if settings.markdown:

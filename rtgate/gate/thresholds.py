@@ -157,9 +157,11 @@ class Thresholds(BaseModel):
                     if b.matches(board, flavor, scenario, profile, tool)]
         return max(matching, key=lambda b: b.specificity, default=None)
 
-    def for_result(self, result: Result) -> Budget | None:
-        """The budget of the result's board's kind: rpi5-b (kind: rpi5) is judged as rpi5."""
-        return self.select(board_kind(result.board.name), flavor_of(result), result.scenario,
+    def for_result(self, result: Result, boards: Path) -> Budget | None:
+        """The budget of the result's board's kind, as the board files in ``boards`` say
+        (rpi5-b, kind: rpi5, is judged as rpi5; a board with no file there is its own kind)."""
+        return self.select(board_kind(result.board.name, boards), flavor_of(result),
+                           result.scenario,
                            profile_of(result), result.tool.name)
 
 

@@ -321,8 +321,10 @@ Ruling = Evaluation | Unjudged | Infra
 """What the gate rules on one input: judged, not judged and why, or not measured."""
 
 
-def judge(paths: list[Path], thresholds: Thresholds, *, allow_unbudgeted: bool) -> list[Ruling]:
-    """Every result file judged (or not, and why), in the order given: one bad file spoils none."""
+def judge(paths: list[Path], thresholds: Thresholds, *, boards: Path,
+          allow_unbudgeted: bool) -> list[Ruling]:
+    """Every result file judged (or not, and why), in the order given: one bad file spoils none;
+    a board's kind is read from the board files in ``boards``."""
     outcomes: list[Ruling] = []
     for path in paths:
         try:
@@ -330,7 +332,7 @@ def judge(paths: list[Path], thresholds: Thresholds, *, allow_unbudgeted: bool) 
         except InputError as exc:
             outcomes.append(Unjudged(path, exc.oneline()))
             continue
-        budget = thresholds.for_result(result)
+        budget = thresholds.for_result(result, boards)
         if budget is None:
             outcomes.append(Unjudged(
                 path, f"{path}: no budget matches board={result.board.name} "

@@ -37,7 +37,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from rtgate import inputfile
+from rtgate import inputfile, paths
 from rtgate.ciout import escape
 from rtgate.errors import InputError
 from rtgate.filelock import locked
@@ -219,7 +219,7 @@ class History:
         ``provenance`` and its digest judged by ``judge``; a start in the future refuses them
         all (InputError), adding none. Index lines without a digest get one; raw outputs beyond
         the newest ``keep_raw`` of a key are removed, results beyond ``keep_results``."""
-        judge = judge or Judge(None)
+        judge = judge or Judge(None, paths.BOARDS)
         report = MergeReport()
         with locked(self.root / LOCK):
             now = datetime.now(UTC)

@@ -64,8 +64,10 @@ def budget_text(lines: Iterable[tuple[str, float]]) -> str:
 
 
 class Judge:
-    def __init__(self, thresholds: Thresholds | None) -> None:
+    def __init__(self, thresholds: Thresholds | None, boards: Path) -> None:
         self.thresholds = thresholds
+        self.boards = boards
+        """The board files a run's kind is read from (its budget's key)."""
 
     @property
     def identity(self) -> str:
@@ -73,7 +75,7 @@ class Judge:
         return self.thresholds.model_dump_json() if self.thresholds else NO_BUDGET
 
     @classmethod
-    def from_file(cls, path: Path | None) -> Judge:
+    def from_file(cls, path: Path | None, boards: Path) -> Judge:
         """The named thresholds file; without one, the repository's when it exists (else every
         run is shown unjudged, and stderr says why: a site of "no budget" rows is no verdict)."""
         if path is None:
@@ -81,10 +83,10 @@ class Judge:
         if path is None:
             print(f"rtgate: no {paths.THRESHOLDS.name} in {paths.ROOT} (set RTGATE_ROOT=DIR or "
                   "give --thresholds FILE): no run is judged against a budget", file=sys.stderr)
-        return cls(load_thresholds(path) if path else None)
+        return cls(load_thresholds(path) if path else None, boards)
 
     def __call__(self, run: RunFiles) -> Judged:
-        budget = self.thresholds.for_result(run.result) if self.thresholds else None
+        budget = self.thresholds.for_result(run.result, self.boards) if self.thresholds else None
         if budget is None:
             return Judged(None, None)
         return Judged(budget, evaluate(run.result, budget, run.result_path))

@@ -40,7 +40,7 @@ class SiteSettings:
 def make_site(settings: SiteSettings) -> Exit:
     """Merge the runs into the history (with one), write the site, print its index page."""
     provenance = stated(settings.provenance, os.environ)
-    judge = Judge.from_file(settings.thresholds)
+    judge = Judge.from_file(settings.thresholds, paths.BOARDS)
     inputs = list(settings.inputs)
     runs = collect(inputs) if inputs else []
     bisects = bisectpage.collect(inputs)
@@ -87,7 +87,7 @@ _SAID = {Exit.OK: "every key same or better", Exit.BUDGET: "worse: a regression"
 
 def make_comparison(settings: CompareSettings) -> Exit:
     """The A/B test of the candidate's rounds against the baseline's, written as asked."""
-    judge = Judge.from_file(settings.thresholds)
+    judge = Judge.from_file(settings.thresholds, paths.BOARDS)
     baseline, candidate = runs_of([settings.baseline]), runs_of([settings.candidate])
     test = compare.ABTest(baseline, candidate, judge, settings.min_effect_pct, settings.alpha)
     outputs = {settings.markdown: lambda: compare.markdown(baseline, candidate, judge, test),

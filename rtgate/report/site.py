@@ -467,7 +467,7 @@ class Site:
             self.files.add(home / "index.html")
             kind, record, problem = board, None, None
             try:
-                kind = board_kind(board)
+                kind = board_kind(board, paths.BOARDS)
                 record = calibration.for_kind(kind, self.calibration)
             except InputError as exc:
                 problem = exc.oneline()

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from clirun import RunCli
 
+from rtgate import paths
 from rtgate.errors import InputError
 from rtgate.report.history import CLOCK_SKEW, CORRUPT, INDEX, History
 from rtgate.report.judge import Judge
@@ -154,7 +155,7 @@ def test_provenance_that_is_no_run_or_commit_is_a_usage_error(
 
 def test_retention_keeps_every_index_line_and_the_newest_files(tmp_path: Path) -> None:
     history = History(tmp_path / "h")
-    judge = Judge.from_file(DATA / "thresholds.yml")
+    judge = Judge.from_file(DATA / "thresholds.yml", paths.BOARDS)
     for i in range(4):
         history.merge(collect(make_runs(tmp_path / str(i), 1, f"r{i}")), judge=judge,
                       keep_raw=1, keep_results=2)
@@ -184,7 +185,7 @@ def test_an_index_from_before_digests_gets_them(tmp_path: Path) -> None:
     for line in lines:
         del line["digest"]
     (tmp_path / "h" / INDEX).write_text("".join(json.dumps(x) + "\n" for x in lines))
-    report = history.merge([], judge=Judge.from_file(DATA / "thresholds.yml"))
+    report = history.merge([], judge=Judge.from_file(DATA / "thresholds.yml", paths.BOARDS))
     assert report.digested == ["run-000", "run-001"]
     assert [line["digest"]["verdict"] for line in index_lines(tmp_path / "h")] == [
         "incomplete", "incomplete"]

@@ -106,6 +106,23 @@ def test_a_healthy_artifact_passes(rtgate_cli: RunCli, tmp_path: Path) -> None:
     assert_inert(run.comment)
 
 
+def test_the_boards_given_decide_a_results_kind(rtgate_cli: RunCli, tmp_path: Path) -> None:
+    """--boards DIR is the catalogue judging reads too: lab-pi (kind: rpi5), known only there, is
+    judged by rpi5's budgets (it was its own kind, without a budget, when judging read the data
+    root's bench/boards)."""
+    boards = tmp_path / "boards"
+    boards.mkdir()
+    shipped = (ROOT / "bench" / "boards" / "rpi5.yml").read_text()
+    (boards / "lab-pi.yml").write_text(
+        shipped.replace("name: rpi5\n", "name: lab-pi\nkind: rpi5\n"))
+    gate = tmp_path / "gate"
+    place(gate, "lab-pi", "rt", "all-in", RT, board__name="lab-pi", totals__max_us=124.0)
+    place(gate, "lab-pi", "stock", "all-in", STOCK, board__name="lab-pi")
+    run = Published(rtgate_cli, tmp_path, gate / "gate-lab-pi", args=("--boards", boards))
+    assert run.outcome["boards"] == {"lab-pi": "pass"}, run.comment
+    assert run.proc.returncode == 0
+
+
 def test_a_hostile_artifact_name_is_ignored_and_shown_inert(
         rtgate_cli: RunCli, tmp_path: Path) -> None:
     gate = tmp_path / "gate"

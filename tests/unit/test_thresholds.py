@@ -12,6 +12,7 @@ import pytest
 import yaml
 from clirun import RunCli
 
+from rtgate import paths
 from rtgate.errors import InputError
 from rtgate.gate.thresholds import SCHEMA_FILE, Budget, json_schema, load_thresholds
 from rtgate.gate.verdict import Verdict, evaluate
@@ -255,7 +256,7 @@ def test_budgets_select_by_tool(rtgate_cli: RunCli, tmp_path: Path) -> None:
     path = write(tmp_path, TOOLS)
     thresholds = load_thresholds(path)
     timerlat = _timerlat_result(rtgate_cli, tmp_path)
-    budget = thresholds.for_result(load_result(timerlat))
+    budget = thresholds.for_result(load_result(timerlat), paths.BOARDS)
     assert budget is not None and budget.reason == "timerlat's"
     cyclictest = thresholds.select("qemu-arm64", "rt", "net")
     assert cyclictest is not None and cyclictest.tool == "cyclictest"

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from rtgate import paths
 from rtgate.gate import junit, markdown
 from rtgate.gate.thresholds import load_thresholds
 from rtgate.gate.verdict import Evaluation, judge
@@ -82,7 +83,7 @@ def test_failure_text_carries_the_paragraph(tmp_path: Path) -> None:
     (b,) = autoanalysis.parse(BREACH.read_text())
     path = _failed_result(tmp_path, b)
     thresholds = load_thresholds(DATA / "tight.yml")
-    (outcome,) = judge([path], thresholds, allow_unbudgeted=False)
+    (outcome,) = judge([path], thresholds, boards=paths.BOARDS, allow_unbudgeted=False)
     assert isinstance(outcome, Evaluation)
     failures = [f.text or "" for f in ET.fromstring(junit.render([outcome])).iter("failure")]
     assert failures and all("do_idle" in f and "swapper/0:0" in f and
@@ -96,7 +97,7 @@ def test_hostile_frames_stay_code_in_markdown(tmp_path: Path, frame: str) -> Non
     (b,) = autoanalysis.parse(BREACH.read_text())
     hostile = b.model_copy(update={"stack": [frame, "rtgate_planted_latency"]})
     (outcome,) = judge([_failed_result(tmp_path, hostile)], load_thresholds(DATA / "tight.yml"),
-                       allow_unbudgeted=False)
+                       boards=paths.BOARDS, allow_unbudgeted=False)
     line = next(x for x in markdown.render([outcome]).splitlines() if "stack:" in x)
     # Every frame is its own code span, so a long or hostile one cannot hide the next.
     assert "`rtgate_planted_latency`" in line

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from rtgate import paths
 from rtgate.errors import InputError
 from rtgate.gate import markdown
 from rtgate.gate.thresholds import load_thresholds
@@ -128,7 +129,8 @@ def test_paragraph_and_summary_name_the_tail_as_a_tail(tmp_path: Path) -> None:
         update={"tail": [*trace.breaches[0].tail, "`evil`<b>@everyone"]})]})
     path = load_result(CAPTURED_RUN).model_copy(update={"trace": hostile}).write(
         tmp_path / "result.json")
-    (outcome,) = judge([path], load_thresholds(DATA / "tight.yml"), allow_unbudgeted=False)
+    (outcome,) = judge([path], load_thresholds(DATA / "tight.yml"), boards=paths.BOARDS,
+                        allow_unbudgeted=False)
     line = next(x for x in markdown.render([outcome]).splitlines() if "trace tail" in x)
     # Each entry its own code span: a long or hostile one cannot hide the next.
     assert "`12368.310029 tokio-rt-worker-74: softirq_exit: vec=9 [action=RCU]`" in line
