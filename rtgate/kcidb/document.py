@@ -197,8 +197,9 @@ class _Report:
                 body["patchset_files"] = files
         cid = self.id("checkout", key)
         if cid not in self.checkouts:
+            # valid: the source was checked out and built; unsaid when no record tells.
             self.checkouts[cid] = {"id": cid, "origin": self.sub.origin, **body,
-                                   "valid": rec is not None,
+                                   **({"valid": True} if rec is not None else {}),
                                    "misc": self._context_misc()}
         return cid
 

@@ -349,3 +349,21 @@ def test_a_device_trees_compatible_property_is_read_as_kcidb_takes_it(tmp_path: 
     prop.write_bytes(b"raspberrypi,5-model-b\0brcm,bcm2712\0")
     assert dt_compatible(prop) == PI5_COMPATIBLE
     assert dt_compatible(tmp_path / "absent") == []
+
+
+def test_a_real_build_record_of_the_demos_stock_kernel(rtgate_cli: RunCli,
+                                                       tmp_path: Path) -> None:
+    """tests/data/kcidb: the metadata.json of a real qemu-arm64 stock build, kept with the
+    sweep's results of the same kernel release (6.12.117)."""
+    gate = qemu_gate(tmp_path)
+    shutil.copyfile(DATA / "kcidb" / "qemu-arm64-stock.metadata.json",
+                    gate / "builds" / "stock" / record.METADATA)
+    rec = record.load(gate / "builds" / "stock")
+    assert rec.kernel_release == "6.12.117" and rec.patchset_hash == ""
+    doc = kcidb(rtgate_cli, tmp_path, gate, args=("--scenarios", "net,idle"))
+    (stock,) = [b for b in doc["builds"] if b["config_name"].endswith("+stock.config")]
+    assert stock["config_name"] == "tinyconfig+qemu-arm64.config+tracing.config+stock.config"
+    assert stock["compiler"] == "aarch64-linux-gnu-gcc (Debian 12.2.0-14) 12.2.0"
+    assert stock["duration"] == 1194.6 and stock["start_time"] == "2026-11-28T05:31:54+00:00"
+    (checkout,) = [c for c in doc["checkouts"] if c["id"] == stock["checkout_id"]]
+    assert checkout["patchset_hash"] == "" and "6.12.117-1~deb12u1" in checkout["comment"]
