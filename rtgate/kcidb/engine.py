@@ -163,7 +163,9 @@ def _board(b: BoardJudgement, root: Path, boards_root: Path) -> BoardRun:
                for o in b.outcomes}
     return BoardRun(name=b.name, instance=b.instance or b.name, kind=kind_of(spec),
                     virtual=virtual, root=root, rulings=b.outcomes,
-                    builds={f: _build(home, f) for f in flavors}, ab=ab)
+                    # A board that measures its running kernel built none: nothing to look for.
+                    builds={f: _build(home, f) if spec.kernel_target else Build(f, None)
+                            for f in flavors}, ab=ab)
 
 
 def _build(home: Path, flavor: str) -> Build:

@@ -367,3 +367,46 @@ def test_a_real_build_record_of_the_demos_stock_kernel(rtgate_cli: RunCli,
     assert stock["duration"] == 1194.6 and stock["start_time"] == "2026-11-28T05:31:54+00:00"
     (checkout,) = [c for c in doc["checkouts"] if c["id"] == stock["checkout_id"]]
     assert checkout["patchset_hash"] == "" and "6.12.117-1~deb12u1" in checkout["comment"]
+
+
+def test_a_tail_budget_reports_the_pwcet_the_gate_judged(rtgate_cli: RunCli,
+                                                         tmp_path: Path) -> None:
+    """A real local run with block maxima (tests/data/tail) under a pwcet_us budget: its block
+    maxima fail the estimator's independence check, so the pwcet test is an ERROR with that
+    reason and no number, never a pass."""
+    gate = tmp_path / "gate-local"
+    place(gate, "running", "idle", DATA / "tail" / "local-idle-30s.result.json")
+    budget = tmp_path / "budgets.yml"
+    budget.write_text("schema: rtgate/thresholds/v2\nbudgets:\n  - {board: local, flavor: '*', "
+                      "scenario: '*', max_us: 1000000, pwcet_us: {per_hour: 1.0e-3, "
+                      "max: 1000000}, reason: a tail budget any run meets}\n")
+    doc = kcidb(rtgate_cli, tmp_path, gate, thresholds=budget, args=("--scenarios", "idle"))
+    (pwcet,) = [t for t in doc["tests"] if t["path"].endswith(".all.pwcet")]
+    assert pwcet["status"] == "ERROR" and "number" not in pwcet
+    assert "independence FAILED" in pwcet["misc"]["reason"]
+    (mx,) = [t for t in doc["tests"] if t["path"].endswith(".all.max")]
+    assert mx["status"] == "PASS"
+    # The local board measures its running kernel: no build by rtgate, said so.
+    (build,) = doc["builds"]
+    assert "running kernel" in build["comment"]
+
+
+def test_a_judged_pwcet_is_a_number_with_its_interval(tmp_path: Path) -> None:
+    """The document of an evaluation whose tail check has an estimate (the shape
+    gate.verdict._pwcet returns): the number in seconds, the interval in misc."""
+    from rtgate.gate.verdict import Check, Evaluation, Verdict
+    from rtgate.kcidb import document
+    from rtgate.kcidb.document import BoardRun, Build, Submitter
+
+    result = load_result(DATA / "tail" / "local-idle-30s.result.json")
+    check = Check("pwcet_us", "<=", 900.0, 610.0, False, Verdict.PASS, interval=(540.0, 700.0),
+                  context="at 0.001/h, 95% CI, GEV on block maxima")
+    ruling = Evaluation(result=result, source=tmp_path / "running" / "idle" / "result.json",
+                        budget=None, checks=[check])  # type: ignore[arg-type]
+    doc = document.render([BoardRun("local", "local", "local", False, tmp_path, [ruling],
+                                    {"stock": Build("stock", None)})],
+                          Submitter(ORIGIN, "1", "0.1.0"))
+    LATEST.validate(doc)
+    (pwcet,) = [t for t in doc["tests"] if t["path"].endswith(".all.pwcet")]
+    assert pwcet["status"] == "PASS" and pwcet["number"]["value"] == pytest.approx(610e-6)
+    assert pwcet["misc"]["interval_us"] == [540.0, 700.0]
