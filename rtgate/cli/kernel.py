@@ -1,4 +1,4 @@
-"""`rtgate kernel plan`, `rtgate kernel build` and `rtgate kernel deliver`."""
+"""`rtgate kernel plan`, `build`, `deliver`, `pin`, `inputs` and `apply-inputs`."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from rtgate.kernel import mergeinputs
 from rtgate.kernel.build import build
 from rtgate.kernel.cache import TRUST_DOMAINS, TRUST_ENV
 from rtgate.kernel.deliver import deliver
@@ -98,6 +99,31 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     pin.add_argument("--source", help="kernel source (default: the board's default_source)")
     pin.set_defaults(func=_pin)
 
+    inputs = sub.add_parser(
+        "inputs", help="read the kernel inputs a pull request would merge, as git objects",
+        description="Form the merge of --main and --head (git merge-tree --write-tree) and "
+        "write the kernel/patches and kernel/configs it holds, blob bytes as committed (no git "
+        "attributes), to DIR/kernel-inputs.tar with a manifest of their blob ids "
+        "(DIR/kernel-inputs.json: also whether the merge changes a kernel input, and the other "
+        "paths it changes). A merge that cannot be formed is measured from the head's inputs.",
+        epilog="exit codes:\n  0  written\n  2  refused: a kernel input that is not a regular "
+        "file, a .gitattributes or .gitmodules among them, a git attribute matching one, or "
+        "no such commit", formatter_class=fmt)
+    inputs.add_argument("--head", required=True, help="the pull request's head commit")
+    inputs.add_argument("--main", default="HEAD", help="the default branch (default: HEAD)")
+    inputs.add_argument("--out", type=Path, required=True, metavar="DIR")
+    inputs.set_defaults(func=_inputs)
+
+    apply_p = sub.add_parser(
+        "apply-inputs", help="lay verified kernel inputs over this checkout",
+        description="Check every file of DIR/kernel-inputs.tar against the blob id its "
+        "manifest records, then replace kernel/patches and kernel/configs of the current "
+        "directory with them. Anything else in the tar, or a mismatch, is refused.",
+        epilog="exit codes:\n  0  replaced\n  2  refused (nothing replaced)",
+        formatter_class=fmt)
+    apply_p.add_argument("--context", type=Path, required=True, metavar="DIR")
+    apply_p.set_defaults(func=_apply_inputs)
+
 
 def _plan(args: argparse.Namespace) -> int:
     runtime = get_runtime(args.runtime)
@@ -109,6 +135,21 @@ def _plan(args: argparse.Namespace) -> int:
 
 def _pin(args: argparse.Namespace) -> int:
     print(pinned(resolve(args.source or load_target(args.board).default_source)).spec())
+    return 0
+
+
+def _inputs(args: argparse.Namespace) -> int:
+    decided = mergeinputs.plan(Path.cwd(), args.head, args.main)
+    mergeinputs.write(Path.cwd(), decided, args.out)
+    what = "the merge" if decided.merge_tree else "the head (no clean merge: measured)"
+    measure = "true" if decided.measure else "false"
+    print(f"kernel inputs of {what}: {len(decided.files)} files, measure={measure}")
+    return 0
+
+
+def _apply_inputs(args: argparse.Namespace) -> int:
+    for path in mergeinputs.apply(args.context, Path.cwd()):
+        print(f"kernel input: {mergeinputs.shown_path(path)}")
     return 0
 
 

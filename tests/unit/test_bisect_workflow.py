@@ -45,7 +45,9 @@ def test_the_pull_request_is_read_as_data_and_built_untrusted() -> None:
     assert runs_on(plan) == ["ubuntu-latest"]
     uses = [s.get("uses", "") for s in plan["steps"]]
     assert "./.github/actions/head-kernel-inputs" in uses
-    assert "git archive" in head_inputs_script()
+    assert ".github/rtgate kernel inputs --head" in head_inputs_script()
+    assert next(s for s in plan["steps"] if "checkout" in s.get("uses", ""))["with"][
+        "fetch-depth"] == 0
     lab = job("bisect")
     assert [s.get("uses", "").split("@")[0] for s in lab["steps"]] == [
         "actions/checkout", "./.github/actions/preflight", "./.github/actions/kernel-inputs",
