@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import os
 import pwd
+import re
 import stat
+import textwrap
 from pathlib import Path
 
 import pytest
+import yaml
 
 from rtgate.errors import InputError
 from rtgate.lab import config as labconfig
 from rtgate.lab import envfile, state
+from rtgate.lab.cgroup import own_unit_cgroup
 from rtgate.lab.runner import backoff_s, owned_by, registration_name
 
 LAB = """\
@@ -165,8 +169,6 @@ def test_sealing_touches_only_this_boards_finished_runs_and_follows_no_link(
 def test_the_runners_cgroups_are_under_the_units_own_only() -> None:
     """/proc/self/mounts and /proc/self/cgroup as a Debian 12 controller has them under
     systemd, and as a shell or a test has them: no cgroup of the supervisor's own."""
-    from rtgate.lab.cgroup import own_unit_cgroup
-
     mounts = ("sysfs /sys sysfs rw 0 0\n"
               "cgroup2 /sys/fs/cgroup cgroup2 rw,nosuid,nodev,noexec,relatime 0 0\n")
     unit = "0::/system.slice/system-rtgate\\x2drunner.slice/rtgate-runner@rpi5-b.service\n"
@@ -178,3 +180,20 @@ def test_the_runners_cgroups_are_under_the_units_own_only() -> None:
                            "0::/user.slice/user-0.slice/session-3.scope\n") is None
     assert own_unit_cgroup("rtgate-runner@rpi5.service", "sysfs /sys sysfs rw 0 0\n",
                            unit.replace("rpi5-b", "rpi5")) is None  # cgroup v1 only
+
+
+def test_the_guides_list_of_keys_is_the_lab_files_defaults() -> None:
+    """docs/lab.md's YAML of the lab file's other keys is what rtgate assumes without them."""
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "lab.md").read_text()
+    block = next(m.group(1) for m in re.finditer(r"```yaml\n(.*?)```", guide, re.S)
+                 if "backoff_cap_s" in m.group(1))
+    listed = yaml.safe_load(textwrap.dedent(block))
+    defaults = labconfig.RunnerSetup()
+    for key, value in listed["runner"].items():
+        have = getattr(defaults, key)
+        assert (list(have) if isinstance(have, tuple) else str(have) if isinstance(have, Path)
+                else have) == value, key
+    assert set(listed["runner"]) == set(labconfig.RunnerSetup.model_fields)
+    app = labconfig.GitHubApp.model_fields
+    assert listed["github"] == {"api": app["api"].default, "runner_group_id": 1,
+                                "timeout_s": app["timeout_s"].default}
