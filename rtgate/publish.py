@@ -269,7 +269,8 @@ def judge_run(directory: Path, board: str, thresholds: Thresholds, boards_root: 
     artifact would be."""
     spec = load_board(board, boards_root)
     accepted: list[Path] = []
-    return BoardJudgement(board, [_run(directory, spec, f or RUNNING, s, thresholds, accepted)
+    return BoardJudgement(board, [_run(directory, spec, f or RUNNING, s, thresholds, boards_root,
+                                       accepted)
                                   for f in flavors_of(spec, flavors)
                                   for s in scenarios_of(spec, scenarios)], instance=spec.name)
 
