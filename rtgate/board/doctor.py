@@ -23,6 +23,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from rtgate import paths
+from rtgate.board import evidence
 from rtgate.board.privileges import TRIAL, judge
 from rtgate.board.rpi5 import digests, throttle
 from rtgate.board.rpi5.session import Pi
@@ -240,11 +241,6 @@ tr ' ' '\n' </proc/cmdline | grep -q '^rtgate\.slot=' && printf 'slot_mark\tyes\
 [ -f "$fw/overlays/README" ] && printf 'overlays_readme\tyes\n'
 [ -d "$fw/$slot" ] && printf 'slot\tyes\n'
 [ -f "$fw/$slot/overlays/README" ] && printf 'slot_readme\tyes\n'
-if command -v vcgencmd >/dev/null; then
-  printf 'firmware\t%s\n' "$(vcgencmd version 2>&1 | tr '\n' ' ')"
-  printf 'bootloader\t%s\n' "$(vcgencmd bootloader_version 2>&1 | tr '\n' ' ')"
-  printf 'throttled\t%s\n' "$(vcgencmd get_throttled 2>&1)"
-fi
 printf 'temp\t%s\n' "$(cat /sys/class/thermal/thermal_zone*/temp 2>/dev/null | sort -n | tail -n 1)"
 printf 'governor\t%s\n' "$(cat /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor \
   2>/dev/null | sort -u | tr '\n' ' ')"
@@ -261,6 +257,22 @@ true
 """
 """Read by the bench user in one session: what a run relies on and can read without root."""
 
+ROOT_SURVEY = r"""
+if command -v vcgencmd >/dev/null; then
+  printf 'firmware\t%s\n' "$(vcgencmd version 2>&1 | tr '\n' ' ')"
+  printf 'bootloader\t%s\n' "$(vcgencmd bootloader_version 2>&1 | tr '\n' ' ')"
+  printf 'throttled\t%s\n' "$(vcgencmd get_throttled 2>&1 | tr '\n' ' ')"
+fi
+# systemd-pstore's Unlink= as its drop-ins leave it (the last file in name order wins).
+printf 'pstore_unlink\t%s\n' "$(for f in /etc/systemd/pstore.conf $(ls /etc/systemd/pstore.conf.d/*.conf \
+  /usr/lib/systemd/pstore.conf.d/*.conf 2>/dev/null | awk -F/ '{ print $NF "\t" $0 }' | sort | cut -f2); do
+  sed -n 's/^[[:space:]]*Unlink=[[:space:]]*//p' "$f" 2>/dev/null; done | tail -n 1)"
+[ -d /var/log/journal ] && printf 'journal\tpersistent\n'
+true
+"""
+"""Read as root with the bench user's PATH: vcgencmd needs /dev/vcio (root and group video,
+rtgate.board.rpi5.throttle.COMMAND); the crash-evidence settings."""
+
 
 def _survey(board: Pi) -> dict[str, str]:
     o = board.opts
@@ -269,9 +281,15 @@ def _survey(board: Pi) -> dict[str, str]:
     out = board.ssh.run(f"sh -s -- {args}", stdin=SURVEY.encode()).stdout.decode(
         "utf-8", "replace")
     facts: dict[str, str] = {}
-    for line in out.splitlines():
+    proc = board.ssh.run(board.with_user_path("sh -s"), stdin=ROOT_SURVEY.encode(),
+                         check=False)
+    root = proc.stdout.decode("utf-8", "replace")
+    for line in [*out.splitlines(), *root.splitlines()]:
         key, _, value = line.partition("\t")
         facts[key.strip()] = value.strip()
+    if proc.returncode != 0:
+        said = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-1:]
+        facts["root_failed"] = f"exit {proc.returncode} {said[0] if said else ''}".strip()
     return facts
 
 
@@ -282,8 +300,9 @@ def _ssh(spec: BoardSpec, workdir: Path) -> Iterator[Finding]:
         said = board.ssh.reachable("uname -r")
         if said is None:
             yield Finding("ssh", "fail", f"{board.ssh.target}:{o.port} does not answer",
-                        f"ssh-copy-id -i {o.identity_file or '~/.ssh/id_ed25519'} "
-                        f"{board.ssh.target} (docs/rpi5.md); see {board.ssh.log}")
+                        f"put {o.identity_file or '~/.ssh/id_ed25519'}.pub in the board's "
+                        f"~{o.user}/.ssh/authorized_keys and its host key in known_hosts "
+                        f"(docs/rpi5.md, \"Setting up a Pi\"); see {board.ssh.log}")
             return
         yield Finding("ssh", "ok", f"{board.ssh.target}: Linux {said}")
         yield from _checks(board, spec)
@@ -337,9 +356,20 @@ def _firmware(facts: dict[str, str], kind: str) -> Iterator[Finding]:
     versions = known_versions(kind)
     for component in ("firmware", "bootloader"):
         said = facts.get(component)
+        if said is None and "root_failed" in facts:
+            yield Finding(component, "fail", "not read: vcgencmd runs as root, through the "
+                          f"board file's sudo, which failed ({facts['root_failed']})",
+                          "fix sudo (the sudo row)")
+            continue
         if said is None:
-            yield Finding(component, "warn", "vcgencmd not on the board's PATH",
-                        "apt install raspi-utils (Raspberry Pi OS ships it)")
+            yield Finding(component, "fail", "vcgencmd not on the board's PATH: the EEPROM and "
+                          "throttling checks cannot run", "apt install raspi-utils (Raspberry "
+                          "Pi OS ships it)")
+            continue
+        if throttle.NO_DEVICE in said:
+            yield Finding(component, "fail", throttle.why_not(said),
+                          "give the board file a working sudo (the doctor and the driver run "
+                          "vcgencmd through it)")
             continue
         yield judge_version(component, said, versions)
 
@@ -347,8 +377,9 @@ def _firmware(facts: dict[str, str], kind: str) -> Iterator[Finding]:
 def _boot(facts: dict[str, str], o: SshOptions) -> Iterator[Finding]:
     autoboot = facts.get("autoboot")
     if autoboot and "tryboot_a_b=1" in autoboot.replace(" ", ""):
-        yield Finding("autoboot.txt", "fail", "tryboot_a_b=1: a tryboot switches partitions and "
-                    "never reads tryboot.txt", "remove tryboot_a_b=1 from autoboot.txt (or "
+        yield Finding("autoboot.txt", "fail", "tryboot_a_b=1: on a tryboot the firmware then "
+                    "boots tryboot_partition and loads its config.txt, never tryboot.txt, so "
+                    "the side slot never boots", "remove tryboot_a_b=1 from autoboot.txt (or "
                     "autoboot.txt itself) on the board")
     else:
         yield Finding("autoboot.txt", "ok", "absent" if autoboot is None else "no tryboot_a_b=1")
@@ -392,7 +423,9 @@ def _health(facts: dict[str, str]) -> Iterator[Finding]:
                     if c >= HOT_C else "")
     if (throttled := facts.get("throttled")) is not None:
         if (bits := throttle.parse(throttled)) is None:
-            yield Finding("throttling", "warn", throttled, "")
+            # Unknown is not "not throttled": every run would be degraded for it.
+            yield Finding("throttling", "fail", throttle.why_not(throttled),
+                          "the driver reads get_throttled around every run")
         else:
             named = throttle.named(bits)
             yield Finding("throttling", "fail" if named else "ok",
@@ -406,13 +439,24 @@ def _health(facts: dict[str, str]) -> Iterator[Finding]:
                 "a tuning profile sets performance (--tuning), or set it at boot")
     ntp = facts.get("ntp")
     yield Finding("time sync", "ok" if ntp == "yes" else "fail", f"NTPSynchronized={ntp}",
-                "" if ntp == "yes" else "serve time from the controller (docs/lab.md, "
-                "\"Time on the isolated network\")")
+                "" if ntp == "yes" else "serve time from the controller and let NTP through its "
+                "firewall (docs/lab.md, \"Time on the isolated network\")")
     held = set(facts.get("held", "").split())
     missing = [p for p in HELD if p not in held]
     yield Finding("held packages", "warn" if missing else "ok",
                 "not held: " + " ".join(missing) if missing else "kernel, firmware, EEPROM",
                 f"sudo apt-mark hold {' '.join(missing)}" if missing else "")
+    unlink = facts.get("pstore_unlink", "").lower()
+    kept = unlink in ("no", "false", "0", "off")
+    yield Finding("pstore", "ok" if kept else "warn",
+                  f"systemd-pstore Unlink={unlink or 'yes (its default)'}",
+                  "" if kept else "rtgate reads its archive too, but keep pstore: "
+                  f"{evidence.PSTORE_DROPIN[0]} with [PStore] Unlink=no (docs/rpi5.md)")
+    persistent = facts.get("journal") == "persistent"
+    yield Finding("journal", "ok" if persistent else "warn",
+                  "persistent (/var/log/journal)" if persistent else "not persistent: a crashed "
+                  "test boot leaves no journal", "" if persistent else
+                  "sudo mkdir -p /var/log/journal && sudo systemctl restart systemd-journald")
     eeprom = facts.get("eeprom_update", "")
     yield Finding("EEPROM auto-update", "ok" if eeprom in ("masked", "disabled") else "warn",
                 eeprom or "unknown", "" if eeprom in ("masked", "disabled") else

@@ -139,12 +139,22 @@ class SshOptions(_Options):
         description="The firmware's flag (a big-endian 1) that this boot was a tryboot: the "
                     "board runs a test kernel.")
     pstore_dir: str = Field(
-        "/sys/fs/pstore", description="Where the board's kernel keeps the previous boot's "
-                                      "panic log (ramoops/efi-pstore); read after a fallback.")
-    previous_boot_log_command: str = Field(
-        "journalctl -k -b -1 --no-pager -q",
-        description="Prints the previous boot's kernel log (a persistent journal); read after a "
-                    "fallback.")
+        "/sys/fs/pstore", description="Where the board's kernel keeps a dying kernel's log "
+                                      "(ramoops/efi-pstore); emptied before each tryboot, read "
+                                      "after a fallback.")
+    pstore_archive_dir: str = Field(
+        "/var/lib/systemd/pstore",
+        description="Where systemd-pstore moves pstore's records at boot (its default "
+                    "Unlink=yes empties pstore_dir): what it archived since the tryboot is read "
+                    "too.")
+    boots_command: str = Field(
+        "journalctl --list-boots --no-pager -q",
+        description="Lists the journal's boots, oldest first, the boot id in the second column: "
+                    "the test boot is found by the boot id rtgate recorded.")
+    boot_log_command: str = Field(
+        "journalctl -k -b {boot} --no-pager -q", pattern=r"\{boot\}",
+        description="Prints one boot's kernel log from a persistent journal ({boot}: its id); "
+                    "read for the test boot after a fallback, never `-b -1`.")
     tools: dict[ToolName, Sha256] = Field(
         default_factory=dict,
         description="Pinned sha256 of the board's tools, checked before every deploy and run: a "

@@ -37,8 +37,9 @@ cap), the power per effect, and the rounds a side and board minutes for a false-
 <= {TARGET_ALPHA:g} and power >= {TARGET_POWER:g} at +20 %. Intervals are Clopper-Pearson on the
 bank's independent trials (its rounds over a trial's), not on the resamples.
 
-The record (schema rtgate/calibration/v1) goes to bench/calibration/<board>.json unless
---record says otherwise: commit it to the default branch, where the gate's plan reads it.
+The record (schema rtgate/calibration/v1) is the board kind's: it goes to
+bench/calibration/<kind>.json (rpi5-b, kind rpi5: rpi5.json) unless --record says otherwise.
+Commit it to the default branch in a reviewed pull request, where the gate's plan reads it.
 
 exit codes:
   0  the record was written
@@ -91,7 +92,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument("--replays", type=rounds_at_least(100), default=2000, metavar="N",
                    help="resampled trials per effect (default 2000)")
     p.add_argument("--record", type=Path, metavar="FILE",
-                   help="where the record goes (default bench/calibration/BOARD.json)")
+                   help="where the record goes (default bench/calibration/KIND.json, the "
+                        "board's kind)")
     p.add_argument("--out", type=Path, required=True, help="the bank's directory")
     p.add_argument("--round-duration", type=duration, required=True,
                    help="measurement per round, e.g. 20s: the plan's round")

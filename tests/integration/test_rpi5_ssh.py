@@ -54,7 +54,7 @@ CMDLINE_TXT = "console=serial0,115200 root=PARTUUID=1234-02 rootwait\n"
 
 REBOOT = """#!/bin/sh
 # The board's reboot: note the arguments, then behave as the test's mode file says.
-[ "$1" = power ] || echo "reboot $*" >>{root}/reboots.log
+case "$1" in power|watchdog) ;; *) echo "reboot $*" >>{root}/reboots.log ;; esac
 fake={root}/fake
 boot() {{
   # The firmware: tryboot.txt on a tryboot (when there is one), else config.txt; the command
@@ -84,6 +84,13 @@ boot() {{
   grep -qx dtoverlay=disable-wifi $config || mkdir $fake/class/net/wlan0
   grep -qx dtoverlay=disable-bt $config || mkdir $fake/class/bluetooth/hci0
   cat /proc/sys/kernel/random/uuid >{root}/boot_id
+  # The journal's new boot (journalctl lists boot ids without dashes), and its kernel log.
+  id=$(tr -d - <{root}/boot_id)
+  echo "$id" >>{root}/journal/boots
+  echo "[    0.000000] Booting Linux on physical CPU 0x0 ($config)" >{root}/journal/$id.txt
+  # systemd-pstore at boot, with Debian's defaults (Storage=external, Unlink=yes): every
+  # pstore record moved into its archive, gone from pstore.
+  for f in {root}/pstore/*; do [ -f "$f" ] && mv "$f" {root}/pstore-archive/; done
   # What the serial console shows.
   echo "[    0.000000] Booting Linux on physical CPU 0x0 ($config, os_prefix=$prefix)" \
     >>{root}/serial.txt
@@ -97,18 +104,30 @@ if [ "$1" = power ]; then
   setsid sh {root}/start-sshd </dev/null >>{root}/sshd.log 2>&1 &
   exit 0
 fi
+# The hardware watchdog resets a board whose kernel stopped feeding it: every connection
+# gone, then config.txt's kernel, and sshd again.
+if [ "$1" = watchdog ]; then
+  echo watchdog >>{root}/reboots.log
+  pid=$(cat {root}/sshd.pid); kids=$(pgrep -P "$pid"); kill "$pid" $kids
+  sleep 0.5
+  boot
+  setsid sh {root}/start-sshd </dev/null >>{root}/sshd.log 2>&1 &
+  exit 0
+fi
 case "$(cat {root}/mode)" in
   comeback) boot "$@" ;;
-  # The test kernel panics; the watchdog resets the board, which comes back on config.txt
-  # with the panic in pstore and the journal.
+  # The test kernel boots (its own boot in the journal, its word on /proc/cmdline), panics;
+  # the watchdog resets the board, which comes back on config.txt with the panic in pstore,
+  # which systemd-pstore moves to its archive at that boot; then the board reboots once more
+  # by itself, so `journalctl -b -1` would read a boot that says nothing.
   panic)
     case "$*" in *tryboot*) ;; *) boot; exit 0 ;; esac
+    boot "$@"
+    echo "[    2.300000] rtgate-test: about to panic" >>{root}/journal/$(tr -d - <{root}/boot_id).txt
     echo "[    2.345678] Kernel panic - not syncing: rtgate-test: planted panic" >>{root}/serial.txt
-    mkdir -p {root}/pstore
     printf '%s\n' "Panic#1 Part1" "<0>[    2.345678] Kernel panic - not syncing: rtgate-test: \
 planted panic" "<4>[    2.345690] CPU: 3 PID: 1 Comm: swapper/0" >{root}/pstore/dmesg-ramoops-0
-    printf '%s\n' "Nov 25 03:00:02 rpi5 kernel: rtgate-test: about to panic" \
-      >{root}/journal-previous
+    boot
     boot ;;
   # Like a kernel under test that rewrites a tool on the board's disk while it runs.
   tamper) printf 'x' >>{root}/bin/cyclictest; boot "$@" ;;
@@ -117,6 +136,27 @@ planted panic" "<4>[    2.345690] CPU: 3 PID: 1 Comm: swapper/0" >{root}/pstore/
   vanish) pid=$(cat {root}/sshd.pid); kids=$(pgrep -P "$pid"); kill "$pid" $kids ;;
 esac
 """
+
+
+JOURNALCTL = """#!/bin/sh
+# journalctl as systemd 252 answers `--list-boots` (oldest first, index, boot id without dashes,
+# first and last entry; no header) and `-k -b ID`, from the fake Pi's persistent journal.
+j={root}/journal
+case "$*" in
+  *--list-boots*)
+    n=$(wc -l <$j/boots)
+    span="Thu 2026-11-26 10:00:00 UTC—Thu 2026-11-26 11:00:00 UTC"
+    awk -v n="$n" -v span="$span" '{{ printf "%3d %s %s\\n", NR - n, $1, span }}' $j/boots ;;
+  *)
+    id=""; prev=""; for a in "$@"; do [ "$prev" = -b ] && id=$a; prev=$a; done
+    case "$id" in -*|"") echo "rtgate-test: never -b OFFSET" >&2; exit 1 ;; esac
+    cat "$j/$id.txt" 2>/dev/null || {{
+      echo "Data from the specified boot ($id) is not available: No such boot ID in journal" >&2
+      exit 1; }} ;;
+esac
+"""
+OLDER_BOOT = "0a1b2c3d4e5f60718293a4b5c6d7e8f9"
+"""A boot before the fixture's, whose kernel log holds an older crash: never the test boot's."""
 
 
 FORGER = """#!{python}
@@ -270,11 +310,25 @@ def pi(tmp_path: Path) -> Iterator[FakePi]:
     (root / "boot" / "firmware").mkdir(parents=True)
     (root / "lib" / "modules").mkdir(parents=True)
     (root / "bin").mkdir()
+    _vcgencmd(root)
     (root / "boot" / "firmware" / "config.txt").write_text(CONFIG_TXT)
     (root / "boot" / "firmware" / "cmdline.txt").write_text(CMDLINE_TXT)
     (root / "boot" / "firmware" / "overlays").mkdir()
     (root / "boot" / "firmware" / "overlays" / "README").write_text(OVERLAYS_README)
     (root / "boot_id").write_text("first-boot\n")
+    # A persistent journal of several boots: an older one that crashed, then this one.
+    (root / "journal").mkdir()
+    (root / "journal" / "boots").write_text(f"{OLDER_BOOT}\nfirstboot\n")
+    (root / "journal" / f"{OLDER_BOOT}.txt").write_text(
+        "[   9.0] Kernel panic - not syncing: an older boot's crash\n")
+    (root / "journal" / "firstboot.txt").write_text("[   0.0] Booting Linux (config.txt)\n")
+    (root / "journalctl").write_text(JOURNALCTL.format(root=root))
+    (root / "journalctl").chmod(0o755)
+    # pstore, and systemd-pstore's archive holding an older crash's record.
+    (root / "pstore").mkdir()
+    (root / "pstore-archive").mkdir()
+    (root / "pstore-archive" / "dmesg-ramoops-7").write_text(
+        "<0>[   9.0] Kernel panic - not syncing: an older boot's crash\n")
     _fake_tree(root / "fake")
     (root / "mode").write_text("comeback")
     reboot = root / "fake-reboot"
@@ -752,7 +806,14 @@ def test_a_crashed_tuned_run_is_undone_at_the_next_start(rtgate_process: RunProc
 # rtgate board doctor -------------------------------------------------------------------------
 
 VCGENCMD = """#!/bin/sh
-# The Pi's vcgencmd, answering from the fake Pi's files.
+# The Pi's vcgencmd, answering from the fake Pi's files. Like raspberrypi/utils vcgencmd.c
+# (mbox_open), it first opens /dev/vcio, which Raspberry Pi OS gives to root and group video
+# only (mode 0660): anyone else gets its two lines and exit 255.
+if ! [ -r {vc}/vcio ]; then
+  echo "Can't open device file: /dev/vcio"
+  echo "Try creating a device file with: sudo mknod /dev/vcio c 100 0"
+  exit 255
+fi
 case "$1" in
   version) cat {vc}/version ;;
   bootloader_version) cat {vc}/bootloader ;;
@@ -776,20 +837,32 @@ LISTED_BAD = "2026/05/26 16:01:25\nversion 086b83e3 (release)\ntimestamp 1779807
 TOO_OLD = "2024/11/12 16:10:44\nversion 4b019946 (release)\ntimestamp 1731427844\n"
 
 
+def _vcgencmd(root: Path) -> Path:
+    """The Pi's vcgencmd and the fake /dev/vcio it opens (root-only here: the bench user is not
+    in group video), with a ready Pi's answers."""
+    vc = root / "vc"
+    vc.mkdir(exist_ok=True)
+    for name, text in {"version": FIRMWARE_VERSION, "bootloader": BOOTLOADER_VERSION,
+                       "throttled": "0x0\n", "vcio": ""}.items():
+        (vc / name).write_text(text)
+    (vc / "vcio").chmod(0o660)  # root:root, as root:video is to an account outside video
+    (root / "bin" / "vcgencmd").write_text(VCGENCMD.format(vc=vc))
+    (root / "bin" / "vcgencmd").chmod(0o755)
+    return vc
+
+
 def _pi_interface(pi: FakePi) -> Path:
     """The Pi's own programs and files a doctor reads, as a ready Pi answers them."""
-    vc = pi.root / "vc"
-    vc.mkdir()
-    for name, text in {"version": FIRMWARE_VERSION, "bootloader": BOOTLOADER_VERSION,
-                       "throttled": "0x0\n", "ntp": "yes\n", "eeprom": "masked\n",
+    vc = _vcgencmd(pi.root)
+    for name, text in {"ntp": "yes\n", "eeprom": "masked\n",
                        "held": "linux-image-rpi-2712\nraspi-firmware\nrpi-eeprom\n"}.items():
         (vc / name).write_text(text)
-    for name, script in {"vcgencmd": VCGENCMD, "timedatectl": TIMEDATECTL,
-                         "apt-mark": APT_MARK, "systemctl": SYSTEMCTL}.items():
+    for name, script in {"timedatectl": TIMEDATECTL, "apt-mark": APT_MARK,
+                         "systemctl": SYSTEMCTL}.items():
         (pi.root / "bin" / name).write_text(script.format(vc=vc))
         (pi.root / "bin" / name).chmod(0o755)
     zone = pi.fake / "class" / "thermal" / "thermal_zone0"
-    zone.mkdir(parents=True)
+    zone.mkdir(parents=True, exist_ok=True)
     (zone / "temp").write_text("48300\n")
     return vc
 
@@ -834,29 +907,46 @@ def test_doctor_passes_a_ready_pi_and_names_each_planted_fault(rtgate_process: R
     (vc / "ntp").write_text("no\n")
     flag.write_bytes(b"\x00\x00\x00\x01")
     (pi.firmware / "rtgate" / "overlays").mkdir(parents=True)
-    sudoers = pi.root / "etc" / "sudoers"
-    # Written in place: the file sshd's namespace sees is this inode.
-    sudoers.write_text(sudoers.read_text().replace("NOPASSWD: ", ""))
     # A bootloader inside the shipped bench/firmware/rpi5.yml's bad range, with its source.
     (vc / "bootloader").write_text(LISTED_BAD)
     rc, rows = _doctor(rtgate_process, root)
     assert rc == 3
     failing = _failing(rows)
     expected = {
-        "autoboot.txt": "never reads tryboot.txt",
+        # raspberrypi/documentation, config_txt/autoboot.adoc, tryboot_a_b: "Set this property
+        # to 1 to load the normal config.txt and boot.img files instead of tryboot.txt and
+        # tryboot.img when the TRYBOOT flag is set" (from tryboot_partition).
+        "autoboot.txt": "loads its config.txt, never tryboot.txt",
         "throttling": "under-voltage now, throttled now, under-voltage since boot",
         "thermal": "85.2 °C", "time sync": "NTPSynchronized=no",
         "known-good kernel": "is a test kernel",
         "slot overlays": "rtgate/overlays/README missing",
-        "sudo": "a password is required",
         "bootloader": "ignores os_prefix when checking for the initramfs, so the side slot "
                       "(os_prefix) may boot with the wrong initramfs (https://github.com/"
-                      "raspberrypi/rpi-eeprom/commit/aa33b8dc7cee51de4b75580095521dea50407d6e)",
-        # Through a sudo that asks for a password, the bench has no privileges either.
-        "RT privileges": "the trial did not run through sudo (sudo: a password is required)"}
+                      "raspberrypi/rpi-eeprom/commit/aa33b8dc7cee51de4b75580095521dea50407d6e)"}
     assert set(failing) == set(expected), rows
     for item, words in expected.items():
         assert words in failing[item], (item, failing[item])
+    # vcgencmd ran as root: the bench user cannot open the fake /dev/vcio (group video), and
+    # a doctor reading as that user would have seen no bootloader at all.
+    vcgencmd = subprocess.run(["runuser", "-u", "nobody", "--", str(pi.root / "bin" / "vcgencmd"),
+                               "bootloader_version"], capture_output=True, text=True, timeout=30)
+    assert vcgencmd.returncode == 255 and "Can't open device file: /dev/vcio" in vcgencmd.stdout
+
+    # A sudo that asks for a password: the bench has no privileges, and nothing vcgencmd says
+    # can be read (it runs through that sudo), each row saying why.
+    sudoers = pi.root / "etc" / "sudoers"
+    # Written in place: the file sshd's namespace sees is this inode.
+    ready = sudoers.read_text()
+    sudoers.write_text(ready.replace("NOPASSWD: ", ""))
+    rc, rows = _doctor(rtgate_process, root)
+    failing = _failing(rows)
+    assert rc == 3
+    assert "a password is required" in failing["sudo"], rows
+    assert "the trial did not run through sudo (sudo: a password is required)" in \
+        failing["RT privileges"], rows
+    assert "through the board file's sudo, which failed" in failing["bootloader"], rows
+    sudoers.write_text(ready)
 
     # Faults of the board file, read as a run would: no capabilities on the route it names, a
     # pin the tool does not match, a peer address DNS does not know. And a bootloader older
@@ -923,45 +1013,104 @@ def _crash_options(pi: FakePi, **more: object) -> dict[str, object]:
     console.chmod(0o755)
     return {"console_command": str(console),
             "pstore_dir": str(pi.root / "pstore"),
-            "previous_boot_log_command": f"cat {pi.root}/journal-previous", **more}
+            "pstore_archive_dir": str(pi.root / "pstore-archive"),
+            # The default commands, with the fake Pi's journalctl (root's PATH is sudo's).
+            "boots_command": f"{pi.root}/journalctl --list-boots --no-pager -q",
+            "boot_log_command": f"{pi.root}/journalctl -k -b {{boot}} --no-pager -q", **more}
 
 
-def test_a_panicking_test_kernel_leaves_its_log_in_the_record_and_comment(
-        rtgate_process: RunProcess, tmp_path: Path, pi: FakePi) -> None:
-    # An older panic in pstore is no evidence about this kernel: cleared before the tryboot.
-    (pi.root / "pstore").mkdir()
-    (pi.root / "pstore" / "dmesg-ramoops-9").write_text("Kernel panic - not syncing: older\n")
-    pi.mode("panic")
-    root = _root(tmp_path, pi, **_crash_options(pi))
+def _pipeline(rtgate_process: RunProcess, tmp_path: Path, root: Path,
+              scenario: str = "net") -> tuple[subprocess.CompletedProcess[str], Path]:
     kernels = tmp_path / "kernels"
     kernels.mkdir()
     (kernels / "rt").symlink_to(_kernel(tmp_path, RELEASE))
     budget = tmp_path / "thresholds.yml"
     budget.write_text("schema: rtgate/thresholds/v2\nbudgets:\n  - {board: rpi5, flavor: rt, "
-                      "scenario: net, max_us: 1000000, avg_us: 1000000, reason: any run}\n")
+                      f"scenario: {scenario}, max_us: 1000000, avg_us: 1000000, "
+                      "reason: any run}\n")
     out = tmp_path / "out"
     proc = rtgate_process("pipeline", "--board", "rpi5", "--kernels", str(kernels), "--flavors",
-                          "rt", "--scenarios", "net", "--duration", "2s", "--scale", "0.5",
+                          "rt", "--scenarios", scenario, "--duration", "2s", "--scale", "0.5",
                           "--thresholds", str(budget), "--out", str(out),
                           env={"RTGATE_ROOT": str(root)}, timeout=150)
-    assert proc.returncode == 3, proc.stderr[-3000:]
+    return proc, out
+
+
+def test_a_test_kernel_that_panics_at_boot_fails_with_its_evidence(
+        rtgate_process: RunProcess, tmp_path: Path, pi: FakePi) -> None:
+    """The test kernel boots (its own boot in the journal), panics; the watchdog brings the
+    board back on config.txt, where systemd-pstore (Unlink=yes, its default) moves the panic
+    record out of pstore into its archive; then the board reboots once more. The run is the
+    kernel's failure (exit 1), with the evidence in infra.json, the JUnit and the summary:
+    the record systemd-pstore archived after the tryboot (not the older one archived before),
+    the test boot's journal (not `-b -1`, which is the extra boot, nor the older crashed
+    boot's), the console."""
+    # An older panic in pstore is no evidence about this kernel: cleared before the tryboot.
+    (pi.root / "pstore" / "dmesg-ramoops-9").write_text("Kernel panic - not syncing: older\n")
+    pi.mode("panic")
+    proc, out = _pipeline(rtgate_process, tmp_path, _root(tmp_path, pi, **_crash_options(pi)))
+    assert proc.returncode == 1, proc.stderr[-3000:]
     said = "Kernel panic - not syncing: rtgate-test: planted panic"
-    record = json.loads((out / "rt" / "net" / "infra.json").read_text())
-    assert "the test kernel" in record["message"] and "did not stay up" in record["message"]
-    assert f"did not stay up: {said}; the board came back by itself" in record["message"], record
-    assert said in (out / "summary.md").read_text()
-    evidence = out / "rt" / "net" / "previous-boot"
-    assert (evidence / "pstore" / "dmesg-ramoops-0").read_text().count(said) == 1
-    assert not (evidence / "pstore" / "dmesg-ramoops-9").exists()
-    assert "about to panic" in (evidence / "journal-kernel.txt").read_text()
-    # The console from the tryboot on: the panic, then the known-good boot; nothing before.
-    console = (out / "rt" / "net" / "console.log").read_text().splitlines()
-    assert [line.split("] ", 1)[1][:21] for line in console[:2]] == [
-        "Kernel panic - not sy", "Booting Linux on phys"], console
-    assert "config.txt" in console[1] and sum(said in line for line in console) == 1
+    home = out / "rt" / "net"
+    record = json.loads((home / "infra.json").read_text())
+    assert record["crash"] == said and record["evidence"] == \
+        "previous-boot/pstore-archive/dmesg-ramoops-0", record
+    assert "did not stay up" in record["message"] and "came back by itself" in record["message"]
+    summary = (out / "summary.md").read_text()
+    assert "the kernel under test crashed" in summary and said in summary
+    assert "infrastructure failure" not in summary
+    junit = (out / "junit.xml").read_text()
+    assert 'type="crash"' in junit and said in junit
+    evidence = home / "previous-boot"
+    assert [p.name for p in (evidence / "pstore-archive").iterdir()] == ["dmesg-ramoops-0"]
+    assert not any((evidence / "pstore").iterdir())  # systemd-pstore had emptied it
+    journal = (evidence / "journal-kernel.txt").read_text()
+    # The boots between the one left for the tryboot and the one answering: the test boot
+    # (which said it was about to panic) and the fallback's; not the older crashed boot.
+    assert "rtgate-test: about to panic" in journal and "an older boot" not in journal
+    # The console from the tryboot on: the test boot, its panic, the known-good boots.
+    console = (home / "console.log").read_text().splitlines()
+    assert "tryboot.txt" in console[0] and said in console[1], console
+    assert "config.txt" in console[2] and sum(said in line for line in console) == 1
     # Restored all the same.
     assert pi.reboots() == ["reboot 0 tryboot", "reboot "]
     assert not (pi.firmware / "tryboot.txt").exists()
+
+
+def test_a_test_kernel_that_crashes_while_measuring_is_read_from_its_own_boot(
+        rtgate_process: RunProcess, tmp_path: Path, pi: FakePi) -> None:
+    """The test kernel is up and measuring when it oopses and stops feeding the watchdog:
+    the board resets to config.txt and reboots once more. Only the test boot's journal, found
+    by the boot id rtgate recorded after the tryboot, holds the oops (no console, nothing in
+    pstore): it is the kernel's failure, exit 1."""
+    oops = "BUG: Unable to handle kernel paging request at virtual address dead000000000100"
+    bench = (f"echo '[   12.5] {oops}' >>{pi.root}/journal/$(tr -d - <{pi.root}/boot_id).txt; "
+             f"(setsid sh -c '{pi.root}/fake-reboot watchdog; {pi.root}/fake-reboot' "
+             "</dev/null >/dev/null 2>&1 &); sleep 60")
+    options = _crash_options(pi, bench_command=bench)
+    del options["console_command"]
+    proc, out = _pipeline(rtgate_process, tmp_path, _root(tmp_path, pi, **options), "idle")
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    record = json.loads((out / "rt" / "idle" / "infra.json").read_text())
+    assert record["crash"] == oops and record["evidence"] == "previous-boot/journal-kernel.txt"
+    assert "left the test boot during the run" in record["message"], record
+    journal = (out / "rt" / "idle" / "previous-boot" / "journal-kernel.txt").read_text()
+    assert journal.count("-- rtgate: the test boot") == 1 and oops in journal
+    assert (out / "summary.md").read_text().count(oops) >= 1
+
+
+def test_a_fallback_without_a_sign_of_a_crash_is_the_labs(
+        rtgate_process: RunProcess, tmp_path: Path, pi: FakePi) -> None:
+    """The same loss during the run, with nothing in any log: the board left the test boot by
+    itself and nothing says the kernel did it (a power loss, a network): exit 3."""
+    bench = (f"(setsid sh -c '{pi.root}/fake-reboot watchdog' </dev/null >/dev/null 2>&1 &); "
+             "sleep 60")
+    options = _crash_options(pi, bench_command=bench)
+    proc, out = _pipeline(rtgate_process, tmp_path, _root(tmp_path, pi, **options), "idle")
+    assert proc.returncode == 3, proc.stderr[-3000:]
+    record = json.loads((out / "rt" / "idle" / "infra.json").read_text())
+    assert record.get("crash") is None and "no sign of a crash" in record["message"], record
+    assert "infrastructure failure" in (out / "summary.md").read_text()
 
 
 def test_a_board_that_does_not_come_back_is_power_cycled(rtgate_process: RunProcess,
@@ -973,7 +1122,7 @@ def test_a_board_that_does_not_come_back_is_power_cycled(rtgate_process: RunProc
     proc = _board_run(rtgate_process, root, _kernel(tmp_path, RELEASE), out)
     assert proc.returncode == 3, proc.stderr
     assert "power-cycling it" in proc.stderr
-    assert "came back after a power cycle" in proc.stderr and "no panic line" in proc.stderr
+    assert "came back after a power cycle" in proc.stderr and "no sign of a crash" in proc.stderr
     # Back on config.txt after the power cycle, then restored as after any run.
     assert pi.reboots() == ["reboot 0 tryboot", "power", "reboot "]
     assert not (pi.firmware / "tryboot.txt").exists()

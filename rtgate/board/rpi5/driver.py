@@ -36,12 +36,12 @@ from rtgate.board.evidence import ConsoleCapture
 from rtgate.board.localbench import TRACE_READING
 from rtgate.board.rawrun import RawRun
 from rtgate.board.rpi5 import collect, digests, remote, slot, tuning
-from rtgate.board.rpi5.boot import CONSOLE_LOG, Reboots
+from rtgate.board.rpi5.boot import CONSOLE_LOG, Reboots, crashed
 from rtgate.board.rpi5.session import Pi
 from rtgate.board.spec import BoardSpec
 from rtgate.board.tuning import Applied, parse_readback, programs, recorded
 from rtgate.cyclictest.command import build
-from rtgate.errors import InfraError, InputError
+from rtgate.errors import InfraError, InputError, KernelCrash
 from rtgate.harness.assemble import run_id
 from rtgate.harness.plan import Plan
 from rtgate.harness.scenario import load_scenario
@@ -65,6 +65,8 @@ class Rpi5Board(BoardDriver):
         self.serial = ConsoleCapture(opts.console_command, workdir / CONSOLE_LOG) \
             if opts.console_command else None
         self.reboots = Reboots(self.pi, workdir, self.serial)
+        self.test_boot: str | None = None
+        """The boot id the kernel under test answered from: its journal is this boot's."""
 
     def verify_tools(self, when: str) -> dict[str, str]:
         """The board's tools against their pinned digests (rtgate.board.rpi5.digests); which
@@ -106,20 +108,30 @@ class Rpi5Board(BoardDriver):
             raise InputError("deploy a kernel before booting")
         pi = self.pi
         self.tried = True
+        self.test_boot = None
         self.reboots.clear_pstore()
         if self.serial:
             self.serial.start()
-        self.reboots.reboot(pi.opts.reboot_tryboot, "tryboot")
+        try:
+            self.reboots.reboot(pi.opts.reboot_tryboot, "tryboot")
+        except InfraError as exc:
+            # Never back: the console (on the controller) is all that can show a crash.
+            if found := self.reboots.console_crash():
+                raise crashed(found, f"{self.spec.name}: {exc}", pi.ssh.log) from exc
+            raise
         running = pi.ssh.output("uname -r"), pi.ssh.output("uname -v")
         if self.reboots.on_test_kernel() is None:
             how = "after a power cycle" if self.reboots.power_cycled else "by itself"
-            said, kept = self.reboots.evidence()
-            raise InfraError(
-                f"{self.spec.name}: the test kernel {self.kernel.release} did not stay up"
-                + (f": {said}" if said else "") + f"; the board came back {how} on "
-                f"{running[0]} without the slot's command line (a panic, a hang the watchdog "
-                f"reset, a lost network, or a firmware that did not take the slot); {kept}",
-                path=pi.ssh.log)
+            found, kept = self.reboots.evidence(None)
+            said = (f"{self.spec.name}: the test kernel {self.kernel.release} did not stay up; "
+                    f"the board came back {how} on {running[0]} without the slot's command "
+                    "line")
+            if found:
+                raise crashed(found, f"{said}; {kept}", pi.ssh.log)
+            raise InfraError(f"{said} (a hang the watchdog reset, a lost network, a power "
+                             f"loss, or a firmware that did not take the slot); {kept}",
+                             path=pi.ssh.log)
+        self.test_boot = self.reboots.now
         if problem := self.kernel.mismatch(*running):
             raise InfraError(f"{self.spec.name} after tryboot: {problem}; session log kept",
                              path=pi.ssh.log)
@@ -164,6 +176,36 @@ class Rpi5Board(BoardDriver):
 
     def run(self, scenario: str, duration_s: int, out: Path, *, flavor: str | None = None,
             scale: float | None = None) -> RawRun:
+        try:
+            return self._run(scenario, duration_s, out, flavor=flavor, scale=scale)
+        except InfraError as exc:
+            raise self._lost(exc) from exc
+
+    def _lost(self, exc: InfraError) -> InfraError | KernelCrash:
+        """What a failure during the run was: the kernel under test's crash when the board
+        left the test boot and its evidence (the test boot's journal by its id, pstore, the
+        console) says so; else the failure as it was, with what was looked at."""
+        pi = self.pi
+        if self.test_boot is None:
+            return exc
+        now = pi.ssh.reachable(pi.opts.boot_id_command)
+        if now == self.test_boot:
+            return exc  # still the test boot: the failure is what it says
+        # Gone or rebooted: the watchdog or the kernel itself brings it back on config.txt.
+        if now is None and not self.reboots.new_boot(self.test_boot, "after losing it"):
+            if found := self.reboots.console_crash():
+                return crashed(found, f"{self.spec.name}: {exc}", pi.ssh.log)
+            return exc
+        if self.reboots.on_test_kernel() is not None:
+            return exc
+        found, kept = self.reboots.evidence(self.test_boot)
+        said = f"{self.spec.name} left the test boot during the run ({exc}); {kept}"
+        if found:
+            return crashed(found, said, pi.ssh.log)
+        return InfraError(said, path=pi.ssh.log)
+
+    def _run(self, scenario: str, duration_s: int, out: Path, *, flavor: str | None,
+             scale: float | None) -> RawRun:
         pi = self.pi
         spec, source = load_scenario(scenario)
         # Under the kernel under test, right before it measures.

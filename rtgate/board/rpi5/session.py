@@ -94,7 +94,13 @@ class Pi:
                 "(docs/rpi5.md, \"Measurement privileges\")", path=self.ssh.log)
         return trial
 
+    def firmware(self, command: str) -> str:
+        """A ``vcgencmd`` command's answer (stdout and stderr), run as root with the user's
+        PATH: vcgencmd needs /dev/vcio, which a lab account outside group video cannot open
+        (rtgate.board.rpi5.throttle.COMMAND)."""
+        proc = self.ssh.run(self.with_user_path(f"{command} 2>&1"), check=False, timeout_s=30)
+        return proc.stdout.decode("utf-8", "replace")
+
     def throttled(self) -> int | None:
-        """The firmware's get_throttled now; None on a board without vcgencmd."""
-        proc = self.ssh.run(f"{throttle.COMMAND} 2>/dev/null", check=False, timeout_s=30)
-        return throttle.parse(proc.stdout.decode("utf-8", "replace"))
+        """The firmware's get_throttled now; None when it gave no value."""
+        return throttle.parse(self.firmware(throttle.COMMAND))

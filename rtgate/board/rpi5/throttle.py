@@ -14,13 +14,28 @@ BITS = {0: "under-voltage now", 1: "ARM frequency capped now", 2: "throttled now
         19: "soft temperature limit since boot"}
 """The bits of get_throttled (Raspberry Pi documentation, "vcgencmd")."""
 COMMAND = "vcgencmd get_throttled"
+"""Run as root: vcgencmd opens /dev/vcio (raspberrypi/utils vcgencmd/vcgencmd.c, mbox_open),
+and Raspberry Pi OS gives the VideoCore's devices to root and group ``video`` only, mode 0660
+(raspberrypi-sys-mods usr/lib/udev/rules.d/10-vc.rules). A lab account outside ``video`` reads
+nothing."""
+NO_DEVICE = "Can't open device file"
+"""What vcgencmd prints (exit 255) when it cannot open /dev/vcio (vcgencmd.c, mbox_open)."""
 _VALUE = re.compile(r"throttled=(0x[0-9a-fA-F]+)")
 
 
 def parse(text: str) -> int | None:
-    """get_throttled's value, None when the board did not give one (no vcgencmd)."""
+    """get_throttled's value, None when the board did not give one."""
     m = _VALUE.search(text)
     return int(m.group(1), 16) if m else None
+
+
+def why_not(text: str) -> str:
+    """Why an answer gave no value, in words a lab admin can act on."""
+    if NO_DEVICE in text:
+        return ("vcgencmd cannot open /dev/vcio (root and group video only): run it as root "
+                "(the board file's sudo) or add the account to group video")
+    said = " ".join(text.split())[:120]
+    return f"vcgencmd answered {said!r}" if said else "vcgencmd gave no answer (not installed?)"
 
 
 def named(bits: int) -> list[str]:
@@ -38,9 +53,14 @@ def during(before: int | None, after: int | None) -> list[str]:
 
 
 def unseen(before: int | None, after: int | None) -> str | None:
-    """Why the two readings cannot tell whether the run was throttled, None when they can (or
-    when the board has no vcgencmd at all: neither reading)."""
-    if before is not None and after is None:
+    """Why the two readings cannot tell whether the run was throttled, None when they can. A Pi
+    always has the firmware's record: no reading at all is not "not throttled"."""
+    if before is None and after is None:
+        return "get_throttled gave no value before or after the run (vcgencmd missing, or " \
+               "not allowed to open /dev/vcio)"
+    if before is None:
+        return f"get_throttled gave no value before the run (after: {hex(after or 0)})"
+    if after is None:
         return f"get_throttled gave no value after the run (before: {hex(before)})"
     if before is not None and (sticky := before & 0xF0000):
         # A "since boot" bit cannot be set twice: a recurrence during the run that is over by
