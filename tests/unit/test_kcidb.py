@@ -410,3 +410,15 @@ def test_a_judged_pwcet_is_a_number_with_its_interval(tmp_path: Path) -> None:
     (pwcet,) = [t for t in doc["tests"] if t["path"].endswith(".all.pwcet")]
     assert pwcet["status"] == "PASS" and pwcet["number"]["value"] == pytest.approx(610e-6)
     assert pwcet["misc"]["interval_us"] == [540.0, 700.0]
+
+
+def test_the_gates_artifact_keeps_the_build_records() -> None:
+    """keep-results uploads a run's directory less kernels/ only: builds/ (the records) stays."""
+    import yaml
+
+    action = yaml.safe_load((ROOT / ".github" / "actions" / "keep-results" /
+                             "action.yml").read_text())
+    (upload,) = [s for s in action["runs"]["steps"] if "upload-artifact" in s.get("uses", "")]
+    patterns = upload["with"]["path"].split()
+    assert patterns == ["${{", "inputs.path", "}}", "!${{", "inputs.path", "}}/kernels"]
+    assert record.BUILDS != "kernels"
