@@ -237,3 +237,46 @@ def test_the_pages_commands_parse_and_name_what_the_workflows_read() -> None:
     assert secrets == read_secrets == {"RTGATE_KCIDB_URL", "RTGATE_KCIDB_ORIGIN",
                                        "RTGATE_KCIDB_TOKEN"}
     assert variables == read_vars == {"RTGATE_SITE_URL", "RTGATE_KCIDB_PULL_REQUESTS"}
+
+
+WORKFLOWS = ROOT / ".github" / "workflows"
+
+
+def _step_env(tmp: Path, **values: str) -> dict[str, str]:
+    import os
+
+    return {"PATH": os.environ["PATH"], "HOME": str(tmp), "RUNNER_TEMP": str(tmp / "runner"),
+            "GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "o/r", **values}
+
+
+@pytest.mark.parametrize(("workflow", "job"), [("pages.yml", "kcidb"),
+                                               ("latency-report.yml", "kcidb")])
+def test_a_lab_without_an_endpoint_sends_nothing_and_passes(tmp_path: Path, workflow: str,
+                                                            job: str) -> None:
+    from steps import run
+
+    proc = run(WORKFLOWS / workflow, "Report and send to KCIDB", job=job, cwd=tmp_path,
+               env=_step_env(tmp_path, RTGATE_KCIDB_URL="", RTGATE_KCIDB_ORIGIN="",
+                             RTGATE_KCIDB_TOKEN=""))
+    assert proc.returncode == 0 and "nothing sent" in proc.stdout, proc.stderr
+
+
+def test_the_history_job_publishes_the_build_files_the_report_links(tmp_path: Path) -> None:
+    """pages.yml's history step, run as the runner runs it (rtgate from this checkout's venv),
+    on a gate artifact of real results with their build records."""
+    import sys
+
+    from steps import run
+
+    work = tmp_path / "work"
+    gate = qemu_gate(work / "gate")
+    (work / "runner").mkdir()
+    (work / "runner" / "venv").symlink_to(sys.prefix)  # the venv rtgate runs from here
+    for name in ("thresholds.yml", "bench"):
+        (work / name).symlink_to(ROOT / name)
+    proc = run(WORKFLOWS / "pages.yml", "Build files for KCIDB reports", job="history", cwd=work,
+               env=_step_env(work, RTGATE_ROOT=str(work), SITE_URL="https://o.github.io/r"))
+    assert proc.returncode == 0, proc.stderr
+    configs = sorted((work / "site" / "kcidb" / "builds").glob("*/config.txt"))
+    assert len(configs) == 2 and all(c.read_text() == "CONFIG_PREEMPT_RT=y\n" for c in configs)
+    assert gate.is_dir()
