@@ -54,6 +54,8 @@ _COMPATIBLE = re.compile(r"[^ \0]+(,[^ \0]+)*")
 _PATH_PART = re.compile(r"[^A-Za-z0-9_-]+")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _COMMIT = re.compile(r"[0-9a-f]{40}")
+# A series entry a link may name: plain segments below kernel/patches/.
+_PATCH_NAME = re.compile(r"[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*")
 # What a metric test reads (Totals field) and which budget check judges it.
 METRICS = (("max", "max_us", "max_us"), ("p99_99", "p99_99", "p9999_us"),
            ("avg", "avg_us", "avg_us"))
@@ -230,10 +232,9 @@ class _Report:
         base = f"{s.repository_url.rstrip('/')}/blob/{s.commit}/kernel/patches/"
         files = []
         for p in rec.plan.patches:
-            name = Path(p.name).name
-            if _PATH_PART.sub("", name.replace(".", "")) != name.replace(".", "") or not name:
-                return []  # a name a link cannot hold as one path segment: no links at all
-            files.append({"name": name, "url": base + quote(p.name)})
+            if not _PATCH_NAME.fullmatch(p.name) or ".." in p.name.split("/"):
+                return []  # a name no plain path below kernel/patches: no links at all
+            files.append({"name": p.name.rsplit("/", 1)[-1], "url": base + p.name})
         return files
 
     def build(self, board: BoardRun, flavor: str, result: Result | None) -> str:

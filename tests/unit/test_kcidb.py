@@ -422,3 +422,27 @@ def test_the_gates_artifact_keeps_the_build_records() -> None:
     patterns = upload["with"]["path"].split()
     assert patterns == ["${{", "inputs.path", "}}", "!${{", "inputs.path", "}}/kernels"]
     assert record.BUILDS != "kernels"
+
+
+def test_a_hostile_patch_name_is_hashed_never_linked(rtgate_cli: RunCli, tmp_path: Path) -> None:
+    """A series' file names are a pull request's words (format-patch makes them from commit
+    subjects): the patchset hash covers the patches, a name that is no plain path segment makes
+    no link, and no name is sent as text."""
+    gate = pi5_gate(tmp_path)
+    hostile = "0001-$(reboot)-<script>alert(1)</script> ../../x.patch"
+    for flavor in ("stock", "rt"):
+        path = gate / "builds" / flavor / record.METADATA
+        meta = json.loads(path.read_text())
+        meta["plan"]["patches"][0]["name"] = hostile
+        path.write_text(json.dumps(meta))
+    context = tmp_path / "context"
+    context.mkdir()
+    (context / "context.json").write_text(json.dumps({
+        "event": "push", "head_sha": "c" * 40, "boards": ["rpi5"], "scenarios": ["all-in"]}))
+    doc = kcidb(rtgate_cli, tmp_path, gate, args=("--context", str(context),
+                                                  "--repository-url", "https://github.com/o/r"))
+    (checkout,) = doc["checkouts"]
+    assert "patchset_files" not in checkout
+    assert checkout["patchset_hash"] == record.patchset_hash(
+        [p.sha256 for p in read_series(SERIES_4)])
+    assert "reboot" not in json.dumps(doc) and "<script>" not in json.dumps(doc)
