@@ -54,3 +54,14 @@ def test_no_lab_runner_job_is_named_by_a_fixed_board_list() -> None:
         board = load(GITHUB / "workflows" / name)["on"]["workflow_dispatch"]["inputs"]["board"]
         assert board["type"] == "string" and "options" not in board, name
 
+
+
+def test_a_default_source_bump_runs_mains_gate() -> None:
+    """kernel/targets/<target>.yml's default_source is the base every A and main's published
+    numbers build from; main's push of it must record the new base on the controllers (the gate
+    job's push path), or pull requests keep building A from the old recorded one."""
+    from test_workflows import ROOT
+
+    paths = load(GATE)["on"]["push"]["paths"]
+    assert "kernel/targets/**" in paths
+    assert list((ROOT / "kernel" / "targets").glob("*.yml")), "no kernel target to bump"
