@@ -1,6 +1,7 @@
 """``loads``: json.loads for files rtgate is handed, where hostile input is expected; ``read``:
 such a file read whole, with the schema it claims; ``write_atomic``: how rtgate writes every
-file a reader may open at any moment; ``write_output``: a file the user named.
+file (atomically, with the umask's mode; a device or FIFO written to, never replaced);
+``write_output``: a file the user named.
 
 Besides syntax errors (json.JSONDecodeError, which callers word themselves), Python's json fails
 in two ways a crafted file can trigger: an integer too long to convert (ValueError) and nesting
@@ -16,6 +17,7 @@ import json
 import math
 import os
 import re
+import stat
 import sys
 import tempfile
 from pathlib import Path
@@ -98,13 +100,46 @@ def read_model(path: Path, model: type[M], schema_id: str, what: str,
         raise InputError(f"invalid {what}{at}: {first['msg']}", path=path) from exc
 
 
+def _umask() -> int:
+    """The process's umask, read without changing it where Linux says it (4.7 and later)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def write_atomic(path: Path, text: str) -> Path:
-    """Write-then-rename, so a reader never sees half a file and a crash never loses the old one."""
+    """Write a file the way a Unix tool does. A regular file (new, or one to replace) is written
+    beside it and renamed over it, so a reader never sees half a file and a crash never loses
+    the old one; a new file gets the umask's mode (0666 less the umask), an old one keeps its
+    own. A character device or a FIFO (/dev/null, /dev/stdout, a pipe) is written to, never
+    replaced; anything else that is not a regular file is refused (exit 2)."""
+    data = text.encode("utf-8")
+    try:
+        st: os.stat_result | None = os.stat(path)
+    except FileNotFoundError:
+        st = None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        if not (stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode)):
+            raise InputError("not a regular file, a character device or a FIFO: refused",
+                             path=path)
+        # No O_CREAT: should the device be swapped for something else meanwhile, fail.
+        fd = os.open(path, os.O_WRONLY)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        return path
     path.parent.mkdir(parents=True, exist_ok=True)
+    mode = stat.S_IMODE(st.st_mode) if st is not None else 0o666 & ~_umask()
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        os.fchmod(fd, mode)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
