@@ -14,6 +14,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from rich.console import Console
+
 from rtgate import __version__, inputfile, paths
 from rtgate.board.spec import kind_of, load_board
 from rtgate.errors import Exit, InputError
@@ -127,7 +129,9 @@ def kcidb(s: KcidbSettings) -> Exit:
                                "issues": len(doc.get("issues", [])), "outcome": kind.value}
     code = Exit.OK
     if s.send is not None:
-        sent = send(text.encode(), s.send)
+        # Polling takes up to --status-wait: say so while it runs (stderr; stdout is the JSON).
+        with Console(stderr=True).status("sending the report, then polling its status"):
+            sent = send(text.encode(), s.send)
         said |= {"sent": sent.delivery.value, "submission": sent.submission,
                  "message": sent.message}
         code = SENT_EXIT[sent.delivery]
