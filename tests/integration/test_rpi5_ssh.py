@@ -677,6 +677,74 @@ def test_the_rtgate_digest_covers_its_whole_environment(tmp_path: Path) -> None:
     assert "  # rtgate: /bin/sh is not in a virtual environment" in _digests("/bin/sh")
 
 
+def _pi_venv(pi: FakePi) -> Path:
+    """The Pi's /opt/rtgate: a virtual environment of its own (root-owned on a Pi), running this
+    checkout's rtgate through a .pth, as `pip install` would have put it there."""
+    venv = pi.root / "opt-rtgate"
+    real = Path(sys.executable).resolve()
+    site = venv / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / \
+        "site-packages"
+    site.mkdir(parents=True)
+    (venv / "bin").mkdir()
+    (venv / "pyvenv.cfg").write_text(f"home = {real.parent}\ninclude-system-site-packages = "
+                                     "false\n")
+    (venv / "bin" / "python").symlink_to(real)
+    import rtgate
+    deps = Path(rtgate.__file__).resolve().parents[1], Path(yaml.__file__).resolve().parents[1]
+    (site / "rtgate-checkout.pth").write_text("".join(f"{d}\n" for d in deps))
+    return venv
+
+
+def _pin_as_documented(pi: FakePi, root: Path, program: str) -> dict[str, str]:
+    """docs/rpi5.md, "Pinning the tools": tooldigest.sh over SSH, its block pasted under
+    options: of the board file (rtgate/board/rpi5/tooldigest.sh prints YAML)."""
+    said = subprocess.run(
+        ["ssh", "-i", str(pi.root / "client_key"), "-p", str(pi.port), "-o", "BatchMode=yes",
+         "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o",
+         "LogLevel=ERROR", f"{BENCH_USER}@127.0.0.1", "sh", "-s", "--", program],
+        stdin=TOOL_DIGEST.open("rb"), capture_output=True, timeout=120, check=True)
+    tools = yaml.safe_load(said.stdout)["tools"]
+    path = root / "bench" / "boards" / "rpi5.yml"
+    board = yaml.safe_load(path.read_text())
+    board["options"]["tools"] = tools
+    path.write_text(yaml.safe_dump(board))
+    return tools
+
+
+def test_an_upgrade_that_changes_rtgate_is_re_pinned_before_the_next_run(
+        rtgate_process: RunProcess, tmp_path: Path, pi: FakePi) -> None:
+    """docs/lab.md, "Upgrading the lab", on the fake Pi: its rtgate pinned as documented
+    measures; an upgrade of its venv (a new file in site-packages, as pip leaves) is refused
+    before anything boots, naming the tool (exit 3); re-pinned as documented, it measures."""
+    venv = _pi_venv(pi)
+    program = str(venv / "bin" / "python")
+    root = _root(tmp_path, pi, bench_command=(
+        f"RTGATE_ROOT={paths.ROOT} {program} -m rtgate bench --board local --scenario "
+        "{scenario} --duration {duration} --out {out}"))
+    before = _pin_as_documented(pi, root, program)
+    assert set(before) >= {"rtgate", "cyclictest", "stress-ng", "iperf3"}, before
+    kernel = _kernel(tmp_path, RELEASE)
+    proc = _board_run(rtgate_process, root, kernel, tmp_path / "first", "idle")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "tools not pinned" not in proc.stderr
+
+    # The upgrade: the venv changes under the pin.
+    (next(venv.rglob("site-packages")) / "rtgate_upgraded.py").write_text("VERSION = 2\n")
+    proc = _board_run(rtgate_process, root, kernel, tmp_path / "refused", "idle")
+    assert proc.returncode == 3, proc.stderr[-3000:]
+    assert "before deploying: tool 'rtgate'" in proc.stderr and "reinstall it" in proc.stderr
+    assert pi.reboots() == ["reboot 0 tryboot", "reboot "]  # nothing booted for the refusal
+
+    after = _pin_as_documented(pi, root, program)
+    assert after["rtgate"] != before["rtgate"]
+    assert {k: v for k, v in after.items() if k != "rtgate"} == \
+        {k: v for k, v in before.items() if k != "rtgate"}
+    proc = _board_run(rtgate_process, root, kernel, tmp_path / "re-pinned", "idle")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = load_result(tmp_path / "re-pinned" / "result.json")
+    assert result.environment["tool_sha256"]["rtgate"] == after["rtgate"]
+
+
 def _tuned_pipeline(rtgate_process: RunProcess, tmp_path: Path, root: Path, kernel: Path,
                     profile: str = "isolated") -> subprocess.CompletedProcess[str]:
     kernels = tmp_path / "kernels"
