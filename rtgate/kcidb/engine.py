@@ -157,8 +157,10 @@ def _run_id_of(judged: list[tuple[BoardJudgement, Path]]) -> str:
 
 def _board(b: BoardJudgement, root: Path, boards_root: Path) -> BoardRun:
     spec = load_board(b.instance or b.name, boards_root)
-    virtual = any(o.result.board.virtual for o in b.outcomes if o.result) or spec.driver in (
-        "qemu",) or bool(getattr(spec, "virtual", False))
+    # The default branch's board file says; "auto" (the local board) is what its runs detected.
+    # A result claiming virtual only ever adds the label, never removes it.
+    virtual = spec.virtual is True or any(o.result.board.virtual for o in b.outcomes
+                                          if o.result)
     ab = (ABSummary(b.ab.outcome, b.ab.why, b.ab.pairs, b.ab.infra) if b.ab is not None
           else None)
     # A/B: the candidate's builds (B/builds/); a pipeline: builds/.

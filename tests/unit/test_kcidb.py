@@ -446,3 +446,14 @@ def test_a_hostile_patch_name_is_hashed_never_linked(rtgate_cli: RunCli, tmp_pat
     assert checkout["patchset_hash"] == record.patchset_hash(
         [p.sha256 for p in read_series(SERIES_4)])
     assert "reboot" not in json.dumps(doc) and "<script>" not in json.dumps(doc)
+
+
+def test_a_virtual_board_stays_marked_whatever_its_results_claim(rtgate_cli: RunCli,
+                                                                 tmp_path: Path) -> None:
+    """The board file (default branch) says qemu-arm64 is virtual; results that claim
+    otherwise cannot pass an emulator's numbers off as hardware."""
+    gate = qemu_gate(tmp_path)
+    for path in gate.glob("*/*/result.json"):
+        place(gate, path.parent.parent.name, path.parent.name, path, board__virtual=False)
+    doc = kcidb(rtgate_cli, tmp_path, gate, args=("--scenarios", "net,idle"))
+    assert all(t["misc"]["virtual"] is True for t in doc["tests"])
