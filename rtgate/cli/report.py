@@ -32,8 +32,9 @@ A result whose start is more than {CLOCK_SKEW.total_seconds() / 60:g} minutes in
 (allowed clock skew) is refused:
 nothing is merged or written, exit 2.
 
-Runs that measured nothing because the lab failed (the pipeline's infra.json records below
-a directory given) are listed on the index page; they never enter the history.
+Runs that measured nothing (the pipeline's infra.json records below a directory given) are
+listed on the index page, those whose kernel under test crashed (the record's line found in its
+evidence file beside it) apart from the lab's failures; they never enter the history.
 
 A bisect (`rtgate bisect`'s bisect.json, given or below a directory given) gets a page linked
 from the index: its outcome and culprit as the bisect recorded them, the evidence of each step,
@@ -41,9 +42,10 @@ and the steps' ab.json and ab.md (as text) found below its directory. Bisects ar
 from the inputs given, never stored in the history.
 
 exit codes: 0 the site was written (whatever the verdicts: `rtgate check` is the gate),
-  2 usage or input error (unreadable result or thresholds file, a start in the future, bad
-  provenance), 3 the site was written but shows runs that failed in the lab (infrastructure),
-  or gnuplot failed.
+  1 the site was written and shows runs whose kernel under test crashed (and none the lab
+  failed), 2 usage or input error (unreadable result or thresholds file, a start in the
+  future, bad provenance), 3 the site was written but shows runs that failed in the lab
+  (infrastructure), or gnuplot failed.
 """
 
 COMPARE_EPILOG = """\

@@ -15,6 +15,7 @@ from rtgate import paths
 from rtgate.ciout import escape
 from rtgate.errors import Exit
 from rtgate.gate import infrarecord
+from rtgate.gate.verdict import worst
 from rtgate.jsonfile import write_output
 from rtgate.report import bisectpage, compare, site
 from rtgate.report.digest import summarize
@@ -67,7 +68,8 @@ def make_site(settings: SiteSettings) -> Exit:
     index = site.build(summaries, full, load, settings.out, judge, failures, bisects,
                        settings.calibration)
     print(index)
-    return Exit.INCOMPLETE if failures else Exit.OK
+    # A crash is its kernel's failure (1); a lab failure anywhere outranks it (3).
+    return worst([f.exit for f in failures])
 
 
 @dataclass(frozen=True)

@@ -71,6 +71,35 @@ def test_runs_that_all_failed_in_the_lab_still_make_a_site_and_exit_3(rtgate_cli
     assert "No runs yet" not in html
 
 
+def test_a_crashed_kernel_is_listed_apart_with_its_line_and_exits_1(rtgate_cli: RunCli,
+                                                                     tmp_path: Path) -> None:
+    """The site's "Kernels that crashed" holds a run whose record names a dying line its
+    evidence beside it holds; the same claim without that evidence is a lab failure (exit 3)."""
+    from rtgate.gate import infrarecord
+    from rtgate.gate.verdict import Crash
+
+    said = "Kernel panic - not syncing: <b>Attempted to kill init!</b>"
+    out = tmp_path / "run"
+    home = out / "rt" / "all-in"
+    (home / "previous-boot").mkdir(parents=True)
+    evidence = home / "previous-boot" / "journal-kernel.txt"
+    evidence.write_text(f"[    1.0] {said}\n")
+    infrarecord.save(Crash("rpi5", "rt", "all-in", home / "ssh.log", f"crashed: {said}",
+                           said=said, evidence=evidence), home)
+    proc = rtgate_cli("report", out, "--out", tmp_path / "site")
+    assert proc.returncode == 1, proc.stderr
+    html = Path(proc.stdout.strip()).read_text()
+    assert html.count('<tr class="crash-row">') == 1 and 'class="infra-row"' not in html
+    assert "Attempted to kill init!" in html and "<b>Attempted" not in html
+    assert "previous-boot/journal-kernel.txt" in html
+
+    evidence.write_text("[    1.0] a quiet boot\n")
+    proc = rtgate_cli("report", out, "--out", tmp_path / "site2")
+    assert proc.returncode == 3, proc.stderr
+    html = Path(proc.stdout.strip()).read_text()
+    assert 'class="crash-row"' not in html and html.count('<tr class="infra-row">') == 1
+
+
 @pytest.mark.parametrize("text, problem", [
     ('{"schema": "rtgate/infra/v1", "board": "b"}', "not an rtgate infrastructure record"),
     ("{not json", "not an rtgate infrastructure record"),
