@@ -100,6 +100,7 @@ class Job:
     runner: str = ""
     env: dict[str, str] = field(default_factory=dict)
     done: bool = False
+    cancelled: bool = False
 
 
 class FakeGitHub:
@@ -358,6 +359,7 @@ class FakeGitHub:
             if call == "done":
                 job = self.jobs[int(body["job_id"]) - 1]
                 job.env, job.done = dict(body.get("env", {})), True
+                job.cancelled = bool(body.get("cancelled"))
                 del self.runners[runner.id]  # an ephemeral runner goes with its job
                 return 200, {}
             if call == "disconnect":

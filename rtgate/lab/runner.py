@@ -168,10 +168,14 @@ class Supervisor:
                     self.log(f"cannot empty {group}: {exc}")
 
     def _terminate(self, child: subprocess.Popen[bytes]) -> None:
+        """SIGTERM to the runner's session, then the grace for all of it to end: run.sh goes
+        at once, the listener it started cancels its job and reports it first."""
         _signal_group(child.pid, signal.SIGTERM)
-        try:
-            child.wait(self.config.runner.stop_grace_s)
-        except subprocess.TimeoutExpired:
+        deadline = time.monotonic() + self.config.runner.stop_grace_s
+        while _group_alive(child.pid) and time.monotonic() < deadline:
+            child.poll()  # reaped, our own child no longer counts as one of the group
+            time.sleep(0.05)
+        if _group_alive(child.pid):
             self.log(f"the runner did not end within {self.config.runner.stop_grace_s:g} s "
                      "of SIGTERM: killed")
             _signal_group(child.pid, signal.SIGKILL)
@@ -246,6 +250,14 @@ class Supervisor:
                 self.stop.wait(wait)
         self.log("stopped")
         return 0
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 def _signal_group(pid: int, sig: signal.Signals) -> None:

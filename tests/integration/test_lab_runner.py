@@ -369,8 +369,9 @@ def test_what_a_job_leaves_running_dies_with_its_cgroup(controller: Controller) 
         assert any("killed 1 process(es) the job left running" in line
                    for line in sup.lines()), sup.lines()
         wait_for("the job's daemon to end", lambda: not _alive(escapee), timeout=10)
-        # The finished job's cgroup is gone; the next runner's is there.
-        assert len([p for p in base.glob("job.*") if p.is_dir()]) == 1
+        # The finished job's cgroup is gone; the next runner's comes as it starts.
+        wait_for("only the next runner's cgroup",
+                 lambda: len([p for p in base.glob("job.*") if p.is_dir()]) == 1)
     finally:
         assert sup.stop() == 0, sup.lines()
         if escapee and _alive(escapee):
@@ -384,3 +385,21 @@ def test_what_a_job_leaves_running_dies_with_its_cgroup(controller: Controller) 
                     assert time.monotonic() < deadline, f"cannot remove {group}"
                     time.sleep(0.05)
     assert f"a cgroup per runner under {base}" in sup.lines()[0]
+
+
+def test_a_stop_in_the_middle_of_a_job_cancels_it_and_seals_what_it_wrote(
+        controller: Controller) -> None:
+    fake = controller.fake
+    job = fake.queue_job("board-rpi5", 60)
+    sup = controller.start("rpi5")
+    wait_for("the job to start", lambda: job.runner)
+    run = sup.state / "results" / f"{job.id}-1"
+    wait_for("its results directory", run.exists)
+    started = time.monotonic()
+    assert sup.stop() == 0, sup.lines()
+    assert time.monotonic() - started < 5  # stop_grace_s
+    assert job.cancelled and fake.names() == []
+    assert any(f"{job.runner}: the runner ended" in line and "already gone" in line
+               for line in sup.lines()), sup.lines()
+    assert _owner_mode(run)[0] == 0 and _owner_mode(run / "gate-rpi5")[0] == 0
+    assert list((sup.state / "jobs").iterdir()) == []
