@@ -104,3 +104,12 @@ class CommandGuard:
     def __getattr__(self, name: str) -> Any:
         # isatty, fileno, encoding, ...: the stream's own (rich asks them).
         return getattr(self.inner, name)
+
+
+def printable(value: object) -> str:
+    """``value`` for a terminal, a log line or a table cell: every character that is not
+    printable (controls such as ESC, which start colour, title and OSC 52 clipboard sequences;
+    line separators; format and ignorable characters) written as its Python escape, ``\\x1b``,
+    ``\\u200b``. Board and kernel strings (``uname -r``, a build's release) pass through this."""
+    return "".join(c if c == " " or (c.isprintable() and not _ignorable(c))
+                   else c.encode("unicode_escape").decode("ascii") for c in str(value))

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
+from rich.text import Text
 
 from rtgate import paths
 from rtgate.board.base import KernelArtifacts
@@ -20,6 +21,7 @@ from rtgate.board.measure import measure
 from rtgate.board.spec import BoardSpec, QemuOptions, flavors_of, load_board, scenarios_of
 from rtgate.board.tuning import Profile, load_profile
 from rtgate.breach import BreachTracing
+from rtgate.ciout import printable
 from rtgate.errors import InfraError, InputError, KernelCrash
 from rtgate.gate import infrarecord, junit, markdown
 from rtgate.gate.thresholds import flavor_of, load_thresholds
@@ -84,8 +86,9 @@ def kernel_for(spec: BoardSpec, flavor: str, kernel: KernelSource, out: Path,
         console.rule(f"[bold]build[/] {spec.kernel_target} {flavor}")
         built = build(spec.kernel_target, flavor, source=kernel.source, series=kernel.patches,
                       runtime=kernel.runtime, out=out / "kernels" / flavor)
-        console.print(f"kernel {built.kernel_release} "
-                      f"({'cache hit' if built.cache_hit else 'built'}) in {built.out}")
+        # The release is the build's (a pull request's Makefile sets it): plain text.
+        console.print(Text(f"kernel {printable(built.kernel_release)} "
+                           f"({'cache hit' if built.cache_hit else 'built'}) in {built.out}"))
         artifacts = KernelArtifacts.from_dir(built.out)
     # The artifact leaves kernels/ out: its record stays with the results (rtgate kcidb).
     record.keep(artifacts.dir, out / record.BUILDS / flavor)

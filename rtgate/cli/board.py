@@ -10,12 +10,13 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from rtgate.board.base import KernelArtifacts
-from rtgate.board.doctor import DoctorSettings, examine, ready
+from rtgate.board.doctor import DoctorSettings, Finding, examine, ready
 from rtgate.board.measure import measure
 from rtgate.board.spec import BoardSpec, kind_of, list_boards, load_board
-from rtgate.ciout import escape
+from rtgate.ciout import escape, printable
 from rtgate.cli.args import add_scale_option, duration
 from rtgate.errors import Exit
 
@@ -87,20 +88,32 @@ exit codes:
 """
 
 
+def doctor_lines(checks: list[Finding]) -> list[str]:
+    """--plain: one tab-separated line a check; what the board said, printable (no tab,
+    newline or escape sequence of its own)."""
+    return ["\t".join(printable(v) for v in (c.state, c.item, c.found, c.todo)) for c in checks]
+
+
+def doctor_table(name: str, checks: list[Finding]) -> Table:
+    """The table, its cells plain text: a board's `uname -r` is never console markup."""
+    table = Table("check", "state", "found", "to do", title=f"rtgate board doctor {name}")
+    style = {"ok": "green", "warn": "yellow", "fail": "bold red", "n/a": "dim"}
+    for c in checks:
+        table.add_row(Text(printable(c.item)), Text(c.state, style=style[c.state]),
+                      Text(printable(c.found)), Text(printable(c.todo)))
+    return table
+
+
 def doctor_command(args: argparse.Namespace) -> int:
     spec = load_board(args.board)
     with tempfile.TemporaryDirectory(prefix="rtgate-doctor-") as tmp:
         workdir = args.out or Path(tmp)
         checks = examine(DoctorSettings(spec=spec, workdir=workdir))
     if args.plain:
-        for c in checks:
-            print(f"{c.state}\t{c.item}\t{c.found}\t{c.todo}")
+        for line in doctor_lines(checks):
+            print(line)
     else:
-        table = Table("check", "state", "found", "to do", title=f"rtgate board doctor {spec.name}")
-        style = {"ok": "green", "warn": "yellow", "fail": "bold red", "n/a": "dim"}
-        for c in checks:
-            table.add_row(c.item, f"[{style[c.state]}]{c.state}[/]", c.found, c.todo)
-        Console().print(table)
+        Console().print(doctor_table(spec.name, checks))
     ok = ready(checks)
     print(f"rtgate board doctor: {spec.name}: "
           f"{'ready' if ok else 'NOT ready'}", file=sys.stderr)

@@ -25,6 +25,7 @@ import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from rtgate.ciout import escape
 from rtgate.errors import InputError
 
 INPUTS = ("kernel/patches", "kernel/configs")
@@ -199,8 +200,9 @@ def write(repo: Path, decided: MergeInputs, out: Path) -> None:
 
 
 def shown_path(path: str) -> str:
-    """A path as one inert line: control characters escaped, never a workflow command."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in path)
+    """A path as one inert line: ciout's escaping, the one used for every value rtgate prints
+    where a workflow log reads it (no workflow command, no control character)."""
+    return escape(path)
 
 
 def verify(context: Path) -> dict[str, tuple[int, bytes]]:

@@ -75,11 +75,23 @@ def series_row(s: RunSummary) -> dict[str, Any]:
     return {k: int(v) if isinstance(v, float) and v.is_integer() else v for k, v in row.items()}
 
 
+# OWASP, "CSV Injection": a cell a spreadsheet would read as a formula starts with one of these;
+# prefixed with a single quote it is text. Numbers stay numbers (only text cells are touched).
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: Any) -> Any:
+    """A cell of text from a run (a kernel release, a commit, a board) that opens no formula."""
+    if isinstance(value, str) and value.startswith(FORMULA_START):
+        return "'" + value
+    return value
+
+
 def csv_text(fields: Sequence[str], rows: Sequence[dict[str, Any]]) -> str:
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=fields, lineterminator="\n")
     writer.writeheader()
-    writer.writerows(rows)
+    writer.writerows({k: csv_cell(v) for k, v in row.items()} for row in rows)
     return buffer.getvalue()
 
 
@@ -176,7 +188,7 @@ def _heat_csv(heat: Sequence[dict[str, Any]], edges: Sequence[int]) -> str:
         cells = [""] * len(columns)
         for lo, count in h["bins"]:
             cells[columns[lo]] = str(count)
-        writer.writerow([h["date"], h["run_id"], *cells])
+        writer.writerow([csv_cell(h["date"]), csv_cell(h["run_id"]), *cells])
     return buffer.getvalue()
 
 

@@ -265,3 +265,23 @@ def test_a_merge_that_cannot_be_formed_is_measured(repo: Path, tmp_path: Path) -
     assert cli(repo, "inputs", "--head", lone, "--out", str(tmp_path / "c2")).returncode == 0
     manifest = json.loads((tmp_path / "c2" / mergeinputs.MANIFEST).read_text())
     assert manifest["measure"] is True and manifest["source"] == lone
+
+
+def test_pull_request_file_names_reach_the_log_inert(repo: Path, tmp_path: Path) -> None:
+    """File names that are workflow commands (git quotes none of `#[]:`): the lab's step prints
+    each through rtgate's one escaping (rtgate/ciout.py), so no line starts a command."""
+    names = {"kernel/patches/##[add-mask]x.patch": "a\n",
+             "kernel/patches/::error::forged.patch": "b\n",
+             "kernel/configs/x\n::warning::y.config": "c\n"}
+    head = branch(repo, "pr", names)
+    out = tmp_path / "ctx"
+    assert cli(repo, "inputs", "--head", head, "--out", str(out)).returncode == 0
+    lab = tmp_path / "lab"
+    lab.mkdir()
+    proc = cli(lab, "apply-inputs", "--context", str(out))
+    assert proc.returncode == 0, proc.stderr
+    lines = (proc.stdout + proc.stderr).splitlines()
+    assert len([line for line in lines if line.startswith("kernel input: ")]) == 6
+    for line in lines:
+        assert not line.lstrip().startswith("::") and "##[" not in line, line
+    assert (lab / "kernel" / "patches" / "##[add-mask]x.patch").read_text() == "a\n"
