@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from clirun import RunCli
 
 from rtgate.errors import InputError
 from rtgate.lab import config as labconfig
@@ -197,3 +198,22 @@ def test_the_guides_list_of_keys_is_the_lab_files_defaults() -> None:
     app = labconfig.GitHubApp.model_fields
     assert listed["github"] == {"api": app["api"].default, "runner_group_id": 1,
                                 "timeout_s": app["timeout_s"].default}
+
+
+def test_the_commands_refuse_what_they_cannot_do_with_one_line(
+        tmp_path: Path, rtgate_cli: RunCli, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = lab(tmp_path)
+    proc = rtgate_cli("lab", "setup", "--config", path, "--unit-dir", tmp_path / "units", "rpi5")
+    assert proc.returncode == 0, proc.stderr
+    unit = (tmp_path / "units" / "rtgate-runner@.service").read_text()
+    assert "ExecStart=/opt/rtgate/venv/bin/rtgate lab runner %i --config /etc/rtgate/lab.yml" \
+        in unit and "Delegate=yes" in unit
+    assert (tmp_path / "etc" / "rpi5.env").is_file()
+    assert not (tmp_path / "etc" / "rpi5-b.env").exists()  # only the board named
+    proc = rtgate_cli("lab", "runner", "rpi6", "--config", path)
+    assert proc.returncode == 2 and proc.stderr.startswith(f"rtgate: {path}: no board 'rpi6'")
+    proc = rtgate_cli("lab", "setup", "--config", tmp_path / "missing.yml")
+    assert proc.returncode == 2 and "missing.yml" in proc.stderr
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    proc = rtgate_cli("lab", "runner", "rpi5", "--config", path)
+    assert proc.returncode == 2 and "run as root" in proc.stderr
