@@ -8,9 +8,13 @@ not hide the verdicts of the other runs; it still makes the whole pipeline exit 
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
+import yaml
 from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
@@ -18,17 +22,27 @@ from rich.text import Text
 from rtgate import paths
 from rtgate.board.base import KernelArtifacts
 from rtgate.board.measure import measure
-from rtgate.board.spec import BoardSpec, QemuOptions, flavors_of, load_board, scenarios_of
+from rtgate.board.spec import (
+    BoardSpec,
+    QemuOptions,
+    flavors_of,
+    kind_of,
+    load_board,
+    scenarios_of,
+)
 from rtgate.board.tuning import Profile, load_profile
 from rtgate.breach import BreachTracing
 from rtgate.ciout import printable
 from rtgate.errors import InfraError, InputError, KernelCrash
 from rtgate.gate import infrarecord, junit, markdown
-from rtgate.gate.thresholds import flavor_of, load_thresholds
+from rtgate.gate.thresholds import Thresholds, flavor_of, load_thresholds
 from rtgate.gate.verdict import Crash, Infra, Ruling, judge, worst
+from rtgate.harness.scenario import load_scenario
 from rtgate.jsonfile import write_atomic
 from rtgate.kernel import record
 from rtgate.kernel.build import build
+from rtgate.kernel.plan import flavor_fragment
+from rtgate.kernel.targets import load_target
 from rtgate.layout import flavor_dir, run_home
 from rtgate.result import Result
 
@@ -64,6 +78,8 @@ class PipelineSettings:
     """µs, or the budget's word; None: no follow-up trace run."""
     trace_cap: int
     allow_unbudgeted: bool
+    dry_run: bool = False
+    """Print the resolved plan as YAML and stop: no build, no board."""
 
 
 @dataclass(frozen=True)
@@ -209,17 +225,142 @@ def failure(board: str, run: Run) -> Infra:
     return Infra(board, flavor_dir(run.flavor), run.scenario, log, exc.oneline())
 
 
+_T = TypeVar("_T")
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    flavor: str | None
+    """None: the board's running kernel, its flavor read when it runs."""
+    scenario: str
+    """As asked for (a name, or a file)."""
+    name: str
+    """The scenario's own name: what results and budgets are keyed by."""
+    source: Path
+    tool: str
+    budget: str | None
+    """Where the budget that judges it is (file:line); None: none (yet) known."""
+
+
+@dataclass(frozen=True)
+class PipelinePlan:
+    """A pipeline resolved before anything runs: every flavor × scenario with its scenario
+    file, tool, budget and kernel."""
+
+    spec: BoardSpec
+    thresholds: Thresholds
+    profile: Profile | None
+    tracing: BreachTracing | None
+    flavors: list[str]
+    kernels: dict[str, str]
+    """Per flavor, where its kernel comes from."""
+    runs: list[PlannedRun]
+
+    def describe(self, s: PipelineSettings) -> str:
+        """The plan as YAML: what would be built, booted and measured (``--dry-run``)."""
+        return yaml.safe_dump({
+            "board": self.spec.name, "kind": kind_of(self.spec), "driver": self.spec.driver,
+            "duration_s": s.duration, "scale": s.scale,
+            "tuning": self.profile.name if self.profile else "none",
+            "trace_on_breach": s.trace_on_breach,
+            "kernels": {flavor or "running": where for flavor, where in self.kernels.items()},
+            "runs": [{"flavor": r.flavor or "running", "scenario": r.name,
+                      "file": _shown(r.source), "tool": r.tool, "budget": r.budget}
+                     for r in self.runs]}, sort_keys=False, allow_unicode=True)
+
+
+def _shown(path: Path | str) -> str:
+    """A path inside the data root as relative to it (a plan reads the same on every machine)."""
+    try:
+        return str(Path(path).resolve().relative_to(paths.ROOT.resolve()))
+    except ValueError:
+        return str(path)
+
+
+def validate(s: PipelineSettings) -> PipelinePlan:
+    """Every flavor × scenario resolved to its scenario, tool, budget, tuning and kernel before
+    any build or boot; every problem found is printed, then one InputError (exit 2)."""
+    spec = load_board(s.board)  # nothing else can be resolved without the board
+    problems: list[str] = []
+
+    def attempt(step: Callable[[], _T]) -> _T | None:
+        try:
+            return step()
+        except InputError as exc:
+            problems.append(exc.oneline())
+            return None
+
+    flavors = attempt(lambda: flavors_of(spec, s.flavors)) or []
+    thresholds = attempt(lambda: load_thresholds(s.thresholds))
+    profile = attempt(lambda: tuning_profile(spec, s.tuning, s.allow_host_changes))
+    booted = attempt(lambda: with_kernel_args(spec, s.kernel_args)) or spec
+    kernels = {flavor: where for flavor in flavors
+               if (where := attempt(lambda f=flavor: _kernel_of(spec, f, s.kernel)))}
+    kind = kind_of(spec)
+    runs = []
+    for scenario in scenarios_of(spec, s.scenarios):
+        loaded = attempt(lambda sc=scenario: load_scenario(sc))
+        if loaded is None:
+            continue
+        found, source = loaded
+        for flavor in flavors:
+            budget = None
+            if thresholds is not None and flavor:
+                chosen = thresholds.select(kind, flavor, found.name,
+                                           profile.name if profile else "none", found.tool)
+                budget = _shown_source(chosen.source) if chosen else None
+                if chosen is None and not s.allow_unbudgeted:
+                    problems.append(
+                        f"{s.thresholds}: no budget matches board={spec.name} flavor={flavor} "
+                        f"scenario={found.name}" + ("" if found.tool == "cyclictest" else
+                                                    f" tool={found.tool}")
+                        + " (--allow-unbudgeted measures it unjudged)")
+            runs.append(PlannedRun(flavor or None, scenario, found.name, source, found.tool,
+                                   budget))
+    if problems:
+        for problem in problems:
+            print(f"rtgate: {problem}", file=sys.stderr)
+        raise InputError(f"{len(problems)} problem(s) found before any build or boot "
+                         "(above): nothing was run")
+    assert thresholds is not None
+    tracing = (BreachTracing(s.trace_on_breach, s.trace_cap, thresholds, paths.BOARDS)
+               if s.trace_on_breach is not None else None)
+    return PipelinePlan(booted, thresholds, profile, tracing, flavors, kernels, runs)
+
+
+def _shown_source(source: str) -> str:
+    where, _, line = source.rpartition(":")
+    return f"{_shown(where)}:{line}" if where else source
+
+
+def _kernel_of(spec: BoardSpec, flavor: str, kernel: KernelSource) -> str:
+    """Where ``flavor``'s kernel comes from; an InputError when it cannot."""
+    if not spec.kernel_target:
+        return "the board's running kernel"
+    if kernel.kernels:
+        try:
+            KernelArtifacts.from_dir(kernel.kernels / flavor)
+        except InfraError:
+            pass  # a broken build is that flavor's infrastructure failure, recorded as it runs
+        return f"prebuilt: {kernel.kernels / flavor}"
+    load_target(spec.kernel_target)
+    flavor_fragment(flavor)
+    if kernel.patches is not None and not kernel.patches.exists():
+        raise InputError("no such patch series", path=kernel.patches)
+    return f"built: {spec.kernel_target} {flavor}" + (f" from {kernel.source}"
+                                                       if kernel.source else "")
+
+
 def pipeline(s: PipelineSettings) -> int:
     """Every flavor × scenario measured and judged; the worst run's exit code."""
     console = Console(stderr=True)
-    spec = load_board(s.board)
-    flavors = flavors_of(spec, s.flavors)
-    thresholds = load_thresholds(s.thresholds)  # a bad budget file fails before any build
-    profile = tuning_profile(spec, s.tuning, s.allow_host_changes)
-    spec = with_kernel_args(spec, s.kernel_args)
-    tracing = (BreachTracing(s.trace_on_breach, s.trace_cap, thresholds, paths.BOARDS)
-               if s.trace_on_breach is not None else None)
-    runs = run_all(spec, flavors, scenarios_of(spec, s.scenarios), s, profile, tracing, console)
+    plan = validate(s)
+    if s.dry_run:
+        print(plan.describe(s), end="")
+        return 0
+    spec, thresholds = plan.spec, plan.thresholds
+    runs = run_all(spec, plan.flavors, scenarios_of(spec, s.scenarios), s, plan.profile,
+                   plan.tracing, console)
 
     outcomes: list[Ruling] = judge([r.result for r in runs if r.result], thresholds,
                                    boards=paths.BOARDS, allow_unbudgeted=s.allow_unbudgeted)

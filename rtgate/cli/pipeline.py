@@ -50,7 +50,7 @@ def handler(args: argparse.Namespace) -> int:
         thresholds=args.thresholds, tuning=args.tuning,
         allow_host_changes=args.allow_host_changes, kernel_args=args.kernel_arg,
         trace_on_breach=args.trace_on_breach, trace_cap=args.trace_cap,
-        allow_unbudgeted=args.allow_unbudgeted))
+        allow_unbudgeted=args.allow_unbudgeted, dry_run=args.dry_run))
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -84,5 +84,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
                    metavar="DURATION", help="time cap of the follow-up trace run (default 60s)")
     p.add_argument("--allow-unbudgeted", action="store_true",
                    help="a result no budget matches is reported as skipped, not an error")
+    p.add_argument("--dry-run", action="store_true",
+                   help="resolve every flavor × scenario (scenario, tool, budget, tuning, "
+                        "kernel) and print the plan as YAML: no build, no board")
     p.set_defaults(func=handler)
 

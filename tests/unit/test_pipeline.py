@@ -75,3 +75,44 @@ def test_the_comparison_sentence_names_what_each_ratio_is_against() -> None:
                    if line.startswith("PREEMPT_RT's")]
     assert sentence.startswith("PREEMPT_RT's maximum latency is 296.8x lower than stock's, "
                                "its average is 2.5x lower than stock's. The Pi 5 paper")
+
+
+PLANS = Path(__file__).parents[1] / "data" / "plans"
+
+
+def test_the_plan_is_resolved_and_printed_without_a_device(rtgate_cli: RunCli,
+                                                         tmp_path: Path) -> None:
+    """`--dry-run`: every flavor × scenario with its scenario file, tool, budget (file:line),
+    tuning and kernel, as the reference file says; nothing built, OUT not even made. The
+    reference changes with thresholds.yml's lines: regenerate it with the command below."""
+    out = tmp_path / "out"
+    proc = rtgate_cli("pipeline", "--board", "qemu-arm64", "--flavors", "stock,rt",
+                      "--scenarios", "board,all-in", "--duration", "30s", "--out", out,
+                      "--tuning", "isolated", "--dry-run")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == (PLANS / "pipeline-qemu-arm64.yml").read_text()
+    assert not out.exists()
+
+
+def test_every_problem_is_found_before_any_build(rtgate_cli: RunCli, tmp_path: Path) -> None:
+    """A bad flavor, a missing scenario, an unknown tuning profile and a scenario no budget
+    matches (for either flavor): all five named, exit 2, nothing built or measured (OUT not
+    made)."""
+    thresholds = tmp_path / "thresholds.yml"
+    thresholds.write_text("schema: rtgate/thresholds/v2\nbudgets:\n"
+                          "  - {board: qemu-arm64, flavor: '*', scenario: net, max_us: 900,\n"
+                          "     avg_us: 90, reason: only net}\n")
+    out = tmp_path / "out"
+    proc = rtgate_cli("pipeline", "--board", "qemu-arm64", "--flavors", "stock,nope",
+                      "--scenarios", "net,nosuch,idle", "--duration", "30s", "--out", out,
+                      "--tuning", "nosuch", "--thresholds", thresholds)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert any("unknown flavor 'nope'" in line for line in lines), lines
+    assert any("no such scenario 'nosuch'" in line for line in lines), lines
+    assert any("no such tuning profile 'nosuch'" in line for line in lines), lines
+    assert any("no budget matches board=qemu-arm64 flavor=stock scenario=idle" in line
+               for line in lines), lines
+    assert lines[-1] == ("rtgate: 5 problem(s) found before any build or boot (above): "
+                         "nothing was run")
+    assert not out.exists()
