@@ -12,9 +12,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from rtgate.board.base import KernelArtifacts
 from rtgate.board.doctor import DoctorSettings, Finding, examine, ready
-from rtgate.board.measure import measure
+from rtgate.board.run import BoardRunSettings, board_run, validate
 from rtgate.board.spec import BoardSpec, kind_of, list_boards, load_board
 from rtgate.ciout import escape, printable
 from rtgate.cli.args import add_scale_option, duration
@@ -59,10 +58,15 @@ def list_command(args: argparse.Namespace) -> int:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    spec = load_board(args.board)
-    kernel = KernelArtifacts.from_dir(args.kernel) if args.kernel else None
-    m = measure(spec, kernel, args.scenario, args.duration, args.out, flavor=args.flavor,
-                scale=args.scale)
+    settings = BoardRunSettings(board=args.board, kernel=args.kernel, scenario=args.scenario,
+                                duration_s=args.duration, out=args.out, flavor=args.flavor,
+                                scale=args.scale)
+    plan = validate(settings)
+    if args.dry_run:
+        print(plan.describe(settings), end="")
+        return int(Exit.OK)
+    spec = plan.spec
+    m = board_run(settings, plan)
     t = m.result.totals
     summary = (f"{t.samples} samples, max {t.max_us:g} us, avg {t.avg_us:.2f} us"
                if t.max_us is not None and t.avg_us is not None else f"{t.samples} samples")
@@ -143,6 +147,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     r.add_argument("--out", type=Path, required=True, help="output directory")
     r.add_argument("--flavor", help="kernel flavor label (default: from the kernel build)")
     add_scale_option(r)
+    r.add_argument("--dry-run", action="store_true",
+                   help="resolve the board, the kernel build and the scenario and print them as "
+                        "YAML: the board is not touched")
     r.set_defaults(func=run_command)
     d = sub.add_parser("doctor", help="check a board before its first run: what is ready, what "
                                       "to do", epilog=DOCTOR_EPILOG,
