@@ -63,3 +63,12 @@ def require(path: Path, option: str) -> Path:
              else "the working directory (no rtgate checkout found)")
     raise InputError(f"not found: rtgate reads {path.name} from {where}; run it from a checkout "
                      f"of the repository, set RTGATE_ROOT=DIR, or give {option}", path=path)
+
+
+def shown(path: Path | str) -> str:
+    """``path`` relative to the data root when it lies inside it (a printed plan reads the same
+    on every checkout), else as given."""
+    try:
+        return str(Path(path).resolve().relative_to(ROOT.resolve()))
+    except ValueError:
+        return str(path)

@@ -265,16 +265,9 @@ class PipelinePlan:
             "trace_on_breach": s.trace_on_breach,
             "kernels": {flavor or "running": where for flavor, where in self.kernels.items()},
             "runs": [{"flavor": r.flavor or "running", "scenario": r.name,
-                      "file": _shown(r.source), "tool": r.tool, "budget": r.budget}
+                      "file": paths.shown(r.source), "tool": r.tool, "budget": r.budget}
                      for r in self.runs]}, sort_keys=False, allow_unicode=True)
 
-
-def _shown(path: Path | str) -> str:
-    """A path inside the data root as relative to it (a plan reads the same on every machine)."""
-    try:
-        return str(Path(path).resolve().relative_to(paths.ROOT.resolve()))
-    except ValueError:
-        return str(path)
 
 
 def validate(s: PipelineSettings) -> PipelinePlan:
@@ -330,7 +323,7 @@ def validate(s: PipelineSettings) -> PipelinePlan:
 
 def _shown_source(source: str) -> str:
     where, _, line = source.rpartition(":")
-    return f"{_shown(where)}:{line}" if where else source
+    return f"{paths.shown(where)}:{line}" if where else source
 
 
 def _kernel_of(spec: BoardSpec, flavor: str, kernel: KernelSource) -> str:

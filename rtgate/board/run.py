@@ -44,16 +44,10 @@ class BoardRunPlan:
             "kernel": (f"{self.kernel.release} ({self.kernel.flavor or 'no flavor'})"
                        if self.kernel else "the board's own"),
             "flavor": s.flavor or (self.kernel.flavor if self.kernel else None),
-            "scenario": self.scenario.name, "file": _shown(self.source),
+            "scenario": self.scenario.name, "file": paths.shown(self.source),
             "tool": self.scenario.tool, "duration_s": s.duration_s, "scale": s.scale},
             sort_keys=False, allow_unicode=True)
 
-
-def _shown(path: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(paths.ROOT.resolve()))
-    except ValueError:
-        return str(path)
 
 
 def validate(s: BoardRunSettings) -> BoardRunPlan:
