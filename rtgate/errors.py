@@ -5,6 +5,7 @@ The exit codes are part of the interface: CI steps branch on them.
 
 from __future__ import annotations
 
+import sys
 from enum import IntEnum
 from pathlib import Path
 
@@ -60,3 +61,16 @@ class KernelCrash(RtgateError):
         super().__init__(message, path=path, code=Exit.BUDGET)
         self.said = said
         self.evidence = evidence
+
+
+def raise_found(problems: list[InputError], before: str) -> None:
+    """What a command found while it resolved its plan, ``before`` anything ran: nothing when it
+    found nothing; one problem as it is; several each on a line of stderr, then one InputError
+    counting them (exit 2)."""
+    if len(problems) == 1:
+        raise problems[0]
+    if problems:
+        for problem in problems:
+            print(f"rtgate: {problem.oneline()}", file=sys.stderr)
+        raise InputError(f"{len(problems)} problems found before {before} (above): nothing "
+                         "was run")

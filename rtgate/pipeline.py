@@ -8,7 +8,6 @@ not hide the verdicts of the other runs; it still makes the whole pipeline exit 
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +32,7 @@ from rtgate.board.spec import (
 from rtgate.board.tuning import Profile, load_profile
 from rtgate.breach import BreachTracing
 from rtgate.ciout import printable
-from rtgate.errors import InfraError, InputError, KernelCrash
+from rtgate.errors import InfraError, InputError, KernelCrash, raise_found
 from rtgate.gate import infrarecord, junit, markdown
 from rtgate.gate.thresholds import Thresholds, flavor_of, load_thresholds
 from rtgate.gate.verdict import Crash, Infra, Ruling, judge, worst
@@ -272,15 +271,15 @@ class PipelinePlan:
 
 def validate(s: PipelineSettings) -> PipelinePlan:
     """Every flavor × scenario resolved to its scenario, tool, budget, tuning and kernel before
-    any build or boot; every problem found is printed, then one InputError (exit 2)."""
+    any build or boot; every problem found is reported (rtgate.errors.raise_found, exit 2)."""
     spec = load_board(s.board)  # nothing else can be resolved without the board
-    problems: list[str] = []
+    problems: list[InputError] = []
 
     def attempt(step: Callable[[], _T]) -> _T | None:
         try:
             return step()
         except InputError as exc:
-            problems.append(exc.oneline())
+            problems.append(exc)
             return None
 
     flavors = attempt(lambda: flavors_of(spec, s.flavors)) or []
@@ -303,18 +302,14 @@ def validate(s: PipelineSettings) -> PipelinePlan:
                                            profile.name if profile else "none", found.tool)
                 budget = _shown_source(chosen.source) if chosen else None
                 if chosen is None and not s.allow_unbudgeted:
-                    problems.append(
-                        f"{s.thresholds}: no budget matches board={spec.name} flavor={flavor} "
+                    problems.append(InputError(
+                        f"no budget matches board={spec.name} flavor={flavor} "
                         f"scenario={found.name}" + ("" if found.tool == "cyclictest" else
                                                     f" tool={found.tool}")
-                        + " (--allow-unbudgeted measures it unjudged)")
+                        + " (--allow-unbudgeted measures it unjudged)", path=s.thresholds))
             runs.append(PlannedRun(flavor or None, scenario, found.name, source, found.tool,
                                    budget))
-    if problems:
-        for problem in problems:
-            print(f"rtgate: {problem}", file=sys.stderr)
-        raise InputError(f"{len(problems)} problem(s) found before any build or boot "
-                         "(above): nothing was run")
+    raise_found(problems, "any build or boot")
     assert thresholds is not None
     tracing = (BreachTracing(s.trace_on_breach, s.trace_cap, thresholds, paths.BOARDS)
                if s.trace_on_breach is not None else None)

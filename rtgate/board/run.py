@@ -4,7 +4,6 @@ board is touched."""
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,7 +13,7 @@ from rtgate import paths
 from rtgate.board.base import KernelArtifacts, MeasuredRun
 from rtgate.board.measure import measure
 from rtgate.board.spec import BoardSpec, kind_of, load_board
-from rtgate.errors import InputError
+from rtgate.errors import InputError, raise_found
 from rtgate.harness.scenario import Scenario, load_scenario
 
 
@@ -52,26 +51,23 @@ class BoardRunPlan:
 
 def validate(s: BoardRunSettings) -> BoardRunPlan:
     """The board, the kernel build and the scenario resolved before the board is touched; every
-    problem printed, then one InputError (exit 2). A kernel directory that is no usable build
+    problem reported (rtgate.errors.raise_found, exit 2). A kernel directory that is no usable build
     stays an InfraError (exit 3), as it was."""
     spec = load_board(s.board)  # nothing else can be checked without the board
-    problems: list[str] = []
+    problems: list[InputError] = []
     kernel = None
     if s.kernel:
         try:
             kernel = KernelArtifacts.from_dir(s.kernel)
         except InputError as exc:
-            problems.append(exc.oneline())
+            problems.append(exc)
     loaded = None
     try:
         loaded = load_scenario(s.scenario)
     except InputError as exc:
-        problems.append(exc.oneline())
-    if problems or loaded is None:
-        for problem in problems:
-            print(f"rtgate: {problem}", file=sys.stderr)
-        raise InputError(f"{len(problems)} problem(s) found before the board was touched "
-                         "(above): nothing was run")
+        problems.append(exc)
+    raise_found(problems, "the board was touched")
+    assert loaded is not None
     return BoardRunPlan(spec, kernel, *loaded)
 
 

@@ -28,6 +28,6 @@ def test_every_problem_is_named_before_the_board_is_touched(rtgate_cli: RunCli,
     lines = proc.stderr.strip().splitlines()
     assert any("not a kernel build (no metadata.json)" in line for line in lines), lines
     assert any("no such scenario 'nosuch'" in line for line in lines), lines
-    assert lines[-1] == ("rtgate: 2 problem(s) found before the board was touched (above): "
+    assert lines[-1] == ("rtgate: 2 problems found before the board was touched (above): "
                          "nothing was run")
     assert not out.exists()

@@ -113,6 +113,6 @@ def test_every_problem_is_found_before_any_build(rtgate_cli: RunCli, tmp_path: P
     assert any("no such tuning profile 'nosuch'" in line for line in lines), lines
     assert any("no budget matches board=qemu-arm64 flavor=stock scenario=idle" in line
                for line in lines), lines
-    assert lines[-1] == ("rtgate: 5 problem(s) found before any build or boot (above): "
+    assert lines[-1] == ("rtgate: 5 problems found before any build or boot (above): "
                          "nothing was run")
     assert not out.exists()
