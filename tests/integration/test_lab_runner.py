@@ -262,7 +262,8 @@ def test_errors_back_off_with_a_cap_and_a_slow_answer_is_retried(
                                       "429"]
     waits = [float(m.group(1)) for line in sup.lines()
              if (m := re.search(r"next try in ([\d.]+) s", line))]
-    assert len(waits) == 8 and max(waits[:7]) <= 0.8 and waits[3] >= 0.8 * 0.8, waits
+    # Doubling to the cap, a fifth off at most for jitter (0.64 s is logged as 0.6 s).
+    assert len(waits) == 8 and max(waits[:7]) <= 0.8 and waits[3] >= 0.6, waits
     assert waits[7] == 1.0  # the rate limit's retry-after, over the cap
     # One token per attempt and one for the deregistration at the stop: the loop does not spin.
     assert fake.count("POST", "/access_tokens") == 9 + 1
