@@ -271,7 +271,8 @@ def test_errors_back_off_with_a_cap_and_a_slow_answer_is_retried(
 
 def test_two_boards_on_one_controller_keep_to_their_own(controller: Controller) -> None:
     fake = controller.fake
-    long = fake.queue_job("board-rpi5-b", 4.0)
+    # Long enough to still run while rpi5 finishes a job, is killed and restarted, under load.
+    long = fake.queue_job("board-rpi5-b", 12.0)
     a, b = controller.start("rpi5"), controller.start("rpi5-b")
     try:
         wait_for("rpi5-b's job to start", lambda: long.runner)
