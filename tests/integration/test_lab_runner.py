@@ -222,12 +222,12 @@ def test_kill_9_while_idle_then_a_restart_removes_the_stale_runner(
 
 
 def test_tokens_expiring_mid_loop_are_minted_afresh(controller: Controller) -> None:
-    """Tokens that stop working after 1 s (a revoked one, a skewed clock): each registration
+    """Tokens that stop working after 2 s (a revoked one, a skewed clock): each registration
     and the deregistration at the stop mint their own, and a 401 in between backs off and
     mints again."""
     fake = controller.fake
-    fake.token_ttl_s = 1.0
-    job = fake.queue_job("board-rpi5", 1.5)  # outlives the token of its registration
+    fake.token_ttl_s = 2.0
+    job = fake.queue_job("board-rpi5", 2.5)  # outlives the token of its registration
     sup = controller.start("rpi5")
     try:
         wait_for("the job", lambda: job.done)
@@ -236,7 +236,7 @@ def test_tokens_expiring_mid_loop_are_minted_afresh(controller: Controller) -> N
         fake.answer_next("list", 401)
         fake.queue_job("board-rpi5", 0.1)
         wait_for("a registration after the 401", lambda: len(sup.registered()) == 3)
-        time.sleep(1.2)  # every token minted so far has expired
+        time.sleep(2.2)  # every token minted so far has expired
     finally:
         assert sup.stop() == 0, sup.lines()
     assert sum("registration failed: list runners: 401: Bad credentials" in line
