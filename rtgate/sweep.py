@@ -25,7 +25,7 @@ from rtgate.board.base import KernelArtifacts
 from rtgate.board.measure import measure
 from rtgate.board.spec import load_target_board, scenarios_of
 from rtgate.board.tuning import BootParam, Profile, load_profile
-from rtgate.errors import Exit, InfraError, InputError
+from rtgate.errors import Exit, InfraError, InputError, KernelCrash
 from rtgate.gate import markdown
 from rtgate.jsonfile import write_atomic
 from rtgate.kernel.cache import cache_root
@@ -241,6 +241,11 @@ def sweep(s: SweepSettings) -> int:
                             scale=s.scale, profile=profile)
             except InfraError as exc:
                 points.append(Point(model, label, scenario, None, exc.oneline()))
+                continue
+            except KernelCrash as exc:
+                # The kernel's own failure at this point: said so, the sweep goes on.
+                points.append(Point(model, label, scenario, None,
+                                    f"the kernel under test crashed: {exc.said}"))
                 continue
             points.append(Point(model, label, scenario, m.result))
 

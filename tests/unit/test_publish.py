@@ -408,3 +408,23 @@ def test_the_gate_plan_is_the_plan_jobs(rtgate_cli: RunCli, tmp_path: Path) -> N
     (context / "context.json").write_text(json.dumps(data))
     proc = rtgate_cli("publish", "--context", str(context), "--markdown", str(tmp_path / "c.md"))
     assert proc.returncode == 2 and "context.json: ab.local.rounds" in proc.stderr
+
+
+@pytest.mark.parametrize("side, outcome, code", [
+    # The pull request's kernel crashed in a round: its failure, the A/B run ends there.
+    ("B", "crashed", 1),
+    # Main's kernel crashed: nothing about the pull request is known, and it is not the lab's.
+    ("A", "incomplete", 3)])
+def test_a_round_whose_kernel_crashed_decides_the_ab_gate_by_its_side(
+        rtgate_cli: RunCli, tmp_path: Path, side: str, outcome: str, code: int) -> None:
+    # Its budgets beside the artifact, not in the directory the publisher runs from.
+    art, _, args = ab_run(tmp_path / "lab", "idle", "idle")
+    home = art / side / "round-2" / "running" / "idle"
+    (home / "result.json").unlink()
+    said = "Kernel panic - not syncing: hung_task: blocked tasks"
+    _crashed(home, said, f"<0>[  242.0] {said}\n")
+    published = Published(rtgate_cli, tmp_path, art, args=args)
+    assert published.proc.returncode == code, published.proc.stderr
+    assert published.outcome["outcome"] == outcome, published.outcome
+    assert said in published.comment
+    assert ("the base kernel crashed" in published.comment) == (side == "A")
