@@ -37,7 +37,7 @@ def step_dir(root: Path, number: int, base: Variant, cand: Variant, n: int) -> P
     return root / "steps" / _slug(f"{number:02d} {label(cand, n)} vs {label(base, n)}")
 
 
-def _gate(spec: BoardSpec, flavor: str, scenarios: list[str], thresholds: Thresholds,
+def step_gate(spec: BoardSpec, flavor: str, scenarios: list[str], thresholds: Thresholds,
           settings: BisectSettings, out: Path, kernels: tuple[Path | None, Path | None],
           console: Console) -> ABRun:
     """The A/B gate of one step: base (A) against candidate (B) into OUT."""
@@ -108,8 +108,8 @@ class BoardMeasure:
             return self._skipped(out, f"does not apply: {exc.oneline()}", applies=False)
         except (InputError, InfraError) as exc:
             return self._skipped(out, f"does not build: {exc.oneline()}", applies=True)
-        gate = _gate(self.spec, self.flavor, self.scenarios, self.thresholds, self.settings, out,
-                     (kernels[0], kernels[1]), self.console)
+        gate = step_gate(self.spec, self.flavor, self.scenarios, self.thresholds, self.settings,
+                         out, (kernels[0], kernels[1]), self.console)
         gate.run()
         ab_doc.write(gate, out)
         return _measurement(gate, ab=str(out / ab_doc.NAME), elapsed_s=gate.elapsed_s)
@@ -167,8 +167,8 @@ class ReplayMeasure:
                 raise InputError(f"unreadable: {exc.errors()[0]['msg']}", path=skipped) from exc
             return StepMeasurement(outcome=StepOutcome.SKIP, summary=record.why,
                                    applies=record.applies, detail=Detail(step=home.name))
-        gate = _gate(self.spec, self.flavor, self.scenarios, self.thresholds, self.settings,
-                     home, (None, None), Console(stderr=True, quiet=True))
+        gate = step_gate(self.spec, self.flavor, self.scenarios, self.thresholds, self.settings,
+                         home, (None, None), Console(stderr=True, quiet=True))
         gate.replay()
         return _measurement(gate, step=home.name)
 

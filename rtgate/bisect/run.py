@@ -8,7 +8,7 @@ import json
 from rich.console import Console
 
 from rtgate.bisect.doc import MARKDOWN, NAME
-from rtgate.bisect.measure import BoardMeasure, ReplayMeasure
+from rtgate.bisect.measure import BoardMeasure, ReplayMeasure, step_gate
 from rtgate.bisect.patches import describe
 from rtgate.bisect.render import markdown, refused_markdown
 from rtgate.bisect.search import Measure, Search
@@ -19,6 +19,7 @@ from rtgate.errors import InputError, RtgateError
 from rtgate.gate.thresholds import load_thresholds
 from rtgate.jsonfile import write_atomic
 from rtgate.kernel.patches import read_series
+from rtgate.kernel.plan import flavor_fragment
 
 
 def bisect(s: BisectSettings) -> int:
@@ -49,6 +50,11 @@ def bisect(s: BisectSettings) -> int:
 
     if s.replay is None:
         log = Log.open(s.out / "state.json", identity)
+        # Every step's A/B plan (scenarios, tools, budgets, margins) and the flavor's fragment
+        # resolved before the first build: a usage error costs no build and no boot.
+        flavor_fragment(s.flavor)
+        step_gate(spec, s.flavor, scenarios, thresholds, s, s.out, (None, None),
+                  console).resolve()
         measure: Measure = BoardMeasure(spec, s.flavor, scenarios, thresholds, s, console,
                                         steps=len(log.steps))
         found = Search(n, good, bad, measure, log, explicit_bad=s.bad is not None,
