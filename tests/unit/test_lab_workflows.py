@@ -65,3 +65,20 @@ def test_a_default_source_bump_runs_mains_gate() -> None:
     paths = load(GATE)["on"]["push"]["paths"]
     assert "kernel/targets/**" in paths
     assert list((ROOT / "kernel" / "targets").glob("*.yml")), "no kernel target to bump"
+
+
+def test_the_guide_says_what_the_lab_environment_protects_on_each_plan() -> None:
+    """Fork gates and every bisect wait for `lab`'s required reviewers. GitHub docs, "Managing
+    environments for deployment": "If you are on a GitHub Free, GitHub Pro, or GitHub Team plan,
+    other deployment protection rules, such as a wait timer or required reviewers, are only
+    available for public repositories" — in a private repository on those plans `lab` gates
+    nothing, so the guide must say so and give the alternative."""
+    from test_workflows import ROOT
+
+    uses = {name: [job.get("environment") for _, job in load(GITHUB / "workflows" / name)
+                   ["jobs"].items()] for name in ("latency-gate.yml", "latency-bisect.yml")}
+    assert "lab" in uses["latency-bisect.yml"]
+    assert any("'lab'" in str(e) for e in uses["latency-gate.yml"])
+    settings = (ROOT / "docs" / "lab.md").read_text().split("## Repository settings", 1)[1]
+    assert "only available for public repositories" in " ".join(settings.split())
+    assert "GitHub Enterprise" in settings and "Run workflows from fork pull requests" in settings
