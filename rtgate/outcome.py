@@ -109,6 +109,27 @@ GATE_EXIT = {GateOutcome.PASS: Exit.OK, GateOutcome.REGRESSION: Exit.BUDGET,
              GateOutcome.INCOMPLETE: Exit.INCOMPLETE, GateOutcome.INFRASTRUCTURE: Exit.INCOMPLETE,
              GateOutcome.INPUT: Exit.INPUT, GateOutcome.UNDECIDED: Exit.UNDECIDED,
              GateOutcome.UNCHANGED: Exit.OK}
+WORST_FIRST = (GateOutcome.INPUT, GateOutcome.INFRASTRUCTURE, GateOutcome.INCOMPLETE,
+               GateOutcome.CRASHED, GateOutcome.REGRESSION, GateOutcome.UNDECIDED,
+               GateOutcome.PASS, GateOutcome.UNCHANGED)
+"""The one order of outcomes, worst first, that a mixed run shows: what must happen before any
+verdict comes first (fix the input, re-run the lab); a regression anywhere outranks a board that
+is merely undecided. The exit codes' order is read from it (``EXIT_WORST_FIRST``)."""
+EXIT_WORST_FIRST = tuple(dict.fromkeys(GATE_EXIT[k] for k in WORST_FIRST))
+"""Exit codes, worst first: 2, 3, 1, 4, 0."""
+
+
+def worst_outcome(kinds: set[GateOutcome]) -> GateOutcome:
+    """The first of ``kinds`` in WORST_FIRST; nothing at all is an infrastructure failure (no
+    board reported)."""
+    return next(k for k in WORST_FIRST if k in (kinds or {GateOutcome.INFRASTRUCTURE}))
+
+
+def worst_exit(codes: list[Exit]) -> Exit:
+    """The first of ``codes`` in EXIT_WORST_FIRST; none: OK."""
+    return next((c for c in EXIT_WORST_FIRST if c in codes), Exit.OK)
+
+
 GATE_OF_AB = {ABOutcome.SAME: GateOutcome.PASS, ABOutcome.BETTER: GateOutcome.PASS,
               ABOutcome.WORSE: GateOutcome.REGRESSION, ABOutcome.BUDGET: GateOutcome.REGRESSION,
               ABOutcome.CRASHED: GateOutcome.CRASHED,

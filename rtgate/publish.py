@@ -55,7 +55,14 @@ from rtgate.gate.thresholds import Thresholds, flavor_of, load_thresholds, thres
 from rtgate.gate.verdict import Crash, Infra, Ruling, Unjudged, judge
 from rtgate.jsonfile import write_output
 from rtgate.layout import INFRA, RESULT, RUNNING
-from rtgate.outcome import GATE_EXIT, GATE_OF_AB, GATE_OF_EXIT, ABOutcome, GateOutcome
+from rtgate.outcome import (
+    GATE_EXIT,
+    GATE_OF_AB,
+    GATE_OF_EXIT,
+    ABOutcome,
+    GateOutcome,
+    worst_outcome,
+)
 from rtgate.report import compare
 from rtgate.report.history import runs_of
 from rtgate.report.judge import Judge
@@ -92,18 +99,8 @@ UNCHANGED_TEXT = ("This pull request changes nothing under `kernel/patches/` or 
                   "(its diff from the merge base with the default branch, read by the default "
                   "branch's plan job): no kernel was built, booted or measured, and there is no "
                   "latency verdict to give. A push that changes a kernel input runs the gate.")
-# Which outcome a mixed run shows first: what must happen before any verdict comes first; a
-# regression anywhere outranks a board that is merely undecided.
-_ORDER = [GateOutcome.INPUT, GateOutcome.INFRASTRUCTURE, GateOutcome.INCOMPLETE,
-          GateOutcome.CRASHED, GateOutcome.REGRESSION, GateOutcome.UNDECIDED, GateOutcome.PASS]
-
-
 def kind_of(outcomes: list[Ruling]) -> GateOutcome:
-    return _first({_kind(o) for o in outcomes})
-
-
-def _first(kinds: set[GateOutcome]) -> GateOutcome:
-    return next(k for k in _ORDER if k in (kinds or {GateOutcome.INFRASTRUCTURE}))
+    return worst_outcome({_kind(o) for o in outcomes})
 
 
 def _kind(o: Ruling) -> GateOutcome:
@@ -204,7 +201,7 @@ class Judgement:
     def kind(self) -> GateOutcome:
         if self.unchanged:
             return GateOutcome.UNCHANGED
-        return _first({b.kind for b in self.boards})
+        return worst_outcome({b.kind for b in self.boards})
 
 
 def nothing_to_judge(artifacts: list[Path]) -> Judgement:

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from rtgate.errors import Exit, InputError
 from rtgate.gate.thresholds import Budget, PwcetBudget, Thresholds, flavor_of
+from rtgate.outcome import worst_exit
 from rtgate.result import Percentile, Result, Thread, load_result
 from rtgate.textfmt import fmt
 
@@ -32,13 +33,11 @@ class Verdict(StrEnum):
     INCOMPLETE = "incomplete"
 
 
-# When several results or checks disagree, the worst wins: an input error, then an incomplete
-# measurement (the run must be repeated before any verdict), then an exceeded budget.
-_SEVERITY = {Exit.OK: 0, Exit.BUDGET: 1, Exit.INCOMPLETE: 2, Exit.INPUT: 3}
-
-
 def worst(codes: list[Exit]) -> Exit:
-    return max(codes, key=_SEVERITY.__getitem__, default=Exit.OK)
+    """When several results or checks disagree, the worst wins (rtgate.outcome.WORST_FIRST): an
+    input error, then an incomplete measurement (the run must be repeated before any verdict),
+    then an exceeded budget."""
+    return worst_exit(codes)
 
 
 @dataclass(frozen=True)

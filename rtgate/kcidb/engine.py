@@ -27,7 +27,7 @@ from rtgate.kcidb.document import ABSummary, BoardRun, Build, Submitter
 from rtgate.kcidb.send import Endpoint, SendOutcome, send
 from rtgate.kernel import record
 from rtgate.layout import RUNNING
-from rtgate.outcome import GATE_EXIT, GateOutcome
+from rtgate.outcome import worst_outcome
 from rtgate.publish import ARTIFACT_PREFIX, BoardJudgement, judge_artifacts, judge_run, load_context
 from rtgate.publish import kind_of as outcome_of
 
@@ -123,7 +123,8 @@ def kcidb(s: KcidbSettings) -> Exit:
         _publish_files(boards, s.files)
     text = json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
     write_output(s.out, text)
-    kind = _first([outcome_of(b.outcomes) if b.ab is None else b.kind for b, _ in judged])
+    kind = worst_outcome({outcome_of(b.outcomes) if b.ab is None else b.kind
+                          for b, _ in judged})
     said: dict[str, object] = {"kcidb": str(s.out), "checkouts": len(doc["checkouts"]),
                                "builds": len(doc["builds"]), "tests": len(doc["tests"]),
                                "issues": len(doc.get("issues", [])), "outcome": kind.value}
@@ -141,11 +142,6 @@ def kcidb(s: KcidbSettings) -> Exit:
 
 SENT_EXIT = {SendOutcome.ACCEPTED: Exit.OK, SendOutcome.QUEUED: Exit.OK,
              SendOutcome.REJECTED: Exit.BUDGET, SendOutcome.UNDELIVERED: Exit.INCOMPLETE}
-
-
-def _first(kinds: list[GateOutcome]) -> GateOutcome:
-    worst = max((GATE_EXIT[k] for k in kinds), default=Exit.OK)
-    return next((k for k in kinds if GATE_EXIT[k] == worst), GateOutcome.INFRASTRUCTURE)
 
 
 def _run_id_of(judged: list[tuple[BoardJudgement, Path]]) -> str:
