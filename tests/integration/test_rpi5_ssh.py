@@ -1167,6 +1167,25 @@ def test_a_test_kernel_that_crashes_while_measuring_is_read_from_its_own_boot(
     assert (out / "summary.md").read_text().count(oops) >= 1
 
 
+def test_a_test_kernel_that_hangs_with_the_watchdog_fed_is_power_cycled_and_read(
+        rtgate_process: RunProcess, tmp_path: Path, pi: FakePi) -> None:
+    """A test kernel whose tasks hang while it still feeds the watchdog drops off the network
+    and stays down: rtgate switches the power (power_cycle_command), the board boots config.txt,
+    and the hung test boot's journal says what happened: the kernel's failure, exit 1."""
+    hung = "INFO: task kworker/u8:2:97 blocked for more than 122 seconds."
+    bench = (f"echo '[  245.0] {hung}' >>{pi.root}/journal/$(tr -d - <{pi.root}/boot_id).txt; "
+             f"echo vanish >{pi.root}/mode; "
+             f"(setsid {pi.root}/fake-reboot hang </dev/null >/dev/null 2>&1 &); sleep 60")
+    options = _crash_options(pi, bench_command=bench, boot_timeout_s=4,
+                             power_cycle_command=f"{pi.root}/fake-reboot power")
+    proc, out = _pipeline(rtgate_process, tmp_path, _root(tmp_path, pi, **options), "idle")
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    assert "power-cycling it" in proc.stderr
+    record = json.loads((out / "rt" / "idle" / "infra.json").read_text())
+    assert record["crash"] == hung and record["evidence"] == "previous-boot/journal-kernel.txt"
+    assert "power" in pi.reboots()
+
+
 def test_a_fallback_without_a_sign_of_a_crash_is_the_labs(
         rtgate_process: RunProcess, tmp_path: Path, pi: FakePi) -> None:
     """The same loss during the run, with nothing in any log: the board left the test boot by

@@ -191,11 +191,18 @@ class Rpi5Board(BoardDriver):
         now = pi.ssh.reachable(pi.opts.boot_id_command)
         if now == self.test_boot:
             return exc  # still the test boot: the failure is what it says
-        # Gone or rebooted: the watchdog or the kernel itself brings it back on config.txt.
+        # Gone or rebooted: the watchdog or the kernel itself brings it back on config.txt; a
+        # kernel that still feeds the watchdog stays down until the power is switched (its
+        # journal is then read like any other test boot's).
         if now is None and not self.reboots.new_boot(self.test_boot, "after losing it"):
-            if found := self.reboots.console_crash():
-                return crashed(found, f"{self.spec.name}: {exc}", pi.ssh.log)
-            return exc
+            back = bool(pi.opts.power_cycle_command)
+            if back:
+                self.reboots.power_cycle("losing it during the run")
+                back = self.reboots.new_boot(self.test_boot, "after a power cycle")
+            if not back:
+                if found := self.reboots.console_crash():
+                    return crashed(found, f"{self.spec.name}: {exc}", pi.ssh.log)
+                return exc
         if self.reboots.on_test_kernel() is not None:
             return exc
         found, kept = self.reboots.evidence(self.test_boot)
