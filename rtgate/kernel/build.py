@@ -22,6 +22,7 @@ import re
 import shutil
 import sys
 import tarfile
+from collections import deque
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,6 +31,7 @@ from typing import Any
 from rtgate import paths
 from rtgate.errors import InfraError, InputError
 from rtgate.filelock import locked
+from rtgate.kernel import bounded
 from rtgate.kernel.cache import (
     METADATA_SCHEMA,
     RefusedEntry,
@@ -48,6 +50,9 @@ from rtgate.kernel.runtime import Runtime, get_runtime
 from rtgate.kernel.source import materialize, working_copy
 
 _DIAGNOSTIC = re.compile(r"\b(fatal )?error:")
+# Lines of a step's output held in memory (the log on disk keeps more): a Makefile chooses how
+# much it prints.
+KEPT_LINES = 2000
 OUT_ROOT = Path("out") / "kernels"
 CCACHE_CONFIG = paths.KERNEL / "ccache.conf"
 
@@ -101,11 +106,13 @@ class _Slot:
     def log(self) -> Path:
         return self.root.with_name(self.root.name + ".log")
 
-    def built(self, path: Path, *, links_inside: bool = False) -> Path:
+    def built(self, path: Path, kind: str, *, links_inside: bool = False) -> Path:
         """``path`` below the work area, as a build left it: a regular file or directory
         reached through no symbolic link, whose files are no symbolic links either unless
-        ``links_inside`` (a reader that keeps links as links). A Makefile could point one at
-        any file the controller's user may read. Else InfraError: the output is unusable."""
+        ``links_inside`` (a reader that keeps links as links), within the cap of its ``kind``
+        and without holes (rtgate.kernel.bounded). A Makefile could point one at any file the
+        controller's user may read, or make it a sparse bomb. Else InfraError: the output is
+        unusable."""
         # The root is the host's (resolved when the slot is made); below it, the build's.
         inside = path.relative_to(self.root)
         for depth in range(1, len(inside.parts) + 1):
@@ -120,8 +127,11 @@ class _Slot:
                         raise InfraError(f"the build left {Path(top, name).relative_to(self.root)}"
                                          " as a symbolic link among its outputs: refused",
                                          path=path)
+            bounded.check_tree(path, kind)
         elif not path.is_file():
             raise InfraError(f"the build left no file {inside}", path=path)
+        else:
+            bounded.check_file(path, kind)
         return path
 
 
@@ -219,22 +229,25 @@ def _env(slot: _Slot) -> dict[str, str]:
 
 def _run(rt: Runtime, argv: list[str], slot: _Slot, prog: BuildProgress,
          what: str) -> list[str]:
-    lines: list[str] = []
+    """Run a step; its last lines (the whole output is build.log's, itself a bounded tail)."""
+    lines: deque[str] = deque(maxlen=KEPT_LINES)
+    first: list[str] = []
 
     def sink(line: str) -> None:
         lines.append(line)
+        if not first and _DIAGNOSTIC.search(line):
+            first.append(line)
         prog.line(line)
 
     prog.line("$ " + " ".join(argv))
     code = rt.run(argv, cwd=slot.root, env=_env(slot), sink=sink)
     if code != 0:
         # The first compiler diagnostic says what broke; make's "*** [...] Error 1" only where.
-        errors = ([ln for ln in lines if _DIAGNOSTIC.search(ln)]
-                  or [ln for ln in lines if "***" in ln] or lines[-1:])
+        errors = first or [ln for ln in lines if "***" in ln] or list(lines)[-1:]
         first = errors[0].strip() if errors else "no output"
         raise InfraError(f"{what} failed (exit {code}): {first} (full log: build.log)",
                          path=slot.log)
-    return lines
+    return list(lines)
 
 
 def _prepare(plan: BuildPlan, slot: _Slot) -> list[Path]:
@@ -277,7 +290,7 @@ def _configure(plan: BuildPlan, rt: Runtime, slot: _Slot,
              str(slot.obj), str(slot.obj / ".config"), *map(str, fragments)]
     _run(rt, merge, slot, prog, "merge_config.sh")
     _run(rt, _make(plan, slot, "olddefconfig"), slot, prog, "olddefconfig")
-    _verify(fragments, plan, slot.built(slot.obj / ".config"))
+    _verify(fragments, plan, slot.built(slot.obj / ".config", "config"))
     release = _run(rt, _make(plan, slot, "-s", "kernelrelease"), slot, prog,
                    "make kernelrelease")
     return release[-1].strip() if release else ""
@@ -288,7 +301,7 @@ def _apply(plan: BuildPlan, rt: Runtime, slot: _Slot, prog: BuildProgress,
     patch = plan.patches[index]
     rejects = slot.root / f"patch-{index:03d}.rej"
     rejects.unlink(missing_ok=True)
-    lines: list[str] = []
+    lines: deque[str] = deque(maxlen=KEPT_LINES)
 
     def sink(line: str) -> None:
         lines.append(line)
@@ -298,7 +311,7 @@ def _apply(plan: BuildPlan, rt: Runtime, slot: _Slot, prog: BuildProgress,
     prog.line("$ " + " ".join(argv))
     if rt.run(argv, cwd=slot.root, env=_env(slot), sink=sink) == 0:
         return
-    rejected = slot.built(rejects).read_text() if rejects.exists() else ""
+    rejected = slot.built(rejects, "rejects").read_text() if rejects.exists() else ""
     prog.line(rejected)
     failed = [ln.strip() for ln in lines if "FAILED" in ln or "malformed" in ln.lower()
               or "can't find file" in ln]
@@ -345,7 +358,7 @@ def _uts_version(slot: _Slot) -> str | None:
     header = slot.obj / "include" / "generated" / "utsversion.h"
     if not os.path.lexists(header):
         return None
-    match = re.search(r'UTS_VERSION\s+"([^"]*)"', slot.built(header).read_text())
+    match = re.search(r'UTS_VERSION\s+"([^"]*)"', slot.built(header, "header").read_text())
     return match[1] if match else None
 
 
@@ -369,22 +382,32 @@ def _store(plan: BuildPlan, slot: _Slot, entry: Path, release: str, seconds: flo
     target = plan.target
     staging = entry.with_name(f".{entry.name}.{os.getpid()}")
     shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    shutil.copyfile(slot.built(slot.obj / target.image), staging / target.image_name)
-    shutil.copyfile(slot.built(slot.obj / ".config"), staging / ".config")
-    stage = slot.root / "stage"
-    if target.dtbs:
-        shutil.copytree(slot.built(stage / "dtbs"), staging / "dtbs")
-    if target.modules:
-        with tarfile.open(staging / "modules.tar.gz", "w:gz") as tar:
-            # tar keeps links as links (modules_install's own build -> CURDIR is one).
-            tar.add(slot.built(stage / "modules", links_inside=True), arcname=".")
-    meta = _metadata(plan, release, _uts_version(slot), seconds, runtime,
-                     output_hashes(staging))
-    (staging / "metadata.json").write_text(json.dumps(meta, indent=2) + "\n")
-    shutil.copyfile(slot.log, staging / "build.log")
-    shutil.rmtree(entry, ignore_errors=True)
-    staging.rename(entry)
+    try:
+        staging.mkdir(parents=True)
+        shutil.copyfile(slot.built(slot.obj / target.image, "image"),
+                        staging / target.image_name)
+        shutil.copyfile(slot.built(slot.obj / ".config", "config"), staging / ".config")
+        stage = slot.root / "stage"
+        if target.dtbs:
+            shutil.copytree(slot.built(stage / "dtbs", "dtbs"), staging / "dtbs")
+        if target.modules:
+            with tarfile.open(staging / "modules.tar.gz", "w:gz") as tar:
+                # tar keeps links as links (modules_install's own build -> CURDIR is one).
+                tar.add(slot.built(stage / "modules", "modules", links_inside=True),
+                        arcname=".")
+        meta = _metadata(plan, release, _uts_version(slot), seconds, runtime,
+                         output_hashes(staging))
+        (staging / "metadata.json").write_text(json.dumps(meta, indent=2) + "\n")
+        shutil.copyfile(slot.log, staging / "build.log")
+        shutil.rmtree(entry, ignore_errors=True)
+        staging.rename(entry)
+    except BaseException as exc:
+        # Nothing half-stored stays behind: a full disk (ENOSPC) included.
+        shutil.rmtree(staging, ignore_errors=True)
+        if isinstance(exc, OSError):
+            raise InfraError(f"cannot store the kernel in the cache: {exc.strerror or exc}",
+                             path=entry) from exc
+        raise
     return meta
 
 
@@ -414,7 +437,7 @@ def _deliver(entry: Path, out: Path, plan: BuildPlan, meta: dict[str, Any], *,
 def _deliver_config(plan: BuildPlan, slot: _Slot, out: Path, release: str, seconds: float,
                     runtime: str) -> BuildResult:
     _clear_outputs(out, plan)
-    shutil.copyfile(slot.built(slot.obj / ".config"), out / ".config")
+    shutil.copyfile(slot.built(slot.obj / ".config", "config"), out / ".config")
     shutil.copyfile(slot.log, out / "build.log")
     meta = _metadata(plan, release, None, seconds, runtime, output_hashes(out))
     meta["config_only"] = True
@@ -431,10 +454,13 @@ def _save_raw(slot: _Slot, out: Path, exc: InputError | InfraError) -> None:
     for kept, name in ((slot.log, "build.log"), (slot.obj / ".config", ".config")):
         try:
             # The log is the host's; a .config is the build's, read through no link.
-            source = kept if kept == slot.log else slot.built(kept)
+            source = kept if kept == slot.log else slot.built(kept, "config")
         except InfraError:
             continue
         if source.is_file():
-            shutil.copyfile(source, out / name)
+            try:
+                shutil.copyfile(source, out / name)
+            except OSError:
+                continue  # a full disk: the error itself still says what failed
             if exc.path == str(kept):
                 exc.path = str(out / name)

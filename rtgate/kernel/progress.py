@@ -15,6 +15,8 @@ from typing import IO
 from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+from rtgate.kernel.bounded import LOG_TAIL, cut_log
+
 _COMPILE_TAGS = ("CC", "AS", "LD", "AR", "DTC", "OBJCOPY", "GZIP", "HOSTCC")
 
 
@@ -30,6 +32,7 @@ class BuildProgress:
                                   console=self.console, transient=True, disable=not self.live)
         self._task = self._progress.add_task(label, total=None)
         self._log: IO[str] | None = None
+        self._written = 0
         self._started = time.monotonic()
 
     def __enter__(self) -> BuildProgress:
@@ -43,6 +46,7 @@ class BuildProgress:
         self._progress.stop()
         if self._log is not None:
             self._log.close()
+            cut_log(self.log_path)
 
     def stage(self, name: str) -> None:
         self.line(f"### rtgate: {name}")
@@ -55,6 +59,13 @@ class BuildProgress:
     def line(self, text: str) -> None:
         assert self._log is not None
         self._log.write(text + "\n")
+        # A build's output is the build's to choose: the log keeps its tail, never the disk.
+        self._written += len(text) + 1
+        if self._written > 2 * LOG_TAIL:
+            self._log.close()
+            cut_log(self.log_path)
+            self._log = self.log_path.open("a", buffering=1)
+            self._written = self.log_path.stat().st_size
         tag = text.split(maxsplit=1)[0] if text.strip() else ""
         if text.startswith("  ") and tag in _COMPILE_TAGS:
             self._progress.advance(self._task)

@@ -45,6 +45,9 @@ class Runtime(Protocol):
         ...
 
 
+MAX_LINE = 64 * 1024
+
+
 def _stream(argv: Sequence[str], cwd: Path | None, env: Mapping[str, str] | None,
             sink: LineSink) -> int:
     try:
@@ -53,7 +56,8 @@ def _stream(argv: Sequence[str], cwd: Path | None, env: Mapping[str, str] | None
     except FileNotFoundError as exc:
         raise InfraError(f"{argv[0]} not found (scripts/deps.sh kernel installs it)") from exc
     assert proc.stdout is not None
-    for line in proc.stdout:
+    # A line is at most MAX_LINE characters: a longer one arrives in pieces, never whole.
+    while line := proc.stdout.readline(MAX_LINE):
         sink(line.rstrip("\n"))
     return proc.wait()
 
