@@ -23,13 +23,14 @@ from rich.markup import escape
 from rtgate import __version__, inputfile, jsonfile, paths
 from rtgate.board.base import KernelArtifacts
 from rtgate.board.measure import measure
-from rtgate.board.spec import load_target_board, scenarios_of
+from rtgate.board.spec import BoardSpec, load_target_board, scenarios_of
 from rtgate.board.tuning import BootParam, Profile, load_profile
-from rtgate.errors import Exit, InfraError, InputError, KernelCrash
+from rtgate.errors import Exit, InfraError, InputError, KernelCrash, raise_found
 from rtgate.gate import markdown
+from rtgate.harness.scenario import load_scenario
 from rtgate.jsonfile import write_atomic
 from rtgate.kernel.cache import cache_root
-from rtgate.kernel.plan import make_plan
+from rtgate.kernel.plan import flavor_fragment, make_plan
 from rtgate.kernel.runtime import get_runtime
 from rtgate.pipeline import KernelSource, kernel_for
 from rtgate.report import plots
@@ -194,17 +195,42 @@ def page(points: list[Point], notes: str, figures: list[tuple[str, str]], board:
         header=HEADER, rows=rows(points), notes=notes.strip().splitlines(), figures=figures)
 
 
+def validate(spec: BoardSpec, s: SweepSettings) -> tuple[Profile | None, list[str]]:
+    """The models, the tuning profile, every scenario and the flavors a build would need,
+    resolved before the first build or boot (rtgate.errors.raise_found, exit 2); the base
+    profile and the scenarios."""
+    problems: list[InputError] = []
+    unknown = [m for m in s.models if m not in MODELS]
+    if unknown:
+        problems.append(InputError(f"unknown preemption model(s) {', '.join(unknown)} "
+                                   f"(known: {', '.join(MODELS)})"))
+    base = None
+    try:
+        base = load_profile(s.tuning) if s.tuning else None
+    except InputError as exc:
+        problems.append(exc)
+    scenarios = scenarios_of(spec, s.scenarios)
+    for scenario in scenarios:
+        try:
+            load_scenario(scenario)
+        except InputError as exc:
+            problems.append(exc)
+    flavors = {"stock", *(STATIC_FLAVOR[m] for m in s.models if m in MODELS)}
+    for flavor in sorted(flavors) if s.kernel.kernels is None else []:
+        try:
+            flavor_fragment(flavor)
+        except InputError as exc:
+            problems.append(exc)
+    raise_found(problems, "any build or boot")
+    return base, scenarios
+
+
 def sweep(s: SweepSettings) -> int:
     """Every model × scenario measured; sweep.md and sweep.html written; exit 3 when a run is
     incomplete."""
     console = Console(stderr=True)
     spec = load_target_board(s.board, "a sweep needs a board that boots built kernels")
-    unknown = [m for m in s.models if m not in MODELS]
-    if unknown:
-        raise InputError(f"unknown preemption model(s) {', '.join(unknown)} "
-                         f"(known: {', '.join(MODELS)})")
-    base = load_profile(s.tuning) if s.tuning else None
-    scenarios = scenarios_of(spec, s.scenarios)
+    base, scenarios = validate(spec, s)
     kernels: dict[str, KernelArtifacts | InfraError] = {}
 
     def kernel(flavor: str) -> KernelArtifacts | InfraError:
