@@ -49,9 +49,9 @@ from rtgate.ab.settings import RoundSettings
 from rtgate.board import spec as boardspec
 from rtgate.board.spec import BoardSpec, flavors_of, load_board, scenarios_of
 from rtgate.errors import Exit, InputError
-from rtgate.gate import budgetdiff, infrarecord, junit, markdown
+from rtgate.gate import budgetdiff, infrarecord, junit, markdown, written
 from rtgate.gate.markdown import code
-from rtgate.gate.thresholds import Thresholds, flavor_of, load_thresholds, thresholds_file
+from rtgate.gate.thresholds import Thresholds, load_thresholds, thresholds_file
 from rtgate.gate.verdict import Crash, Infra, Ruling, Unjudged, judge
 from rtgate.jsonfile import write_output
 from rtgate.layout import INFRA, RESULT, RUNNING
@@ -332,9 +332,8 @@ def _run(directory: Path, spec: BoardSpec, flavor: str, scenario: str, threshold
          boards: Path, accepted: list[Path]) -> Ruling:
     home = directory / flavor / scenario
     path = home / RESULT
-    if any(p.is_symlink() for p in (directory / flavor, home, path)):
-        return Unjudged(path, f"{path}: a symbolic link where the gate writes a directory or "
-                              "a result: refused")
+    if written.linked(directory, path):
+        return Unjudged(path, f"{path}: {written.LINKED}")
     if not path.exists():
         # A crash is believed only with its evidence beside the record (infrarecord.load), and
         # only for the run where the gate writes it: the record's own names are not read.
@@ -351,11 +350,9 @@ def _run(directory: Path, spec: BoardSpec, flavor: str, scenario: str, threshold
     result = outcome.result
     if result is None:
         return outcome
-    claimed = (result.board.name, flavor_of(result), result.scenario)
-    where = (spec.name, None if flavor == RUNNING else flavor, scenario)
-    if any(w is not None and w != c for w, c in zip(where, claimed, strict=True)):
-        return Unjudged(path, f"{path}: the result claims {'/'.join(claimed)}, where the gate "
-                              f"writes {spec.name}/{flavor}/{scenario}: refused")
+    if why := written.misplaced(result, spec.name, None if flavor == RUNNING else flavor,
+                                scenario):
+        return Unjudged(path, f"{path}: {why}")
     accepted.append(path)
     return outcome
 

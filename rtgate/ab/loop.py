@@ -41,7 +41,7 @@ from rtgate.board.base import KernelArtifacts
 from rtgate.board.measure import measure
 from rtgate.board.spec import BoardSpec, flavors_of, kind_of, load_board, scenarios_of
 from rtgate.errors import Exit, InfraError, InputError, KernelCrash
-from rtgate.gate import infrarecord
+from rtgate.gate import infrarecord, written
 from rtgate.gate.thresholds import Budget, Thresholds, flavor_of, load_thresholds
 from rtgate.gate.verdict import Crash, Evaluation, Infra, Verdict, evaluate
 from rtgate.harness.scenario import load_scenario
@@ -288,12 +288,9 @@ class ABRun:
 
     def _result_path(self, side: Side, n: int, flavor: str, scenario: str) -> Path:
         """Where a replayed round's result is; a symbolic link on the way is refused."""
-        home = self._home(side, n, flavor, scenario)
-        path = home / RESULT
-        chain = [self.settings.out / side.name, home.parents[1], home.parent, home, path]
-        if any(p.is_symlink() for p in chain):
-            raise InputError("a symbolic link where the gate writes a directory or a result: "
-                             "refused", path=path)
+        path = self._home(side, n, flavor, scenario) / RESULT
+        if written.linked(self.settings.out, path):
+            raise InputError(written.LINKED, path=path)
         return path
 
     def _load(self, side: Side, n: int, flavor: str, scenario: str) -> ABOutcome | None:
@@ -306,12 +303,8 @@ class ABRun:
             return self._infra(side, n, flavor, scenario, f"no {path.name} (the lab failed to "
                                "measure; infra.json and the logs are beside it)")
         result = load_result(path)
-        claimed = (result.board.name, flavor_of(result), result.scenario)
-        if claimed[0] != self.spec.name or claimed[2] != scenario or (flavor and
-                                                                      claimed[1] != flavor):
-            raise InputError(f"the result claims {'/'.join(claimed)}, where the gate writes "
-                             f"{self.spec.name}/{flavor or RUNNING}/{scenario}: refused",
-                             path=path)
+        if why := written.misplaced(result, self.spec.name, flavor, scenario):
+            raise InputError(why, path=path)
         return self._record(side, n, flavor, result, path)
 
     def _progress(self, elapsed: float) -> None:
