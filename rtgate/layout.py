@@ -34,3 +34,10 @@ def round_dir(out: Path, side: str, n: int) -> Path:
 def round_home(out: Path, side: str, n: int, flavor: str | None, scenario: str) -> Path:
     """One A/B round's measurement: OUT/<side>/round-<n>/<flavor>/<scenario>/."""
     return run_home(round_dir(out, side, n), flavor, scenario)
+
+
+RUN_RESULTS = f"*/*/{RESULT}"
+"""A pipeline's result files below its OUT (``run_home``), as a glob pattern."""
+ROUND_RESULTS = f"[AB]/round-*/*/*/{RESULT}"
+"""The A/B sides' rounds' result files below its OUT (``round_home``), as a glob pattern."""
+RESULT_GLOBS = (RUN_RESULTS, ROUND_RESULTS)

@@ -54,7 +54,7 @@ from rtgate.gate.markdown import code
 from rtgate.gate.thresholds import Thresholds, load_thresholds, thresholds_file
 from rtgate.gate.verdict import Crash, Infra, Ruling, Unjudged, judge
 from rtgate.jsonfile import write_output
-from rtgate.layout import INFRA, RESULT, RUNNING
+from rtgate.layout import INFRA, RESULT, RESULT_GLOBS, RUNNING
 from rtgate.outcome import (
     GATE_EXIT,
     GATE_OF_AB,
@@ -278,17 +278,12 @@ def _gated_as(spec: BoardSpec) -> str:
     return spec.name if spec.driver == "lava" else boardspec.kind_of(spec)
 
 
-# Where the gate writes result files: FLAVOR/SCENARIO/ (a pipeline), SIDE/round-N/FLAVOR/
-# SCENARIO/ (A/B rounds).
-_RESULT_GLOBS = (f"*/*/{RESULT}", f"[AB]/round-*/*/*/{RESULT}")
-
-
 def _instance(directory: Path | None, instances: list[str]) -> str:
     """The board of a kind whose results an artifact holds: the one its first result names when
     that is an instance of the kind, else the kind's first board (its results are then refused
     as claiming another board)."""
     if directory is not None and len(instances) > 1:
-        for pattern in _RESULT_GLOBS:
+        for pattern in RESULT_GLOBS:
             for path in sorted(directory.glob(pattern)):
                 if path.is_symlink() or not path.is_file():
                     continue

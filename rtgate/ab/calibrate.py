@@ -44,7 +44,7 @@ from rtgate.calibration import CalibrationRecord, GatePlan, KeyCalibration, Powe
 from rtgate.errors import InputError
 from rtgate.gate.thresholds import Thresholds, flavor_of
 from rtgate.jsonfile import write_atomic
-from rtgate.layout import RESULT
+from rtgate.layout import ROUND_RESULTS
 from rtgate.outcome import Comparison
 from rtgate.result import load_result
 from rtgate.stats import ab, oc
@@ -117,7 +117,7 @@ def read_bank(out: Path, round_s: int, thresholds: Thresholds,
     kernels = set()
     virtual = False
     last: float | None = None
-    paths_ = sorted(out.glob(f"[AB]/round-*/*/*/{RESULT}"), key=lambda p: p.stat().st_mtime)
+    paths_ = sorted(out.glob(ROUND_RESULTS), key=lambda p: p.stat().st_mtime)
     for path in paths_:
         result = load_result(path)
         if result.status != "complete":
