@@ -77,7 +77,7 @@ test-integration: deps
 	$(call pytest,tests/integration)
 
 test-e2e: deps
-	@$(DEPS) ci report kernel qemu docker
+	@$(DEPS) ci report kernel qemu docker lab
 	$(call pytest,$(LANES) tests/e2e)
 
 # Benchmarks (docs/journal.md quotes what they printed). `make bench` prints the headline figures

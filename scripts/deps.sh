@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install what is missing for the named groups on Debian 12 (run as root).
 #   scripts/deps.sh core [kernel] [qemu] [report] [docker] [ci] [lab]
+#   scripts/deps.sh --apt GROUP...      print the groups' Debian packages only
 # Idempotent and quiet when everything is there: a machine used before may hold some of it,
 # a fresh one holds none.
 set -euo pipefail
@@ -21,9 +22,22 @@ declare -A APT=(
   [ci]="shellcheck jq systemd"
   # A lab controller's own tools: the board's serial console (picocom, console_command) and the
   # runner loop's GitHub calls (curl, openssl). No daemon: the time server and firewall the
-  # controller runs (chrony, nftables) are its setup's, docs/lab.md.
-  [lab]="picocom curl openssl"
+  # controller runs (chrony, nftables) are its setup's, docs/lab.md. systemd-container and
+  # debootstrap: the lab's Ansible tests boot Debian 12 containers with systemd-nspawn -b
+  # (tests/e2e/test_lab_ansible.py).
+  [lab]="picocom curl openssl systemd-container debootstrap"
 )
+
+# --apt GROUP...: print the groups' Debian packages, one a line, and do nothing else (the lab's
+# Ansible installs them on a controller: lab/roles/controller).
+if [[ ${1:-} == --apt ]]; then
+  shift
+  for g in "$@"; do
+    [[ -n "${APT[$g]+x}" ]] || { echo "deps.sh: unknown group '$g'" >&2; exit 2; }
+    printf '%s\n' ${APT[$g]}
+  done
+  exit 0
+fi
 
 groups=("${@:-core}")
 want=()
@@ -107,6 +121,10 @@ if [[ " ${groups[*]} " == *" docker "* ]]; then
   fi
 fi
 
+# RTGATE_VENV=none: the system packages and tools only (the lab's controller role, whose rtgate
+# venv is its own, /opt/rtgate/venv).
+[[ ${RTGATE_VENV:-} == none ]] && exit 0
+
 # The Python package with its test extras, in the project's virtual environment (.venv): Debian's
 # python3 has no pip and refuses system-wide installs (PEP 668). Made from Debian's own Python
 # when there is one, so a development machine runs what a fresh Debian 12 runs.
@@ -119,6 +137,6 @@ if [[ ! -x $venv/bin/python ]]; then
 fi
 if ! "$venv/bin/python" -I -c 'import rtgate, junitparser, pytest' 2>/dev/null \
    || [[ pyproject.toml -nt $venv/.deps-pip.stamp ]]; then
-  "$venv/bin/python" -I -m pip install -q --disable-pip-version-check -e '.[test]'
+  "$venv/bin/python" -I -m pip install -q --disable-pip-version-check -e '.[test,lab]'
   touch "$venv/.deps-pip.stamp"
 fi

@@ -57,6 +57,8 @@ LANES = {
     "integration/test_board_peer_loads.py": "measuring",
     "integration/test_trace_breaktrace_local.py": "measuring",
     "integration/test_trace_rpi5.py": "measuring",
+    # Three booted Debian containers set up by the lab's playbook; the Pis' pipelines measure.
+    "e2e/test_lab_ansible.py": "measuring",
     # Containers, kernel trees and installs: mostly downloads, unpacking and waiting.
     "e2e/test_fresh_machine.py": "containers",  # 6.9 min
     "e2e/test_kernel_config.py": "containers",  # 3 min

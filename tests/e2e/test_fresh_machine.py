@@ -193,9 +193,12 @@ def test_make_demo_on_a_stock_debian_12(fresh: Container, kernels: list[BuildRes
 
     proc = fresh.run(f"cd {REPO} && scripts/deps.sh {TEST_GROUPS}", timeout=1800)
     assert proc.returncode == 0, tail(proc)
-    tools = "act actionlint shellcheck chromium dockerd qemu-system-aarch64 cyclictest gnuplot"
-    proc = fresh.run(f"set -e; for t in {tools}; do command -v $t; done; docker buildx version",
-                     timeout=120)
+    tools = ("act actionlint shellcheck chromium dockerd qemu-system-aarch64 cyclictest gnuplot "
+             "systemd-nspawn debootstrap")
+    # The lab extra (lab/'s Ansible) is in the project's venv.
+    proc = fresh.run(f"set -e; for t in {tools}; do command -v $t; done; docker buildx version; "
+                     f"{REPO}/.venv/bin/ansible-playbook --version; "
+                     f"{REPO}/.venv/bin/ansible-lint --version", timeout=120)
     assert proc.returncode == 0, tail(proc)
     # rtla (rtgate/trace/rtla.py) links libtracefs/libtraceevent, for the host and arm64.
     libs = "libtracefs libtraceevent"
