@@ -17,6 +17,7 @@ import shlex
 import shutil
 import subprocess
 import tarfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -238,3 +239,27 @@ def test_a_pipeline_on_each_pi_as_the_runner_user(applied, kernels: str, board: 
     # Two reboots: into the "test kernel" by tryboot, and back (nspawn exits 133 on a reboot).
     assert restarts.read_text().count("exit 133") - before == 2, restarts.read_text()
     assert proc.returncode in (0, 1, 3), text[-6000:]
+
+
+def test_pstore_keeps_a_crash_record_for_rtgate_across_a_reboot(applied) -> None:
+    """systemd-pstore archives /sys/fs/pstore at boot; Debian's default (Unlink=yes) moves the
+    records away before rtgate reads them (systemd-pstore.service(8), pstore.conf(5)). With the
+    playbook's Unlink=no they stay, and the archive copy is there too."""
+    lab = applied[0]
+    pi = lab.hosts["rpi5-a"]
+    record = "dmesg-ramoops-0"
+    (pi.workdir / "pstore" / record).write_text(
+        "Panic#1 Part1\n<0>[    2.345678] Kernel panic - not syncing: planted by the lab test\n")
+    restarts = pi.workdir / "restarts.log"
+    before = restarts.read_text().count("exit 133") if restarts.is_file() else 0
+    pi.nsenter("systemctl reboot", check=False)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and (
+            not restarts.is_file() or restarts.read_text().count("exit 133") == before):
+        time.sleep(0.5)
+    lab.wait_booted(pi)
+    ran = pi.nsenter("systemctl show -p ConditionResult -p Result systemd-pstore").stdout
+    assert "ConditionResult=yes" in ran and "Result=success" in ran, ran
+    assert (pi.workdir / "pstore" / record).is_file(), "systemd-pstore moved the record away"
+    archived = pi.nsenter(f"find /var/lib/systemd/pstore -name {record}").stdout.split()
+    assert archived, "systemd-pstore archived nothing"
