@@ -205,7 +205,7 @@ def _put(path: Path, text: str, mode: int) -> None:
 def wheelhouse() -> Path:
     """rtgate's dependencies as wheels, for the containers' pip (they have no network): keyed by
     pyproject.toml, built once from this machine's pip and its index."""
-    key = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()[:16]
+    key = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + b"[runner]").hexdigest()[:16]
     done = lab_cache() / f"wheels-{key}"
     if done.is_dir():
         return done
@@ -214,7 +214,7 @@ def wheelhouse() -> Path:
         sh([sys.executable, "-m", "pip", "download", "-q", "--disable-pip-version-check",
             "--only-binary=:all:", "-d", str(tmp), "setuptools>=68", "wheel"], timeout=900)
         sh([sys.executable, "-m", "pip", "wheel", "-q", "--disable-pip-version-check",
-            "-w", str(tmp), str(ROOT)], timeout=1800)
+            "-w", str(tmp), f"{ROOT}[runner]"], timeout=1800)
         for built in tmp.glob("rtgate-*.whl"):  # rtgate comes from the checkout, never from here
             built.unlink()
         tmp.rename(done)
@@ -279,6 +279,7 @@ class Lab:
         self.admin_ns = f"rtl{self.id}-admin"
         self.switch_ns = f"rtl{self.id}-sw"
         self.hosts: dict[str, Host] = {}
+        self.timings: dict[str, float] = {}
         self._netns: list[str] = []
         self._mounts: list[Path] = []
         self.key = self.dir / "admin_ed25519"

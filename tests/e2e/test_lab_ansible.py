@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from fakegithub import app_key
 from nspawnlab import LAB_NET, UPLINK, Lab, image, wheelhouse
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,6 +33,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(3600)]
 
 PIP_ARGS = ["--no-index", "--find-links", "/srv/wheels"]
 APT_FOREVER = 10 * 365 * 86400
+FAKE_GITHUB_PORT = 8765
 RUNNER = "rtgate-runner"
 
 
@@ -39,9 +41,12 @@ RUNNER = "rtgate-runner"
 def lab() -> Iterator[Lab]:
     if shutil.which("systemd-nspawn") is None:
         pytest.fail("systemd-nspawn is missing: scripts/deps.sh lab")
+    started = time.monotonic()
     lab = Lab(image(), wheelhouse())
     try:
-        yield lab.start()
+        lab.start()
+        lab.timings["booted"] = time.monotonic() - started
+        yield lab
     finally:
         lab.stop()
 
@@ -68,11 +73,21 @@ def git(repo: Path, *args: str) -> str:
 
 
 def inventory(lab: Lab, at: Path) -> Path:
+    # The GitHub App's key (a throwaway one, as the fake GitHub's tests make) and the runner
+    # release: the stand-in of tests/fakerunner (the real one cannot be downloaded here).
+    private, _public = app_key()
+    key = at / "app.pem"
+    key.write_bytes(private)
+    release = at / "actions-runner-linux-x64-standin.tar.gz"
+    with tarfile.open(release, "w:gz") as tar:
+        tar.add(ROOT / "tests" / "fakerunner", arcname=".")
     doc = {"all": {
         "vars": {"ansible_user": "admin", "ansible_become": True,
                  "ansible_ssh_common_args": f"-F {lab.ssh_config}",
                  "lab_network": f"{LAB_NET}.0/24", "lab_controller_address": f"{LAB_NET}.1",
-                 "lab_github_owner": "OWNER", "lab_github_repo": "rtgate"},
+                 "lab_github_owner": "OWNER", "lab_github_repo": "rtgate",
+                 "lab_github_app_id": "123456", "lab_github_installation_id": 7654321,
+                 "lab_github_app_key": str(key), "lab_runner_release": str(release)},
         "children": {
             "controllers": {"hosts": {"controller": {
                 "ansible_host": f"{UPLINK}.2", "lab_interface": "eth1",
@@ -82,7 +97,10 @@ def inventory(lab: Lab, at: Path) -> Path:
                 "controller_pip_args": PIP_ARGS,
                 # The image's package lists are as old as the image, and nothing can fetch
                 # newer ones here.
-                "controller_apt_cache_valid_time": APT_FOREVER}}},
+                "controller_apt_cache_valid_time": APT_FOREVER,
+                # The fake GitHub API on the controller's own loopback (plain http is allowed
+                # there only, rtgate/lab/config.py).
+                "runner_github_api": f"http://127.0.0.1:{FAKE_GITHUB_PORT}"}}},
             "pis": {"vars": {"lab_controller": "controller", "pi_pip_args": PIP_ARGS,
                              "pi_apt_cache_valid_time": APT_FOREVER},
                     "hosts": {"rpi5-a": {"ansible_host": f"{LAB_NET}.2"},
@@ -118,7 +136,9 @@ def applied(lab: Lab, tmp_path_factory: pytest.TempPathFactory
     work = tmp_path_factory.mktemp("lab-admin")
     checkout = commit_worktree(work / "rtgate")
     inv = inventory(lab, work)
+    t = time.monotonic()
     first = playbook(lab, checkout, inv)
+    lab.timings["first playbook run"] = time.monotonic() - t
     # The admin's reviewed pull request: the board files the playbook wrote, with the tools'
     # pins, become bench/boards/BOARD.yml. Labelled virtual here: these "Pis" are containers on
     # this machine, and nothing they measure says anything about a Pi.
@@ -133,7 +153,9 @@ def applied(lab: Lab, tmp_path_factory: pytest.TempPathFactory
     git(checkout, "add", "-A")
     git(checkout, "-c", "user.name=admin", "-c", "user.email=admin@lab", "commit", "-qm",
         "bench/boards: rpi5-a and rpi5-b")
+    t = time.monotonic()
     upgrade = playbook(lab, checkout, inv)
+    lab.timings["run with the board files"] = time.monotonic() - t
     return lab, checkout, inv, {"first": first, "upgrade": upgrade}
 
 
@@ -227,6 +249,7 @@ def test_a_pipeline_on_each_pi_as_the_runner_user(applied, kernels: str, board: 
     restarts = pi.workdir / "restarts.log"
     before = restarts.read_text().count("exit 133") if restarts.is_file() else 0
     out = f"/home/{RUNNER}/out-{board}"
+    t = time.monotonic()
     proc = as_runner(lab, f"/opt/rtgate/venv/bin/python -I -m rtgate pipeline --board {board} "
                           f"--kernels {kernels} --flavors rt --scenarios net --duration 5s "
                           f"--out {out}", timeout=900)
@@ -239,6 +262,9 @@ def test_a_pipeline_on_each_pi_as_the_runner_user(applied, kernels: str, board: 
     # Two reboots: into the "test kernel" by tryboot, and back (nspawn exits 133 on a reboot).
     assert restarts.read_text().count("exit 133") - before == 2, restarts.read_text()
     assert proc.returncode in (0, 1, 3), text[-6000:]
+    lab.timings[f"pipeline {board}"] = time.monotonic() - t
+    # docs/journal.md quotes these: the time from fresh machines to measured Pis.
+    print(f"lab timings (s): {json.dumps(lab.timings)}")
 
 
 def test_pstore_keeps_a_crash_record_for_rtgate_across_a_reboot(applied) -> None:
@@ -263,3 +289,26 @@ def test_pstore_keeps_a_crash_record_for_rtgate_across_a_reboot(applied) -> None
     assert (pi.workdir / "pstore" / record).is_file(), "systemd-pstore moved the record away"
     archived = pi.nsenter(f"find /var/lib/systemd/pstore -name {record}").stdout.split()
     assert archived, "systemd-pstore archived nothing"
+
+
+def test_one_runner_supervisor_per_board_with_its_own_state(applied) -> None:
+    """`rtgate lab setup` ran from the playbook: each board's directories with the owners the
+    security model needs (rtgate/lab/state.py), its runner environment, and its supervisor
+    unit enabled and running (rtgate-runner@BOARD)."""
+    lab = applied[0]
+    ctl = lab.hosts["controller"]
+    for board in ("rpi5-a", "rpi5-b"):
+        modes = ctl.nsenter(f"stat -c '%n %U %a' /srv/rtgate/{board}/jobs "
+                            f"/srv/rtgate/{board}/results /srv/rtgate/{board}/cache-main "
+                            f"/srv/rtgate/{board}/cache-pr").stdout.split("\n")
+        assert modes[:4] == [f"/srv/rtgate/{board}/jobs root 711",
+                             f"/srv/rtgate/{board}/results root 1733",
+                             f"/srv/rtgate/{board}/cache-main {RUNNER} 700",
+                             f"/srv/rtgate/{board}/cache-pr {RUNNER} 700"], modes
+        env = ctl.nsenter(f"cat /etc/rtgate/runner/{board}.env").stdout
+        assert f"RTGATE_RESULTS_DIR=/srv/rtgate/{board}/results" in env.splitlines(), env
+        state = ctl.nsenter(f"systemctl is-enabled rtgate-runner@{board}; "
+                            f"systemctl is-active rtgate-runner@{board}", check=False).stdout
+        assert state.split() == ["enabled", "active"], state
+    assert ctl.nsenter("readlink -f /opt/actions-runner").stdout.strip() == \
+        "/opt/actions-runner-linux-x64-standin"
