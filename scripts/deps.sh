@@ -18,14 +18,13 @@ declare -A APT=(
   # runner user outside the docker group starts the builder through it (docs/security.md).
   [docker]="docker.io debootstrap qemu-user-static binfmt-support nginx-light sudo"
   # systemd: systemctl --root and systemd-analyze verify check the runner unit offline
-  # (tests/integration/test_lab_guide.py).
-  [ci]="shellcheck jq systemd"
+  # (tests/integration/test_lab_guide.py). systemd-container and debootstrap: the lab's Ansible
+  # tests boot Debian 12 containers with systemd-nspawn -b (tests/e2e/test_lab_ansible.py).
+  [ci]="shellcheck jq systemd systemd-container debootstrap"
   # A lab controller's own tools: the board's serial console (picocom, console_command) and the
   # runner loop's GitHub calls (curl, openssl). No daemon: the time server and firewall the
-  # controller runs (chrony, nftables) are its setup's, docs/lab.md. systemd-container and
-  # debootstrap: the lab's Ansible tests boot Debian 12 containers with systemd-nspawn -b
-  # (tests/e2e/test_lab_ansible.py).
-  [lab]="picocom curl openssl systemd-container debootstrap"
+  # controller runs (chrony, nftables) are its setup's, docs/lab.md.
+  [lab]="picocom curl openssl"
 )
 
 # --apt GROUP...: print the groups' Debian packages, one a line, and do nothing else (the lab's

@@ -258,7 +258,9 @@ SUPERVISOR = """\
 #!/bin/sh
 # Like systemd-nspawn@.service (RestartForceExitStatus=133): a reboot inside the container makes
 # nspawn exit 133, and the container is started again.
+{firmware}
 while :; do
+  firmware
   systemd-nspawn "$@" &
   echo $! >{pidfile}
   wait $!
@@ -266,6 +268,40 @@ while :; do
   echo "$(date +%s) nspawn exit $rc" >>{log}
   [ $rc -eq 133 ] || exit $rc
 done
+"""
+
+FIRMWARE = """\
+# The Pi firmware's part of a boot, for a "Pi" (a stand-in): a reboot whose parameter says
+# tryboot (`reboot '0 tryboot'`; fake-firmware.service keeps systemd's /run/systemd/reboot-param)
+# reads tryboot.txt once, else config.txt; that file's os_prefix picks cmdline.txt, which becomes
+# the container's /proc/cmdline. The flag is cleared before the boot, as the firmware does.
+firmware() {{
+  fw={root}/boot/firmware; param={root}/var/lib/fake-vc/reboot-param; config=$fw/config.txt
+  case "$(cat $param 2>/dev/null)" in
+    *tryboot*) [ -f $fw/tryboot.txt ] && config=$fw/tryboot.txt ;;
+  esac
+  rm -f $param
+  prefix=$(sed -n 's/^os_prefix=//p' $config | tail -n 1)
+  head -n 1 $fw/${{prefix}}cmdline.txt >{root}/var/lib/fake-vc/cmdline
+}}
+"""
+
+FIRMWARE_UNIT = """\
+[Unit]
+Description=Stand-in for the Pi firmware's tryboot flag (rtgate's lab tests): keeps the reboot
+Description=parameter where the next boot's firmware stand-in reads it
+DefaultDependencies=no
+Conflicts=shutdown.target
+Before=shutdown.target
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart=/bin/true
+ExecStop=/bin/sh -c 'cp /run/systemd/reboot-param /var/lib/fake-vc/reboot-param 2>/dev/null || true'
+
+[Install]
+WantedBy=multi-user.target
 """
 
 
@@ -307,6 +343,11 @@ class Lab:
         sh(["ip", "-n", admin, "link", "set", "up0", "up"])
         sh(["ip", "-n", ctl, "addr", "add", f"{UPLINK}.2/24", "dev", "eth0"])
         sh(["ip", "-n", ctl, "link", "set", "eth0", "up"])
+        # A new namespace inherits this machine's forwarding (on where dockerd runs); the
+        # controller's /etc/sysctl.d file (lab/roles/controller) turns it off at boot, which a
+        # container cannot do itself (nspawn mounts /proc/sys read-only here): done for it.
+        sh(["ip", "netns", "exec", ctl, "sysctl", "-q", "-w", "net.ipv4.ip_forward=0",
+            "net.ipv6.conf.all.forwarding=0"])
         # The lab segment: every board's and the controller's second interface on one bridge.
         for i, netns, dev in ((1, ctl, "eth1"), (2, f"rtl{self.id}-pa", "eth0"),
                               (3, f"rtl{self.id}-pb", "eth0")):
@@ -367,7 +408,14 @@ class Lab:
         os.chmod(vcio, 0o660)
         pstore = work / "pstore"
         pstore.mkdir()
+        _put(root / "etc/systemd/system/fake-firmware.service", FIRMWARE_UNIT, 0o644)
+        wants = root / "etc/systemd/system/multi-user.target.wants"
+        wants.mkdir(parents=True, exist_ok=True)
+        (wants / "fake-firmware.service").symlink_to("/etc/systemd/system/fake-firmware.service")
+        # Binds below /proc are made inside the container: the source is the container's path.
+        (state / "cmdline").write_text("")
         host.binds += [f"--bind={vcio}:/dev/vcio", f"--bind={pstore}:/sys/fs/pstore",
+                       "--bind-ro=/var/lib/fake-vc/cmdline:/proc/cmdline",
                        # cyclictest holds it at 0, as on the Pi (the measurement is this host's)
                        "--bind=/dev/cpu_dma_latency"]
 
@@ -393,7 +441,9 @@ class Lab:
 
     def _boot(self, host: Host) -> None:
         sup = host.workdir / "supervise"
-        _put(sup, SUPERVISOR.format(pidfile=host.workdir / "nspawn.pid",
+        firmware = (FIRMWARE.format(root=host.root)
+                    if (host.root / "boot" / "firmware").is_dir() else "firmware() { :; }")
+        _put(sup, SUPERVISOR.format(pidfile=host.workdir / "nspawn.pid", firmware=firmware,
                                     log=host.workdir / "restarts.log"), 0o755)
         argv = [str(sup), "-b", "-q", "-D", str(host.root), "--register=no", "--keep-unit",
                 f"--machine=rtl{self.id}-{host.name}", f"--hostname={host.name}",
