@@ -61,8 +61,8 @@ class LocalBoard(BoardDriver):
 
     def run(self, scenario: str, duration_s: int, out: Path, *, flavor: str | None = None,
             scale: float | None = None) -> RawRun:
-        # The local runner writes result.json itself; its exit code is the result's status,
-        # which collect() reads back from the file.
+        # The local bench writes result.json itself (collect() reads it back, with the tuning
+        # record added); the run's id is the one it made.
         sampler = None
         scenario = self._pinned(scenario, out)
         if self.tuned:
@@ -72,12 +72,12 @@ class LocalBoard(BoardDriver):
                              f"{self.tuned.readback_script(tasks=True)}"],
                 stdout=open(out / "tuning-run.txt", "wb"), stdin=subprocess.DEVNULL)
         try:
-            measure(BenchSettings(scenario=scenario, duration_s=duration_s, out=out,
-                                  board=self.spec.name, flavor=flavor, scale=scale))
+            result = measure(BenchSettings(scenario=scenario, duration_s=duration_s, out=out,
+                                           board=self.spec.name, flavor=flavor, scale=scale))
         finally:
             if sampler is not None:
                 sampler.wait()
-        return RawRun(out=out, scenario=scenario, flavor=flavor, run_id="")
+        return RawRun(out=out, scenario=scenario, flavor=flavor, run_id=result.run_id)
 
     def _pinned(self, scenario: str, out: Path) -> str:
         """The scenario as it runs here: a tuned board's is pinned, written beside the result
