@@ -38,7 +38,11 @@ Relation = Literal["=", "<="]
 Micros = Annotated[float, Field(ge=0)]
 AvgTruncated = Annotated[bool, Field(description=(
     "avg_us is cyclictest's integer average (histogram footer, 'T:' line), cut toward zero: "
-    "the true mean lies in [avg_us, avg_us + 1)."))]
+    "the true mean lies in [avg_us, avg_us + the result's resolution_us)."))]
+RESOLUTION_US = 1.0
+"""cyclictest's and rtla's default unit: whole microseconds."""
+NSEC_US = 0.001
+"""cyclictest -N/--nsecs: nanoseconds."""
 
 SamplesRelation = Annotated[Relation, Field(description=(
     "'<=': samples is an upper bound: rtla timerlat top prints only each CPU's IRQ count, and "
@@ -318,6 +322,10 @@ class Result(_Model):
     sources: list[SourceFile] = Field(default_factory=list)
     threads: list[Thread]
     totals: Totals
+    resolution_us: Literal[0.001, 1.0] = Field(RESOLUTION_US, description=(
+        "The unit the tool printed min, avg and max in (threads and totals): 0.001 when "
+        "cyclictest measured in nanoseconds (-N/--nsecs), else 1 µs. Histogram bins, the "
+        "percentiles taken from them and block maxima are whole µs (bucket_us) either way."))
     status: Status
     reasons: list[str] = Field(default_factory=list)
     notes: list[str] = Field(

@@ -28,10 +28,11 @@ the reason.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from rtgate.cyclictest.formats.view import ReducedStream, ThreadView
-from rtgate.result import BlockMaxima
+from rtgate.result import RESOLUTION_US, BlockMaxima
 from rtgate.stats.histogram import Sparse
 
 
@@ -103,9 +104,10 @@ def reconcile(t: ThreadView, stream: ReducedStream) -> Reconciled:
                        f"other {tail} never reached the -v stream, more than a block ({block} "
                        "cycles)")
     top = max(maxima) if maxima else None
+    run_max = _max_bin(t)
     # Without the stall's block the largest maximum may be below cyclictest's: that is no loss.
-    if t.max_us is not None and top is not None and (top > t.max_us if notes
-                                                     else top != t.max_us):
+    if run_max is not None and top is not None and (top > run_max if notes
+                                                    else top != run_max):
         reasons.append(f"{name}: the largest block maximum is {top} us, cyclictest's maximum "
                        f"{t.max_us:.10g} us: samples of the -v stream were lost")
     return Reconciled(BlockMaxima(block_cycles=block, cycles=cycles, maxima_us=maxima),
@@ -117,6 +119,14 @@ def _unprinted_max(t: ThreadView, unprinted: Sparse, maxima: list[int],
     """The largest of the run's unprinted last samples, when it is known."""
     if not overflows:
         return int(unprinted.values[-1])
-    if t.max_us is None or not float(t.max_us).is_integer():
+    run_max = _max_bin(t)
+    if run_max is None or not float(run_max).is_integer():
         return None
-    return int(t.max_us) if not maxima or max(maxima) < t.max_us else None
+    return int(run_max) if not maxima or max(maxima) < run_max else None
+
+
+def _max_bin(t: ThreadView) -> float | None:
+    """cyclictest's maximum in the blocks' unit: whole µs, cut toward zero from -N's ns."""
+    if t.max_us is None or t.resolution_us == RESOLUTION_US:
+        return t.max_us
+    return float(math.floor(t.max_us))

@@ -66,6 +66,7 @@ def parse(paths: Sequence[Path], *, board: str = "unknown", virtual: bool = Fals
         sources=sources,
         threads=[_thread(t) for t in run.threads],
         totals=totals,
+        resolution_us=run.resolution_us,
         status="partial" if reasons else "complete",
         reasons=reasons,
         notes=run.notes,

@@ -28,6 +28,7 @@ from typing import Any
 from rtgate.cyclictest import blockcheck
 from rtgate.cyclictest.formats.view import KernelView, RunView, ThreadView
 from rtgate.errors import InputError
+from rtgate.result import RESOLUTION_US
 from rtgate.stats.histogram import Sparse, mean
 
 _FINAL_PREFERENCE = {"json": 0, "histogram": 1, "summary": 2, "verbose": 3, "blocks": 4}
@@ -41,6 +42,7 @@ class Merged:
     cmdline: str | None
     start: str | None
     end: str | None
+    resolution_us: float
     partial_reasons: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -62,6 +64,8 @@ def merge(views: list[RunView]) -> Merged:
         cmdline=agree(lambda v: v.cmdline, "command line") or _typed(views),
         start=agree(lambda v: v.start, "start time"),
         end=agree(lambda v: v.end, "end time"),
+        resolution_us=agree(lambda v: v.resolution_us, "unit (µs, or ns with -N)")
+        or RESOLUTION_US,
     )
     for v in views:
         merged.partial_reasons.extend(v.partial_reasons)
@@ -135,7 +139,7 @@ def _merge_thread(sources: list[Source]) -> ThreadView:
     for name in ("cpu", "tid", "priority", "interval_us"):
         claims = [(path, getattr(t, name)) for path, _, t in sources]
         setattr(out, name, _agree(claims, f"thread {number} {name}"))
-    for name in ("samples", "min_us", "avg_us", "avg_truncated", "max_us"):
+    for name in ("samples", "min_us", "avg_us", "avg_truncated", "max_us", "resolution_us"):
         setattr(out, name, getattr(best[2], name))
     _take_histogram(out, sources)
     return out
@@ -162,7 +166,7 @@ def _avg_range(s: Source) -> tuple[float, float]:
     _, fmt, t = s
     assert t.avg_us is not None
     if t.avg_truncated:
-        return t.avg_us, t.avg_us + 1
+        return t.avg_us, t.avg_us + t.resolution_us
     slack = 0.005 + 1e-9 if fmt == "json" else 1e-9
     return t.avg_us - slack, t.avg_us + slack
 
@@ -208,8 +212,10 @@ def _take_histogram(out: ThreadView, sources: list[Source]) -> None:
     if out.samples is None:
         out.samples = hist.total + overflows
     if hist.total == out.samples and (t.finality == "final" or limit is None):
-        # Every sample of the run is in the bins: the exact mean, not a rounded or cut one.
-        out.avg_us, out.avg_truncated = mean(hist), False
+        # Every sample of the run is in the bins: the exact mean, not a rounded or cut one;
+        # with -N the bins are coarser than the samples, whose exact mean the reader kept.
+        out.avg_us = mean(hist) if t.resolution_us == RESOLUTION_US else t.avg_us
+        out.avg_truncated = False
     if not hist.total:
         return
     if out.min_us is None:  # rows ascend: even a cut histogram holds the lowest bins

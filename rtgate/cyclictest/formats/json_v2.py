@@ -14,13 +14,14 @@ import json
 import shlex
 from email.utils import parsedate_to_datetime
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from rtgate import jsonfile
-from rtgate.cyclictest.formats.view import KernelView, RunView, ThreadView
+from rtgate.cyclictest.formats.view import KernelView, RunView, ThreadView, from_nsecs, says_nsecs
 from rtgate.errors import InputError
+from rtgate.result import NSEC_US, RESOLUTION_US
 from rtgate.stats.histogram import Sparse
 
 MAX_JSON_BYTES = 256 << 20
@@ -59,6 +60,8 @@ class _Document(_Strict):
     return_code: int = 0
     sysinfo: _Sysinfo = Field(default_factory=_Sysinfo)
     num_threads: Count
+    # rt-tests 2.x writes use_nsecs here: 1 with -N (write_stats() in cyclictest.c).
+    resolution_in_ns: Literal[0, 1] | None = None
     thread: dict[str, _Thread]
 
 
@@ -75,14 +78,19 @@ def read_json(path: Path) -> RunView:
     if len(doc.thread) != doc.num_threads:
         raise InputError(f"num_threads is {doc.num_threads} but {len(doc.thread)} threads "
                          "are listed", path=path)
-    if _in_nanoseconds(doc.cmdline):
-        raise InputError("recorded with -N/--nsecs: its latencies are nanoseconds, rtgate's "
-                         "are microseconds; measure without -N", path=path)
+    nsecs = (says_nsecs(doc.cmdline) if doc.resolution_in_ns is None
+             else doc.resolution_in_ns == 1)
+    view.resolution_us = NSEC_US if nsecs else RESOLUTION_US
     limit = histogram_limit(doc.cmdline)
+    if nsecs and (limit is not None or any(e.histogram for e in doc.thread.values())):
+        raise InputError("a histogram of a run measured with -N/--nsecs: its bins are 1 ns, "
+                         "rtgate reads 1 µs bins; measure -h without -N", path=path)
     for key, entry in doc.thread.items():
         number = _index(key, "thread", path)
         view.threads[number] = _thread(number, entry, limit, path)
         view.threads[number].interval_us = thread_interval(doc.cmdline, number)
+        if nsecs:
+            from_nsecs(view.threads[number])
     return view
 
 
@@ -183,13 +191,6 @@ def _option_int(cmdline: str, flags: tuple[str, ...]) -> int | None:
             if word.startswith(flag + sep) and value.isdigit():
                 found = int(value)
     return found
-
-
-def _in_nanoseconds(cmdline: str) -> bool:
-    try:
-        return any(w in ("-N", "--nsecs") for w in shlex.split(cmdline))
-    except ValueError:
-        return False
 
 
 def _index(key: str, where: str, path: Path) -> int:

@@ -35,15 +35,19 @@ from rtgate.cyclictest.formats.view import (
     RunView,
     Surroundings,
     ThreadView,
+    from_nsecs,
     note,
+    says_nsecs,
 )
 from rtgate.errors import InputError
+from rtgate.result import NSEC_US, RESOLUTION_US
 from rtgate.stats.histogram import Sparse
 
 _ESCAPE = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
+# Act and Avg are kept as printed, padding and all: their width tells the unit (summary_unit).
 _SUMMARY_TEXT = (
     r"T: *(\d+) +\( *(\d+)\) +P: *(\d+) +I: *(\d+) +C: *(\d+) +Min: *(\d+)"
-    r" +Act: *(\d+) +Avg: *(\d+) +Max: *(\d+)(?: +SMI: *\d+)?[ \t]*")
+    r" +Act:( *\d+)( +)Avg:( *\d+)( +)Max: *(\d+)(?: +SMI: *\d+)?[ \t]*")
 _SUMMARY = re.compile(f"^{_SUMMARY_TEXT}$")
 # The same lines found all at once in a block of a refreshed screen.
 _SCREEN_SUMMARY = re.compile(f"^{_SUMMARY_TEXT}\n".encode(), re.M)
@@ -81,6 +85,8 @@ class _State:
     outliers: dict[int, list[int]] = field(default_factory=dict)
     cut_at: int | None = None
     """The first line where a user's file elides histogram rows ('...')."""
+    units: set[float | None] = field(default_factory=set)
+    """What the kept 'T:' lines' widths say of the unit (summary_unit)."""
 
     def fail(self, problem: str) -> InputError:
         return InputError(f"line {self.line_no}: {problem}", path=self.path)
@@ -117,11 +123,29 @@ def read_text(path: Path, *, offset: int = 0, lines_before: int = 0,
     else:
         raise around.foreign or InputError(
             "no cyclictest output found (no 'T:' summary, no '# Histogram')", path=path)
+    view.resolution_us = _unit(state)
+    if view.resolution_us == NSEC_US:
+        if state.in_histogram:
+            raise InputError("a histogram of a run measured with -N/--nsecs: its rows are 1 ns "
+                             "bins, rtgate reads 1 µs bins; measure -h without -N", path=path)
+        for thread in view.threads.values():
+            from_nsecs(thread)
     complete = not view.partial_reasons and (not state.in_histogram or all(
         k in state.footer for k in (_ROWS_FOOTER if state.rows else _FULL_FOOTER)))
     if around.foreign is not None and not complete:
         raise around.foreign  # lines around output that is not whole: not a file to guess about
     return view
+
+
+def _unit(state: _State) -> float | None:
+    """The unit of the file's 'T:' lines: their widths, else -N in the command typed."""
+    said = state.units - {None}
+    if len(said) > 1:
+        raise InputError("'T:' lines printed both in µs and in ns (-N): not the output of one "
+                         "run", path=state.path)
+    if said:
+        return said.pop()
+    return NSEC_US if says_nsecs(state.around.typed_cmdline) else None
 
 
 def _block(state: _State, data: bytes) -> None:
@@ -167,7 +191,7 @@ def _screen(state: _State, data: bytes) -> bool:
     # Every screen prints every thread: the last full screen and what follows it suffice.
     last = data.rfind(b"\npolicy: ", 0, max(data.rfind(b"\npolicy: "), 0))
     for groups in {g[0]: g for g in _SCREEN_SUMMARY.findall(data, max(last, 0))}.values():
-        _summary_groups(state, [int(x) for x in groups])
+        _summary_groups(state, [x.decode("ascii") for x in groups])
     state.line_no += lines
     return True
 
@@ -233,17 +257,53 @@ def _summary(state: _State, line: str) -> None:
     m = _SUMMARY.match(line)
     if not m:
         raise state.fail(f"summary line cut off or malformed: {line[:80]!r}")
-    _summary_groups(state, [int(x) for x in m.groups()])
+    _summary_groups(state, list(m.groups()))
 
 
-def _summary_groups(state: _State, groups: list[int]) -> None:
-    number, tid, prio, interval, cycles, lo, _act, avg, hi = groups
-    view = ThreadView(thread=number, finality="snapshot" if state.live else "final", tid=tid,
+def summary_unit(act: str, between: str, avg: str, after: str) -> float | None:
+    """The unit of a 'T:' line, from how wide cyclictest printed Act and Avg: ``%5ld`` in µs,
+    ``%8ld`` with -N in ns (rt-tests src/cyclictest/cyclictest.c, print_stat(): "Min:%7ld
+    Act:%8ld Avg:%8ld Max:%8ld" if use_nsecs, else "Min:%7ld Act:%5ld Avg:%5ld Max:%8ld").
+    None: the spacing is not cyclictest's own (a pasted line whose blanks were squeezed)."""
+    if between != " " or after != " ":
+        return None
+    said = {_field_unit(act), _field_unit(avg)} - {"either"}
+    if not said:
+        # Both unpadded and 8 digits or more: 10 ms in ns, or a mean wake-up of over 10 s.
+        return NSEC_US
+    return said.pop() if len(said) == 1 else None
+
+
+def _field_unit(printed: str) -> float | str | None:
+    digits = len(printed.lstrip(" "))
+    if len(printed) > digits:  # padded: the width is the format's
+        return {5: RESOLUTION_US, 8: NSEC_US}.get(len(printed))
+    return RESOLUTION_US if digits < 8 else "either"
+
+
+def _summary_groups(state: _State, printed: list[str]) -> None:
+    view, unit = summary_view(printed, live=state.live)
+    state.units.add(unit)
+    state.summaries[view.thread] = view  # refreshed screens: the last line per thread wins
+
+
+def summary_line(line: str) -> tuple[ThreadView, float | None] | None:
+    """A 'T:' line's thread, as printed (see ``summary_view``); None when it is none."""
+    m = _SUMMARY.match(line)
+    return summary_view(list(m.groups())) if m else None
+
+
+def summary_view(printed: list[str], *, live: bool = False) -> tuple[ThreadView, float | None]:
+    """A 'T:' line's thread, its latencies as printed (no unit applied), and the unit its
+    widths say (``summary_unit``)."""
+    number, tid, prio, interval, cycles, lo, avg, hi = (
+        int(printed[i]) for i in (0, 1, 2, 3, 4, 5, 8, 10))
+    view = ThreadView(thread=number, finality="snapshot" if live else "final", tid=tid,
                       priority=prio, interval_us=interval, samples=cycles)
     if cycles and lo != _NO_SAMPLE_MIN:
         view.min_us, view.avg_us, view.max_us = float(lo), float(avg), float(hi)
         view.avg_truncated = True  # printed as (long)(sum / cycles)
-    state.summaries[number] = view  # refreshed screens: the last line per thread wins
+    return view, summary_unit(*printed[6:10])
 
 
 def _row(state: _State, latency: int, cells: list[str]) -> None:

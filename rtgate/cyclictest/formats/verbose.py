@@ -31,16 +31,19 @@ import numpy.typing as npt
 
 from rtgate.cyclictest.command import one_second_of_cycles
 from rtgate.cyclictest.formats.blocks import BLOCK_BYTES, Progress, line_blocks, no_progress
-from rtgate.cyclictest.formats.text import read_text
+from rtgate.cyclictest.formats.text import read_text, summary_line
 from rtgate.cyclictest.formats.view import (
     MESSAGE,
     ReducedStream,
     RunView,
     Surroundings,
     ThreadView,
+    from_nsecs,
     note,
+    says_nsecs,
 )
 from rtgate.errors import InputError
+from rtgate.result import NSEC_US
 from rtgate.stats.histogram import Ints, Sparse, mean
 
 # Latencies below this many µs are counted in a dense array (8 MiB per thread).
@@ -168,6 +171,9 @@ class _Reader:
         self.last_cycle: dict[int, int] = {}
         self.missing: dict[int, int] = {}  # samples lost in gaps of the cycle numbers
         self.notes: list[str] = []
+        # -v with -q: each thread's 'T:' line, printed once at exit after the samples.
+        self.summaries: dict[int, ThreadView] = {}
+        self.units: set[float | None] = set()
         # A user's file: lines around the output are notes (formats.view).
         self.around = Surroundings(path, self.notes, lenient=lenient)
 
@@ -316,6 +322,12 @@ class _Reader:
             if number < MAX_THREADS:
                 self.declared = max(self.declared or 0, number + 1)
             self.thread(number, self.line_no).cpu = int(m[2])
+        elif (line.startswith(b"T:")
+              and (found := summary_line(line.decode("ascii", "backslashreplace")))):
+            view, unit = found
+            self.thread(view.thread, self.line_no)
+            self.summaries[view.thread] = view
+            self.units.add(unit)
         elif MESSAGE.match(text := line.decode("ascii", "backslashreplace")):
             self.notes.append(note(self.path, self.line_no, "cyclictest's message, skipped", text))
         elif not _IGNORED.match(line):
@@ -440,21 +452,65 @@ def read_verbose(path: Path, progress: Progress = no_progress, *,
     if reader.around.foreign is not None and view.partial_reasons:
         # Lines around output that is not whole: not a file to guess about.
         raise reader.around.foreign
+    view.resolution_us = _unit(reader)
+    if view.resolution_us is None and min(
+            int(t.histogram().values[0]) for t in reader.threads.values()
+            if t.dense.any() or t.tail) >= 1000:
+        # A -N log without its 'T:' lines reads as µs 1000 times too large.
+        view.partial_reasons.append(
+            f"{path.name}: every latency is 1000 or more: a log of cyclictest -N (ns) cannot "
+            "be told from one in µs without its 'T:' lines (-q) or the command line")
     for number, t in sorted(reader.threads.items()):
-        view.threads[number] = _thread_view(number, t)
-    return [view] if histogram is None else [view, histogram]
+        view.threads[number] = _thread_view(number, t, view.resolution_us == NSEC_US)
+    views = [view]
+    if reader.summaries:
+        views.append(_summaries(reader, view))
+    return views if histogram is None else [*views, histogram]
 
 
-def _thread_view(number: int, t: _VerboseThread) -> ThreadView:
+def _unit(reader: _Reader) -> float | None:
+    """What the 'T:' lines' widths say of the unit, else -N in the typed command line."""
+    said = reader.units - {None}
+    if len(said) > 1:
+        raise InputError("'T:' lines printed both in µs and in ns (-N): not the output of one "
+                         "run", path=reader.path)
+    if said:
+        return said.pop()
+    return NSEC_US if says_nsecs(reader.around.typed_cmdline) else None
+
+
+def _summaries(reader: _Reader, samples: RunView) -> RunView:
+    """The 'T:' lines printed at exit (-q): the run's final statistics, a view of their own."""
+    view = RunView(path=reader.path, format="summary", sha256=samples.sha256,
+                   resolution_us=samples.resolution_us)
+    for number in samples.threads:
+        if number not in reader.summaries:
+            raise InputError(f"thread {number} has samples but no 'T:' line at exit",
+                             path=reader.path)
+    for number, thread in sorted(reader.summaries.items()):
+        if samples.resolution_us == NSEC_US:
+            from_nsecs(thread)
+        view.threads[number] = thread
+    return view
+
+
+def _thread_view(number: int, t: _VerboseThread, nsecs: bool) -> ThreadView:
+    """The thread's samples; printed in ns (``nsecs``) they keep their digits in min, avg and
+    max, and fall into 1 µs bins (and block maxima) cut toward zero, as cyclictest bins µs."""
     hist = t.histogram()
     # Snapshot: cyclictest exits without printing the samples still in its ring buffer.
     view = ThreadView(thread=number, finality="snapshot", cpu=t.cpu, samples=hist.total)
-    if hist.total:
-        view.min_us = float(hist.values[0])
-        view.max_us = float(hist.values[-1])
-        view.avg_us = mean(hist)
-        view.hist = hist
-        if t.blocks is not None:
-            view.stream = ReducedStream(block_cycles=t.blocks.cycles, maxima=t.blocks.maxima(),
-                                        seen=hist, gap=t.gap)
+    if not hist.total:
+        return view
+    view.min_us, view.max_us = float(hist.values[0]), float(hist.values[-1])
+    view.avg_us = mean(hist)
+    maxima = t.blocks.maxima() if t.blocks is not None else None
+    if nsecs:
+        from_nsecs(view)
+        hist = Sparse.merge([Sparse(hist.values // 1000, hist.counts)])
+        maxima = None if maxima is None else [m // 1000 for m in maxima]
+    view.hist = hist
+    if t.blocks is not None and maxima is not None:
+        view.stream = ReducedStream(block_cycles=t.blocks.cycles, maxima=maxima, seen=hist,
+                                    gap=t.gap)
     return view

@@ -8,12 +8,13 @@ reader never guesses a value its format does not carry: unknown stays ``None``.
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from rtgate.errors import InputError
-from rtgate.result import BlockMaxima, Format
+from rtgate.result import NSEC_US, RESOLUTION_US, BlockMaxima, Format
 from rtgate.stats.histogram import Sparse
 
 # cyclictest's own messages besides its measurements, on stdout or (captured with 2>&1) stderr:
@@ -97,6 +98,25 @@ def _typed_command(typed: str) -> str | None:
     return SHELL_OPERATOR.split(m[1], maxsplit=1)[0] if m else None
 
 
+def says_nsecs(cmdline: str | None) -> bool:
+    """A cyclictest command line with -N/--nsecs: every latency it prints is in ns."""
+    try:
+        return cmdline is not None and any(w in ("-N", "--nsecs")
+                                           for w in shlex.split(cmdline))
+    except ValueError:
+        return False
+
+
+def from_nsecs(view: ThreadView) -> None:
+    """A thread's min, avg and max read as printed with -N (integer ns) into µs, keeping every
+    digit: the view says so with its resolution."""
+    for name in ("min_us", "avg_us", "max_us"):
+        value = getattr(view, name)
+        if value is not None:
+            setattr(view, name, value / 1000)
+    view.resolution_us = NSEC_US
+
+
 Finality = Literal["final", "snapshot"]
 """``final``: statistics written at the end of the run. ``snapshot``: a view taken while it ran
 (a refreshed summary line, a verbose log missing the samples still buffered at exit)."""
@@ -127,8 +147,11 @@ class ThreadView:
     min_us: float | None = None
     avg_us: float | None = None
     avg_truncated: bool = False
-    """avg_us is cyclictest's integer average, cut toward zero: the mean is in [avg, avg + 1)."""
+    """avg_us is cyclictest's integer average, cut toward zero: the mean is in
+    [avg, avg + resolution_us)."""
     max_us: float | None = None
+    resolution_us: float = RESOLUTION_US
+    """The unit min, avg and max were printed in (0.001: -N); the histogram's bins are 1 µs."""
     hist: Sparse | None = None
     limit: int | None = None
     """Histogram limit: latencies >= limit are overflows. None: exact, unlimited (verbose)."""
@@ -161,6 +184,8 @@ class RunView:
     variables, spacing), never checked against cyclictest's own ``cmdline``."""
     start: str | None = None
     end: str | None = None
+    resolution_us: float | None = None
+    """The unit the file prints latencies in (0.001: -N); None: the file does not tell."""
     sha256: str = ""
     """Of the bytes read, hashed while reading: a 10^8-line log is not read twice."""
     partial_reasons: list[str] = field(default_factory=list)
