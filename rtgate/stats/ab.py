@@ -72,8 +72,8 @@ SPENDING = ("Lan-DeMets O'Brien-Fleming-type alpha spending, 2·(1 − Φ(z_{alp
 # Student's t needs two rounds a side; three is the least that says anything of the spread.
 MIN_ROUNDS = 3
 RESOLUTION_US = 1.0
-"""The histograms' bin (cyclictest -h and rtla's hist count whole µs): the least change a margin
-can resolve, whatever its percentage."""
+"""Whole µs: block maxima, and the histograms' bin unless rtla's -b widened it; the data's
+resolution is the least change a margin can resolve, whatever its percentage (``resolution``)."""
 QUANTILE_CONFIDENCE = 0.99
 """A round's histogram quantile counts when its order-statistic interval at this level exists."""
 # Paths simulated for the boundaries, and the least number of paths a tail share is taken over.
@@ -97,6 +97,8 @@ class Round:
     """Histogram limit; None when the round has no histogram."""
     blocks: dict[int, np.ndarray] = field(default_factory=dict)
     """Block maxima (µs) per thread number, for threads that recorded them."""
+    bin_us: float = RESOLUTION_US
+    """The widest histogram bin of the round (rtla's -b): its quantiles' resolution."""
     summaries: dict[str, float | None] = field(default_factory=dict, compare=False, repr=False)
     """The round's metrics once computed (a calibration replays each round thousands of times)."""
 
@@ -122,7 +124,9 @@ class Round:
             counts=np.array([merged[int(v)] for v in values], dtype=np.int64),
             overflows=overflows, limit_us=min(limits) if limits else None,
             blocks={t.thread: np.asarray(t.blocks.maxima_us, dtype=float)
-                    for t in result.threads if t.blocks and t.blocks.maxima_us})
+                    for t in result.threads if t.blocks and t.blocks.maxima_us},
+            bin_us=max((t.histogram.bucket_us for t in result.threads if t.histogram),
+                       default=RESOLUTION_US))
 
 
 @dataclass(frozen=True)
@@ -192,6 +196,14 @@ class Margin:
         return (f"×{1 + self.relative:g} either way, B/A in [{1 / (1 + self.relative):.3g}, "
                 f"{1 + self.relative:g}] (at least "
                 f"{self.floor_us:g} µs)")
+
+
+def resolution(rounds: Sequence[Round], metric: str) -> float:
+    """The data's resolution for ``metric``, the floor of its margin: block maxima are whole
+    µs, a histogram quantile is as fine as the widest bin it is read from."""
+    if metric == BLOCK_METRIC:
+        return RESOLUTION_US
+    return max((r.bin_us for r in rounds), default=RESOLUTION_US)
 
 
 @dataclass(frozen=True)
@@ -306,7 +318,9 @@ def decide_key(c: KeyRounds, alpha: float, boundary: float | None = None,
     d, se, _ = student(*logs[primary])
     se = max(se, floor)
     t = d / se if se > 0 else 0.0 if d == 0 else math.copysign(math.inf, d)
-    margin = c.margin.ratio(head.a_geomean_us)
+    floored = Margin(c.margin.relative,
+                     max(c.margin.floor_us, resolution([*c.a, *c.b], primary)))
+    margin = floored.ratio(head.a_geomean_us)
     decisive = design is None or min(len(c.a), len(c.b)) >= design.first_decisive
     if 1 / margin <= head.low and head.high <= margin:
         outcome = Comparison.SAME
@@ -323,7 +337,7 @@ def decide_key(c: KeyRounds, alpha: float, boundary: float | None = None,
         else:
             reasons.append(f"{primary}: the interval is wider than the margin (× {margin:.3g}) "
                            "and holds no change: measure more")
-    return Decision(c.key, outcome, head, effects, t, boundary, (len(c.a), len(c.b)), c.margin,
+    return Decision(c.key, outcome, head, effects, t, boundary, (len(c.a), len(c.b)), floored,
                     margin, alpha, reasons)
 
 
