@@ -173,7 +173,7 @@ def evaluate(result: Result, budget: Budget, source: Path) -> Evaluation:
         if limit is not None:
             check = _judge(metric, limit, value)
             truncated = metric == "avg_us" and totals.avg_truncated
-            checks.append(_truncated(check) if truncated else check)
+            checks.append(_truncated(check, result.resolution_us) if truncated else check)
     if budget.pwcet_us is not None:
         checks.append(_pwcet(threads, budget.pwcet_us))
     if whole:
@@ -242,13 +242,14 @@ def _pwcet(threads: list[Thread], limit: PwcetBudget) -> Check:
     return check
 
 
-def _truncated(check: Check) -> Check:
-    """An average known only to 1 µs: the true mean is in [avg, avg + 1). It passes only when
-    all of that interval is within the budget, fails only when none of it is."""
+def _truncated(check: Check, step: float) -> Check:
+    """An average known only to its printed unit ``step`` (1 µs, 1 ns with -N): the true mean
+    is in [avg, avg + step). It passes only when all of that interval is within the budget,
+    fails only when none of it is."""
     if check.measured is None:
         return check
-    bounded = replace(check, lower_bound=True, below=check.measured + 1)
-    if check.verdict is Verdict.FAIL or check.measured + 1 <= check.budget:
+    bounded = replace(check, lower_bound=True, below=check.measured + step)
+    if check.verdict is Verdict.FAIL or check.measured + step <= check.budget:
         return bounded
     return replace(bounded, verdict=Verdict.INCOMPLETE,
                    why=f"cyclictest printed its averages as whole numbers cut toward zero, so "
