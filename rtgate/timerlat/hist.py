@@ -36,7 +36,9 @@ cross-checked (counts against the histogram, min/max against its bins, the ALL l
 per-CPU ones): a file cut short or edited is an InputError naming the file and line. With 1 µs
 bins and no overflow the average is the histogram's exact mean; otherwise it is rtla's integer
 average (``avg_truncated``). ``rtla osnoise hist`` has the same shape (``CPU-000`` columns, no
-ALL): its series are context ``noise`` of the tool ``osnoise``, never wake-up latencies.
+ALL): its series are context ``noise`` of the tool ``osnoise``, never wake-up latencies. Its
+whole-number averages are never used (``UNWEIGHTED_NOTE``); its two-decimal ones (rtla 6.3 on)
+postdate the fix and are.
 """
 
 from __future__ import annotations
@@ -68,6 +70,13 @@ from rtgate.timerlat.command import TOOL
 
 DEFAULT_ENTRIES, DEFAULT_BUCKET_US, DEFAULT_PERIOD_US = 256, 1, 1000
 """rtla's own -E, -b and -p."""
+UNWEIGHTED_NOTE = (
+    "rtla osnoise hist's whole-number averages are not used: rtla 5.17 to 6.2 (6.1 stable "
+    "before the 2023-03 backport) summed each noise duration once per bucket update, unweighted "
+    "by its count (fixed by kernel commit fe137a4fe0e7, 'tools/tracing/rtla: osnoise_hist: use "
+    "total duration for average calculation'), and the file does not say which rtla printed it; "
+    "the average comes from the histogram where its 1 µs bins hold every sample, else it is "
+    "unknown")
 TITLE = "# RTLA timerlat histogram"
 OSNOISE_TITLE = "# RTLA osnoise histogram"
 _UNIT = re.compile(r"^# Time unit is (microseconds \(us\)|nanoseconds \(ns\))$")
@@ -133,7 +142,8 @@ class _HistReader:
             raise self.error("expected '# Duration: D HH:MM:SS'")
         header = next_line("the header").split()
         if not header or header[0] != "Index":
-            raise self.error("expected the header 'Index IRQ-000 Thr-000 ...' (--no-index and "
+            example = "CPU-000 CPU-001" if self.title == OSNOISE_TITLE else "IRQ-000 Thr-000"
+            raise self.error(f"expected the header 'Index {example} ...' (--no-index and "
                              "--no-header output are not read)")
         columns = []
         for name in header[1:]:
@@ -258,12 +268,17 @@ def parse(path: Path, *, limit_us: int | None = None, bucket_us: int | None = No
                           format="osnoise-hist" if tool == "osnoise" else "timerlat-hist")]
     thread = contexts.get(main)
     reasons = []
-    if thread is None:
+    if thread is None and tool == "osnoise":
+        reasons.append("no CPU column: rtla osnoise hist prints only CPUs that saw noise, and "
+                       "this one printed none: the result has no totals to judge")
+    elif thread is None:
         reasons.append("no thread context (rtla --no-thread): the result has no totals to judge")
     elif not thread.totals.samples:
         reasons.append(f"no samples in the {main} context: rtla stopped before its first")
     overflowed = any(c.summary["over"] for c in columns)
     notes = out.notes + _limit_notes(path, grid, bucket_us, overflowed, out.stopped)
+    if any(c.context == "noise" and isinstance(c.summary["avg"], int) for c in columns):
+        notes.append(f"{path.name}: {UNWEIGHTED_NOTE}")
     return Result(
         run_id=run_id or default_run_id(board, scenario, None, sources),
         board=Board(name=board, virtual=virtual), kernel=Kernel(flavor=flavor),
@@ -355,7 +370,11 @@ def _series(reader: _HistReader, grid: _Grid, index: int, col: _Column,
         return Thread(thread=index, context=col.context, cpu=col.cpu, interval_us=period_us,
                       samples=0, histogram=histogram())
     low, avg, high = s["min"], s["avg"], s["max"]
-    if low is None or avg is None or high is None or not low <= avg <= high:
+    # osnoise's whole-number averages may be rtla's unweighted sum (see UNWEIGHTED_NOTE):
+    # not even between min and max, so never checked or used.
+    unweighted = col.context == "noise" and isinstance(avg, int)
+    if low is None or avg is None or high is None or not (
+            low <= avg <= high or (unweighted and low <= high)):
         raise reader.error(f"{label}: min/avg/max {low}/{avg}/{high} do not fit {count} "
                            "samples", "avg")
     if over and high < grid.limit_us:
@@ -369,10 +388,12 @@ def _series(reader: _HistReader, grid: _Grid, index: int, col: _Column,
     # A whole-number average is cut toward zero: the mean lies in [avg, avg + 1). osnoise's
     # two decimals are rounded: [avg - 0.005, avg + 0.005], kept as the wider [avg - 0.005, +1).
     rounded = isinstance(avg, float)
-    mean, truncated = (avg - 0.005 if rounded else float(avg)), True
+    mean: float | None = None if unweighted else avg - 0.005 if rounded else float(avg)
+    truncated = not unweighted
     if edge == 1 and not over:
         total = sum(v * n for v, n in col.bins.items())
-        if (abs(total / count - avg) > 0.005 + 1e-9) if rounded else total // count != avg:
+        if not unweighted and ((abs(total / count - avg) > 0.005 + 1e-9) if rounded
+                               else total // count != avg):
             raise reader.error(f"{label}: avg {avg} µs, but its histogram's mean is "
                                f"{total / count:.2f} µs", "avg")
         mean, truncated = total / count, False
@@ -389,8 +410,9 @@ def _totals(threads: list[Thread]) -> Totals:
         return totals
     totals.min_us = min(t.min_us for t in measured if t.min_us is not None)
     totals.max_us = max(t.max_us for t in measured if t.max_us is not None)
-    totals.avg_us = sum((t.avg_us or 0) * t.samples for t in measured) / samples
-    totals.avg_truncated = any(t.avg_truncated for t in measured)
+    if all(t.avg_us is not None for t in measured):
+        totals.avg_us = sum((t.avg_us or 0) * t.samples for t in measured) / samples
+        totals.avg_truncated = any(t.avg_truncated for t in measured)
     hists = [t.histogram for t in measured if t.histogram is not None]
     if len(hists) == len(measured) and all(h.bucket_us == 1 for h in hists):
         merged = Sparse.from_pairs(pair for h in hists for pair in h.buckets)

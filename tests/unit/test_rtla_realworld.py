@@ -1,0 +1,50 @@
+"""rtla outputs people published (issue 37): real files (tests/data/realworld/rtla/README.md and
+tests/data/rtla/README.md); every number checked is one the file prints, or one its histogram
+rows give."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rtgate.errors import InputError
+from rtgate.timerlat import hist
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "realworld" / "rtla"
+RTLA = Path(__file__).resolve().parents[1] / "data" / "rtla"
+
+
+# -- class 8: osnoise hist's averages, unweighted in rtla 5.17-6.2 -----------------------------
+
+def test_the_documentations_whole_number_osnoise_averages_are_not_used() -> None:
+    # avg 0 on every CPU beside maxima of 20-50 µs: rtla's unweighted sum (fe137a4fe0e7).
+    r = hist.parse(RTLA / "doc-osnoise-hist.txt", lenient=True)
+    noise = r.contexts["noise"].threads  # type: ignore[index]
+    assert [(t.cpu, t.samples, t.min_us, t.avg_us, t.max_us) for t in noise][:3] == [
+        (0, 55215, 0, None, 30), (1, 54649, 0, None, 30), (2, 54703, 0, None, 20)]
+    assert all(t.avg_us is None and not t.avg_truncated for t in noise)
+    assert r.totals.avg_us is None and r.totals.samples == sum(t.samples for t in noise)
+    assert any("fe137a4fe0e7" in n and "not used" in n for n in r.notes)
+
+
+def test_two_decimal_osnoise_averages_postdate_the_fix_and_are_used() -> None:
+    r = hist.parse(RTLA / "guest-osnoise-hist.stdout", lenient=True)
+    assert [t.avg_us for t in r.threads] == pytest.approx([18.185, 18.615])
+    assert not any("fe137a4fe0e7" in n for n in r.notes)
+
+
+def test_the_lkml_report_with_its_rows_elided_is_refused_naming_the_line() -> None:
+    path = DATA / "lkml-osnoise-hist-avg-zero.txt"
+    with pytest.raises(InputError) as exc:
+        hist.parse(path, lenient=True)
+    assert exc.value.oneline() == (
+        f"{path}: line 5: expected the header 'Index CPU-000 CPU-001 ...' (--no-index and "
+        "--no-header output are not read)")
+
+
+def test_an_osnoise_histogram_without_a_cpu_names_osnoise_not_timerlat() -> None:
+    r = hist.parse(DATA / "osnoise-hist-no-cpu.edited.txt", lenient=True)
+    assert r.status == "partial" and r.totals.samples == 0
+    assert r.reasons == ["no CPU column: rtla osnoise hist prints only CPUs that saw noise, and "
+                         "this one printed none: the result has no totals to judge"]
