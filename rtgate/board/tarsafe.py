@@ -10,6 +10,8 @@ from __future__ import annotations
 import tarfile
 from pathlib import Path, PurePosixPath
 
+from rtgate.errors import InfraError
+
 # The data filter's mask: no setuid/setgid/sticky (extracted by root, a board's file would run as
 # root) and no group/world write (anyone could rewrite raw data after it was judged).
 _MODE_MASK = 0o755
@@ -31,3 +33,17 @@ def extract(tar: tarfile.TarFile, dest: Path) -> None:
             raise tarfile.TarError(f"refusing archive member {member.name!r}")
         member.mode &= _MODE_MASK
     tar.extractall(dest)
+
+
+def members(tar: tarfile.TarFile, cap: int, most: int, what: str) -> list[tarfile.TarInfo]:
+    """The archive's members, once their sizes stay within ``cap`` bytes and ``most`` entries:
+    read header by header, so a bomb stops at the header past the cap (InfraError)."""
+    found: list[tarfile.TarInfo] = []
+    total = 0
+    for member in tar:
+        found.append(member)
+        total += max(member.size, 0)
+        if total > cap or len(found) > most:
+            raise InfraError(f"{what} would unpack to more than {cap >> 20} MiB or {most} "
+                             f"files (at {member.name!r}): refused")
+    return found

@@ -45,17 +45,8 @@ _BROKEN = (tarfile.TarError, EOFError, zlib.error, OSError)
 
 
 def members(tar: tarfile.TarFile, cap: int, what: str) -> list[tarfile.TarInfo]:
-    """The archive's members, once their sizes are known to stay within ``cap`` bytes and
-    MEMBERS_CAP entries: read header by header, so a bomb stops at the header past the cap."""
-    found: list[tarfile.TarInfo] = []
-    total = 0
-    for member in tar:
-        found.append(member)
-        total += max(member.size, 0)
-        if total > cap or len(found) > MEMBERS_CAP:
-            raise InfraError(f"{what} would unpack to more than {cap // MiB} MiB or {MEMBERS_CAP} "
-                             f"files (at {member.name!r}): refused")
-    return found
+    """The archive's members within ``cap`` bytes and MEMBERS_CAP entries (tarsafe.members)."""
+    return tarsafe.members(tar, cap, MEMBERS_CAP, what)
 
 
 def note(path: Path, cap: int = NOTE_CAP) -> str:

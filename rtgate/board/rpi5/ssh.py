@@ -6,14 +6,19 @@ the remote side needs nothing but tar.
 
 from __future__ import annotations
 
+import contextlib
 import io
+import os
 import shlex
 import shutil
+import signal
 import subprocess
 import tarfile
 import tempfile
+import threading
 import time
 from pathlib import Path
+from typing import IO
 
 from rtgate.board import tarsafe
 from rtgate.board.spec import SshOptions
@@ -21,6 +26,15 @@ from rtgate.errors import InfraError
 
 SSH_FAILED = 255
 """ssh's own exit status when the connection (not the remote command) failed."""
+MiB = 1 << 20
+# What the board may answer, as the QEMU and LAVA drivers allow their guests: a command's
+# stdout (the largest is the test boot's journal, evidence.LOG_CAP = 32 MiB), its stderr, and a
+# tree of results (histograms, block maxima, load logs, crash evidence), with its file count.
+REPLY_CAP = 64 * MiB
+ERR_CAP = 1 * MiB
+TREE_CAP = 256 * MiB
+TREE_MEMBERS = 4096
+CHUNK = 64 * 1024
 
 
 class SshSession:
@@ -63,32 +77,93 @@ class SshSession:
             fh.write(f"[{time.strftime('%H:%M:%S')}] {text}\n")
 
     def run(self, command: str, *, stdin: bytes | None = None, timeout_s: float = 120,
-            check: bool = True) -> subprocess.CompletedProcess[bytes]:
+            check: bool = True, cap: int = REPLY_CAP) -> subprocess.CompletedProcess[bytes]:
         """Run ``command`` on the board; a lost connection is always an InfraError, a failing
-        command only with ``check``."""
+        command only with ``check``. Its stdout is kept up to ``cap`` bytes, stderr up to
+        ERR_CAP: a board that answers more (a kernel under test flooding it) is an InfraError
+        naming the command, the connection cut, never a reply held whole."""
         self.note(f"$ {command}")
-        try:
-            proc = subprocess.run(self.argv(command), input=stdin, capture_output=True,
-                                  timeout=timeout_s, check=False)
-        except subprocess.TimeoutExpired as exc:
-            self.note(f"  timed out after {timeout_s:g} s")
-            raise InfraError(f"ssh {self.target}: `{command}` timed out after {timeout_s:g} s; "
-                             "session log kept", path=self.log) from exc
-        except FileNotFoundError as exc:
-            raise InfraError("ssh is not installed (scripts/deps.sh qemu)") from exc
-        for stream in (proc.stdout, proc.stderr):
+        with tempfile.TemporaryFile() as out:
+            proc = self._capture(command, stdin, timeout_s, out, cap)
+            out.seek(0)
+            stdout = out.read()
+        done = subprocess.CompletedProcess(proc.args, proc.returncode, stdout, proc.stderr)
+        for stream in (done.stdout[:4000], done.stderr[:4000]):
             text = stream.decode("utf-8", "replace").rstrip()
             if text:
                 self.note("  " + text.replace("\n", "\n  ")[:4000])
-        self.note(f"  exit {proc.returncode}")
-        if check and proc.returncode != 0:
-            what = "connection failed" if proc.returncode == SSH_FAILED else \
-                f"exit {proc.returncode}"
-            tail = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-1:]
+        self.note(f"  exit {done.returncode}")
+        if check and done.returncode != 0:
+            what = "connection failed" if done.returncode == SSH_FAILED else \
+                f"exit {done.returncode}"
+            tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:]
             raise InfraError(f"ssh {self.target}: `{command}`: {what}"
                              + (f": {tail[0]}" if tail else "") + "; session log kept",
                              path=self.log)
-        return proc
+        return done
+
+    def _capture(self, command: str, stdin: bytes | None, timeout_s: float, out: IO[bytes],
+                 cap: int) -> subprocess.CompletedProcess[bytes]:
+        """ssh with its stdout streamed into ``out`` up to ``cap`` bytes and its stderr kept up
+        to ERR_CAP; past either, ssh is killed and the command refused."""
+        try:
+            proc = subprocess.Popen(self.argv(command), stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE,
+                                    stdin=subprocess.PIPE if stdin is not None
+                                    else subprocess.DEVNULL, start_new_session=True)
+        except FileNotFoundError as exc:
+            raise InfraError("ssh is not installed (scripts/deps.sh qemu)") from exc
+        err = io.BytesIO()
+        over: list[str] = []
+
+        def kill() -> None:
+            # The whole group: a ProxyCommand (or anything ssh started) holds the pipes too.
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+
+        def drain(pipe: IO[bytes], sink: IO[bytes], limit: int, name: str) -> None:
+            kept = 0
+            while chunk := pipe.read(CHUNK):
+                if kept + len(chunk) > limit:
+                    over.append(name)
+                    kill()
+                    break
+                sink.write(chunk)
+                kept += len(chunk)
+
+        def feed() -> None:
+            assert proc.stdin is not None
+            try:
+                proc.stdin.write(stdin or b"")
+                proc.stdin.close()
+            except OSError:
+                pass  # the remote side stopped reading: its exit status says why
+
+        assert proc.stdout is not None and proc.stderr is not None
+        threads = [threading.Thread(target=drain, args=(proc.stdout, out, cap, "stdout")),
+                   threading.Thread(target=drain, args=(proc.stderr, err, ERR_CAP, "stderr"))]
+        if stdin is not None:
+            threads.append(threading.Thread(target=feed))
+        for t in threads:
+            t.start()
+        try:
+            code = proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired as exc:
+            kill()
+            proc.wait()
+            self.note(f"  timed out after {timeout_s:g} s")
+            raise InfraError(f"ssh {self.target}: `{command}` timed out after {timeout_s:g} s; "
+                             "session log kept", path=self.log) from exc
+        finally:
+            for t in threads:
+                t.join()
+        if over:
+            limit = cap if over[0] == "stdout" else ERR_CAP
+            self.note(f"  refused: more than {limit} bytes on {over[0]}")
+            raise InfraError(f"ssh {self.target}: `{command}` answered more than {limit} bytes "
+                             f"on {over[0]}: refused, the connection cut; session log kept",
+                             path=self.log)
+        return subprocess.CompletedProcess(proc.args, code, b"", err.getvalue())
 
     def output(self, command: str, **kwargs: float) -> str:
         return self.run(command, **kwargs).stdout.decode("utf-8", "replace").strip()
@@ -117,12 +192,25 @@ class SshSession:
 
     def get_tree(self, remote_dir: str, local: Path) -> None:
         """Copy ``remote_dir``'s contents into ``local``, read as root (a bench run through sudo
-        leaves files only root may read)."""
-        proc = self.run(self.root(f"tar -C {shlex.quote(remote_dir)} -cf - ."), timeout_s=600)
-        local.mkdir(parents=True, exist_ok=True)
-        try:
-            with tarfile.open(fileobj=io.BytesIO(proc.stdout), mode="r:") as tar:
-                tarsafe.extract(tar, local)
-        except tarfile.TarError as exc:
-            raise InfraError(f"files from {self.target}:{remote_dir} unreadable: {exc}",
-                             path=self.log) from exc
+        leaves files only root may read). The tar stream goes to disk, at most TREE_CAP bytes,
+        and is unpacked only once its members stay within TREE_CAP and TREE_MEMBERS."""
+        command = self.root(f"tar -C {shlex.quote(remote_dir)} -cf - .")
+        self.note(f"$ {command}")
+        with tempfile.TemporaryFile() as stream:
+            proc = self._capture(command, None, 600, stream, TREE_CAP)
+            self.note(f"  exit {proc.returncode}")
+            if proc.returncode != 0:
+                tail = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-1:]
+                raise InfraError(f"ssh {self.target}: `{command}`: exit {proc.returncode}"
+                                 + (f": {tail[0]}" if tail else "") + "; session log kept",
+                                 path=self.log)
+            stream.seek(0)
+            local.mkdir(parents=True, exist_ok=True)
+            try:
+                with tarfile.open(fileobj=stream, mode="r:") as tar:
+                    tarsafe.members(tar, TREE_CAP, TREE_MEMBERS,
+                                    f"files from {self.target}:{remote_dir}")
+                    tarsafe.extract(tar, local)
+            except tarfile.TarError as exc:
+                raise InfraError(f"files from {self.target}:{remote_dir} unreadable: {exc}",
+                                 path=self.log) from exc
