@@ -16,6 +16,7 @@ from rtgate.cyclictest.formats.view import KernelView, ThreadView
 from rtgate.cyclictest.parse_merge import Merged, merge
 from rtgate.errors import InputError
 from rtgate.result import (
+    NSEC_US,
     Board,
     Histogram,
     Kernel,
@@ -47,6 +48,14 @@ def parse(paths: Sequence[Path], *, board: str = "unknown", virtual: bool = Fals
         raise InputError("no cyclictest output file given")
     per_file = [read_views(Path(p), progress, lenient=lenient, block_cycles=block_cycles)
                 for p in paths]
+    said = {v.resolution_us for views in per_file for v in views} - {None}
+    if said == {NSEC_US}:
+        # A -v log cannot tell its unit (no 'T:' lines); the run's --json or summary can: the
+        # log is read again in it (a rare pairing: one more pass over that log).
+        per_file = [read_views(Path(p), lenient=lenient, block_cycles=block_cycles,
+                               unit=NSEC_US)
+                    if any(v.format == "verbose" and v.resolution_us is None for v in views)
+                    else views for p, views in zip(paths, per_file, strict=True)]
     run = merge([v for views in per_file for v in views])
     # A file's first view is the one read from its start: it holds the whole file's hash.
     sources = [SourceFile(path=str(views[0].path), sha256=views[0].sha256,

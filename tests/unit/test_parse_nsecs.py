@@ -130,3 +130,17 @@ def test_a_file_mixing_units_is_refused(tmp_path: Path) -> None:
         "T: 1 ( 5292) P:80 I:1500 C:    137 Min:     14 Act:   34 Avg:   30 Max:     165\n")
     with pytest.raises(InputError, match="both in µs and in ns"):
         parse([mixed])
+
+
+def test_a_verbose_log_takes_its_unit_from_the_runs_json() -> None:
+    """-N -v --json: the log does not say its unit, the JSON does ("resolution_in_ns": 1)."""
+    log = DATA / "nsecs-verbose-json.stdout"
+    result = parse([DATA / "nsecs-verbose-json.json", log])
+    assert result.status == "complete" and result.resolution_us == NSEC_US
+    t0 = result.threads[0]
+    assert (t0.min_us, t0.max_us, t0.samples) == (13.317, 150.738, 300)
+    ns0 = [int(line.split(":")[2]) for line in log.read_text().splitlines()
+           if line.startswith("       0:")]
+    # Every sample printed: the log's exact mean, not the JSON's two decimals of ns.
+    assert len(ns0) == 300 and t0.avg_us == pytest.approx(sum(ns0) / 300 / 1000, abs=1e-12)
+    assert parse([log]).status == "partial"  # alone it cannot tell

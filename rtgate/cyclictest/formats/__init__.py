@@ -19,10 +19,11 @@ _JSON_START = re.compile(rb"\s*(?:\{|\[\s*(?:[\[{\]\"0-9-]|$))")
 
 
 def read_views(path: Path, progress: Progress = no_progress, *,
-               lenient: bool = False, block_cycles: int | None = None) -> list[RunView]:
+               lenient: bool = False, block_cycles: int | None = None,
+               unit: float | None = None) -> list[RunView]:
     """Read one file with the reader its first bytes call for: one view per section (a
     verbose log written with -h holds the samples and then the histogram). ``lenient``: see
-    ``formats.text``; ``block_cycles``: see ``formats.verbose``."""
+    ``formats.text``; ``block_cycles``, ``unit``: see ``formats.verbose``."""
     try:
         with path.open("rb") as fh:
             head = fh.read(SNIFF_BYTES)
@@ -41,6 +42,7 @@ def read_views(path: Path, progress: Progress = no_progress, *,
         progress(path.stat().st_size)
         return views
     if looks_verbose(head):
-        return read_verbose(path, progress, lenient=lenient, block_cycles=block_cycles)
+        return read_verbose(path, progress, lenient=lenient, block_cycles=block_cycles,
+                            unit=unit)
     # Histogram and summary output share one line grammar: -h without -q prints both.
     return [read_text(path, progress=progress, lenient=lenient)]

@@ -174,6 +174,7 @@ class _Reader:
         # -v with -q: each thread's 'T:' line, printed once at exit after the samples.
         self.summaries: dict[int, ThreadView] = {}
         self.units: set[float | None] = set()
+        self.given_unit: float | None = None  # by the run's other files
         # A user's file: lines around the output are notes (formats.view).
         self.around = Surroundings(path, self.notes, lenient=lenient)
 
@@ -416,11 +417,14 @@ def _swar(grid: npt.NDArray[np.uint8], fields: list[tuple[int, int]]) -> Ints:
 
 
 def read_verbose(path: Path, progress: Progress = no_progress, *,
-                 lenient: bool = False, block_cycles: int | None = None) -> list[RunView]:
+                 lenient: bool = False, block_cycles: int | None = None,
+                 unit: float | None = None) -> list[RunView]:
     """The samples' view, plus the histogram's when ``-v`` ran with ``-h`` (``lenient``: a
     user's file may end in a shell prompt after it). ``block_cycles``: the block of the block
-    maxima; None: one second at each thread's interval, where the header tells it."""
+    maxima; None: one second at each thread's interval, where the header tells it. ``unit``:
+    what the run's other files say of it, for a log that does not say it itself."""
     reader = _Reader(path, lenient=lenient, block_cycles=block_cycles)
+    reader.given_unit = unit
     histogram: RunView | None = None
     cut_line: int | None = None
     with path.open("rb") as fh, _Hasher() as sha:
@@ -469,13 +473,16 @@ def read_verbose(path: Path, progress: Progress = no_progress, *,
 
 
 def _unit(reader: _Reader) -> float | None:
-    """What the 'T:' lines' widths say of the unit, else -N in the typed command line."""
+    """What the 'T:' lines' widths say of the unit, else the run's other files, else -N in the
+    typed command line."""
     said = reader.units - {None}
     if len(said) > 1:
         raise InputError("'T:' lines printed both in µs and in ns (-N): not the output of one "
                          "run", path=reader.path)
     if said:
         return said.pop()
+    if reader.given_unit is not None:
+        return reader.given_unit
     return NSEC_US if says_nsecs(reader.around.typed_cmdline) else None
 
 
