@@ -50,6 +50,7 @@ from rtgate.stats.histogram import Ints, Sparse, mean
 DENSE_US = 1 << 20
 
 _VALUE = re.compile(rb"^ *(\d+): *(\d+): *(\d+)$")
+_LATENCY_WIDTH = 8  # cyclictest: printf("%8d:%8lu:%8ld\n", ...)
 _INTERVAL = re.compile(rb"^Thread (\d+) Interval: (\d+)$")
 _USING_CPU = re.compile(rb"^Thread (\d+) using cpu (\d+)\.$")
 # Printed before the samples; they carry nothing the result needs ("Using N cpus." with -a).
@@ -431,8 +432,14 @@ def read_verbose(path: Path, progress: Progress = no_progress, *,
         blocks = line_blocks(fh, path, sha, BLOCK_BYTES, progress)
         for block in blocks:
             if not block.endswith(b"\n"):
-                cut_line = reader.line_no + 1
-                break
+                if not _whole_sample(block):
+                    cut_line = reader.line_no + 1
+                    break
+                # A snippet copied without its final newline: the sample is whole.
+                reader.notes.append(f"{path.name} line {reader.line_no + 1}: the last line "
+                                    "lacks its newline; its latency fills cyclictest's "
+                                    "padded field, so it is whole and read")
+                block += b"\n"
             try:
                 reader.block(block)
             except _HistogramFollows as found:
@@ -499,6 +506,14 @@ def _summaries(reader: _Reader, samples: RunView) -> RunView:
             from_nsecs(thread)
         view.threads[number] = thread
     return view
+
+
+def _whole_sample(line: bytes) -> bool:
+    """A last line without its newline that cannot have been cut: cyclictest prints the latency
+    as ``%8ld``, so a padded field of 8 characters holds every digit (a cut one is shorter,
+    an unpadded one may have lost digits)."""
+    field = line.rsplit(b":", 1)[-1]
+    return bool(_VALUE.match(line)) and len(field) == _LATENCY_WIDTH and field[:1] == b" "
 
 
 def _thread_view(number: int, t: _VerboseThread, nsecs: bool) -> ThreadView:

@@ -1,0 +1,43 @@
+"""Real outputs, third pass (issue 37): cyclictest shapes people published. Every file's
+source is in the README beside it; every number checked is one the file prints."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rtgate.cyclictest.parse import parse
+
+REAL = Path(__file__).resolve().parents[1] / "data" / "realworld"
+
+
+def per_thread(path: Path, *, lenient: bool = True) -> list[tuple]:
+    r = parse([path], lenient=lenient)
+    return [(t.thread, t.samples, t.min_us, t.avg_us, t.max_us) for t in r.threads]
+
+
+# -- class 7: a -v snippet without its final newline keeps its last sample ---------------------
+
+@pytest.mark.parametrize("lenient", [True, False])
+def test_a_verbose_snippet_without_its_final_newline_keeps_its_last_sample(
+        lenient: bool) -> None:
+    one = REAL / "verbose-no-newline" / "chromiumos-one-thread.txt"
+    samples = [9, 18, 15, 14, 14, 14, 24, 16, 15, 14]
+    assert per_thread(one, lenient=lenient) == [
+        (0, 10, 9, pytest.approx(sum(samples) / 10), 24)]
+    two = REAL / "verbose-no-newline" / "chromiumos-two-threads.txt"
+    assert per_thread(two, lenient=lenient) == [
+        (0, 5, 64, pytest.approx(326 / 5), 66), (1, 5, 55, pytest.approx(288 / 5), 65)]
+    r = parse([two], lenient=lenient)
+    assert r.status == "complete"
+    assert any("lacks its newline" in n for n in r.notes)
+
+
+def test_a_last_line_that_may_have_lost_digits_is_still_dropped(tmp_path: Path) -> None:
+    # The same log cut one character earlier: "      5" may have been "      55".
+    cut = tmp_path / "cut.txt"
+    cut.write_bytes((REAL / "verbose-no-newline" / "chromiumos-two-threads.txt").read_bytes()[:-1])
+    r = parse([cut], lenient=True)
+    assert r.status == "partial" and r.threads[1].samples == 4
+    assert r.reasons == ["cut.txt: last line 15 is cut off; it was dropped"]
