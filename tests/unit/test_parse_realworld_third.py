@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from rtgate.cyclictest.parse import parse
+from rtgate.errors import InputError
 
 REAL = Path(__file__).resolve().parents[1] / "data" / "realworld"
 
@@ -41,3 +42,17 @@ def test_a_last_line_that_may_have_lost_digits_is_still_dropped(tmp_path: Path) 
     r = parse([cut], lenient=True)
     assert r.status == "partial" and r.threads[1].samples == 4
     assert r.reasons == ["cut.txt: last line 15 is cut off; it was dropped"]
+
+
+# -- class 5: an offending line of blanks is said to be one -------------------------------------
+
+def test_a_line_of_blanks_in_a_verbose_log_is_named_as_such(tmp_path: Path) -> None:
+    # A real -v log (tests/data/cyclictest/verbose.txt) with three spaces for its 7th line.
+    lines = (REAL.parent / "cyclictest" / "verbose.txt").read_text().splitlines(keepends=True)
+    path = tmp_path / "blanks.txt"
+    path.write_text("".join(lines[:6] + ["   \n"] + lines[6:]))
+    with pytest.raises(InputError) as exc:
+        parse([path])
+    assert exc.value.oneline() == (
+        f"{path}: line 7: expected 'thread: cycle: latency', got a line of only 3 "
+        "blank character(s)")

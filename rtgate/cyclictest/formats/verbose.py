@@ -40,6 +40,7 @@ from rtgate.cyclictest.formats.view import (
     ThreadView,
     from_nsecs,
     note,
+    quoted,
     says_nsecs,
 )
 from rtgate.errors import InputError
@@ -334,7 +335,7 @@ class _Reader:
             self.notes.append(note(self.path, self.line_no, "cyclictest's message, skipped", text))
         elif not _IGNORED.match(line):
             problem = self.fail(self.line_no,
-                                f"expected 'thread: cycle: latency', got {text[:60]!r}")
+                                f"expected 'thread: cycle: latency', got {quoted(text)}")
             self.around.take(text, self.line_no, problem)
             return
         self.around.seen_output = True

@@ -32,6 +32,14 @@ _AFTER = "after cyclictest's output"
 _CRASH = re.compile(r"(?i)segmentation fault|killed|aborted|core dumped|error|fail")
 
 
+def quoted(line: str, width: int = 60) -> str:
+    """A line for an error message: its start quoted, or what it is when it shows nothing (the
+    one-line error collapses runs of blanks, so a quoted ``'   '`` would read ``' '``)."""
+    if line and not line.strip():
+        return f"a line of only {len(line)} blank character(s)"
+    return repr(line[:width])
+
+
 def note(path: Path, line_no: int, what: str, line: str) -> str:
     """A line kept aside as a note: ``file line N: what: 'text'``."""
     return f"{path.name} line {line_no}: {what}: {line[:NOTE_CHARS]!r}"
