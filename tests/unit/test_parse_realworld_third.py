@@ -56,3 +56,15 @@ def test_a_line_of_blanks_in_a_verbose_log_is_named_as_such(tmp_path: Path) -> N
     assert exc.value.oneline() == (
         f"{path}: line 7: expected 'thread: cycle: latency', got a line of only 3 "
         "blank character(s)")
+
+
+# -- class 6: footer lines grep'd out of a longer file ------------------------------------------
+
+def test_footer_lines_without_a_count_are_refused_saying_why() -> None:
+    path = REAL / "pasted" / "openshift-rt-grep-latencies.txt"
+    with pytest.raises(InputError) as exc:
+        parse([path], lenient=True)
+    assert exc.value.oneline() == (
+        f"{path}: line 2: '# Min Latencies' without the '# Histogram' section it ends (footer "
+        "lines cut out of a longer file?): no sample count, and without one no budget can "
+        "judge min, avg or max")

@@ -328,7 +328,10 @@ def _row(state: _State, latency: int, cells: list[str]) -> None:
 
 def _footer(state: _State, key: str, cells: list[str]) -> None:
     if not state.in_histogram:
-        raise state.fail(f"'# {key}' outside a histogram")
+        # Lines grep'd out of a histogram's footer: min/avg/max without the count they cover.
+        raise state.fail(f"'# {key}' without the '# Histogram' section it ends (footer lines "
+                         "cut out of a longer file?): no sample count, and without one no "
+                         "budget can judge min, avg or max")
     if key in state.footer:
         raise state.fail(f"'# {key}' given twice")
     if not all(c.isdigit() for c in cells):
