@@ -68,3 +68,25 @@ def test_footer_lines_without_a_count_are_refused_saying_why() -> None:
         f"{path}: line 2: '# Min Latencies' without the '# Histogram' section it ends (footer "
         "lines cut out of a longer file?): no sample count, and without one no budget can "
         "judge min, avg or max")
+
+
+# -- class 4: a live screen's 'T:' line cut mid-update -------------------------------------------
+
+def test_a_screen_line_cut_after_max_is_dropped_and_the_rest_reads() -> None:
+    path = REAL / "screen-cut" / "live-cut-after-max.txt"
+    r = parse([path], lenient=True)
+    # Thread 1 keeps the screen before's line; the cut one is dropped, the result partial.
+    assert [(t.thread, t.samples, t.min_us, t.avg_us, t.max_us, t.avg_truncated)
+            for t in r.threads] == [(0, 1998, 13, 26, 282, True), (1, 1308, 13, 31, 3898, True)]
+    assert r.status == "partial"
+    last = path.read_bytes().count(b"\n") + 1
+    assert r.reasons == [f"live-cut-after-max.txt: line {last}: a 'T:' line cut off (a screen "
+                         "copied mid-update); it was dropped"]
+
+
+def test_a_harness_screen_cut_mid_line_stays_an_error() -> None:
+    with pytest.raises(InputError, match="summary line cut off or malformed"):
+        parse([REAL / "screen-cut" / "live-cut-after-max.txt"])
+    # A -q summary cut at its end loses a thread's only line: refused in a user's file too.
+    with pytest.raises(InputError, match="line 3: summary line cut off or malformed"):
+        parse([REAL.parent / "malformed" / "summary-cut-at-end.txt"], lenient=True)

@@ -49,6 +49,20 @@ _SUMMARY_TEXT = (
     r"T: *(\d+) +\( *(\d+)\) +P: *(\d+) +I: *(\d+) +C: *(\d+) +Min: *(\d+)"
     r" +Act:( *\d+)( +)Avg:( *\d+)( +)Max: *(\d+)(?: +SMI: *\d+)?[ \t]*")
 _SUMMARY = re.compile(f"^{_SUMMARY_TEXT}$")
+
+
+def _cut_summary() -> re.Pattern[str]:
+    """A 'T:' line cut anywhere (a live screen copied mid-update): a proper prefix of one."""
+    def prefixes(word: str) -> str:
+        return "|".join(re.escape(word[:k]) for k in range(len(word), 0, -1))
+
+    tail = ""
+    for label in ("Max:", "Avg:", "Act:", "Min:", "C:", "I:", "P:"):
+        tail = rf"(?: +(?:{re.escape(label)} *\d*{tail}|{prefixes(label)}))?"
+    return re.compile(rf"^T:(?: *\d+(?: +\((?: *\d+(?:\){tail})?)?)?)? *$")
+
+
+_CUT_SUMMARY = _cut_summary()
 # The same lines found all at once in a block of a refreshed screen.
 _SCREEN_SUMMARY = re.compile(f"^{_SUMMARY_TEXT}\n".encode(), re.M)
 # The screen's other lines: cyclictest writes nothing else into them, so a prefix tells them.
@@ -87,6 +101,8 @@ class _State:
     """The first line where a user's file elides histogram rows ('...')."""
     units: set[float | None] = field(default_factory=set)
     """What the kept 'T:' lines' widths say of the unit (summary_unit)."""
+    cut_summaries: list[int] = field(default_factory=list)
+    """Lines of 'T:' lines a user's file holds cut off (dropped)."""
 
     def fail(self, problem: str) -> InputError:
         return InputError(f"line {self.line_no}: {problem}", path=self.path)
@@ -130,6 +146,8 @@ def read_text(path: Path, *, offset: int = 0, lines_before: int = 0,
                              "bins, rtgate reads 1 µs bins; measure -h without -N", path=path)
         for thread in view.threads.values():
             from_nsecs(thread)
+    view.partial_reasons += [f"{path.name}: line {n}: a 'T:' line cut off (a screen copied "
+                             "mid-update); it was dropped" for n in state.cut_summaries]
     complete = not view.partial_reasons and (not state.in_histogram or all(
         k in state.footer for k in (_ROWS_FOOTER if state.rows else _FULL_FOOTER)))
     if around.foreign is not None and not complete:
@@ -255,6 +273,13 @@ def _cyclictest_line(state: _State, line: str) -> bool:
 
 def _summary(state: _State, line: str) -> None:
     m = _SUMMARY.match(line)
+    if not m and state.around.lenient and state.live and _CUT_SUMMARY.match(line):
+        # A live screen copied mid-update: like a cut -v line, the value is unknown and the rest
+        # holds; the thread keeps an earlier screen's line, if any. (A -q summary printed once
+        # at exit and cut loses a thread's only line: still refused.)
+        state.cut_summaries.append(state.line_no)
+        state.notes.append(note(state.path, state.line_no, "'T:' line cut off, dropped", line))
+        return
     if not m:
         raise state.fail(f"summary line cut off or malformed: {line[:80]!r}")
     _summary_groups(state, list(m.groups()))
