@@ -107,7 +107,10 @@ def _rtla_kind(path: Path) -> str | None:
             head = fh.read(SNIFF_BYTES)
     except OSError:
         return None
-    for line in head.decode("utf-8", "replace").splitlines():
-        if kind := _RTLA_TITLES.get(pasted.strip_escapes(line).strip()):
+    lines = [pasted.strip_escapes(line).strip()
+             for line in head.decode("utf-8", "replace").splitlines()]
+    for line in lines:
+        if kind := _RTLA_TITLES.get(line):
             return kind
-    return None
+    # A histogram pasted from its Index row on, without rtla's title lines.
+    return "hist" if any(hist.INDEX_HEADER.match(line) for line in lines) else None

@@ -46,6 +46,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -82,6 +83,8 @@ OSNOISE_TITLE = "# RTLA osnoise histogram"
 _UNIT = re.compile(r"^# Time unit is (microseconds \(us\)|nanoseconds \(ns\))$")
 _DURATION = re.compile(r"^# Duration: +\d+ \d\d:\d\d:\d\d$")
 _COLUMN = re.compile(r"^(IRQ|Thr|Usr|CPU)-(\d{3,})$")
+INDEX_HEADER = re.compile(r"^Index(?:\s+(?:IRQ|Thr|Usr|CPU)-\d{3,})+$")
+"""The column header: where a histogram pasted without rtla's three title lines starts."""
 _CONTEXTS: dict[str, Context] = {"IRQ": "irq", "Thr": "thread", "Usr": "user", "CPU": "noise"}
 _LABELS: dict[Context, str] = {"irq": "IRQ", "thread": "thread", "user": "user",
                                "noise": "noise"}
@@ -130,7 +133,10 @@ class _HistReader:
                 return line.rstrip()
             raise self.error(f"the output ends before {what} (cut short?)")
 
-        if next_line("its title") != self.title:
+        first = next_line("its title")
+        if self.lenient and INDEX_HEADER.match(first.strip()):
+            return self._body(first.split(), it, next_line)  # pasted from its Index row on
+        if first != self.title:
             raise self.error(f"not rtla output: expected {self.title!r}")
         unit = _UNIT.match(next_line("the time unit"))
         if not unit:
@@ -140,7 +146,12 @@ class _HistReader:
                              "budgets and histograms are in µs")
         if not _DURATION.match(next_line("the duration")):
             raise self.error("expected '# Duration: D HH:MM:SS'")
-        header = next_line("the header").split()
+        return self._body(next_line("the header").split(), it, next_line)
+
+    def _body(self, header: list[str], it: Iterator[tuple[int, str]],
+              next_line: Callable[[str], str]) -> tuple[
+            list[_Column], dict[Context, dict[str, int | float | None]], list[tuple[int, str]]]:
+        """From the header line ('Index IRQ-000 ...') on."""
         if not header or header[0] != "Index":
             example = "CPU-000 CPU-001" if self.title == OSNOISE_TITLE else "IRQ-000 Thr-000"
             raise self.error(f"expected the header 'Index {example} ...' (--no-index and "
@@ -190,21 +201,24 @@ class _HistReader:
             if not self.lenient:
                 raise self.error("expected 'ALL:' and its contexts after the per-CPU summary")
             return columns, {}, rest  # rtla before 6.10: no ALL section
-        it = iter(rest[1:])
+        after_all = iter(rest[1:])
         self.line_no = rest[0][0]
         contexts: list[Context] = [_CONTEXTS[w] for w in m[1].split()]
         if len(set(contexts)) != len(contexts):
             raise self.error("a context appears twice after 'ALL:'")
         every: dict[Context, dict[str, int | float | None]] = {c: {} for c in contexts}
         for name in _SUMMARY:
-            words = next_line(f"'{name}:' of ALL").split()
+            if (found := next(after_all, None)) is None:
+                raise self.error(f"the output ends before '{name}:' of ALL (cut short?)")
+            self.line_no, text = found
+            words = text.split()
             if words[:1] != [f"{name}:"]:
                 raise self.error(f"expected '{name}:' of ALL")
             self.lines[f"ALL {name}"] = self.line_no
             for context, value in zip(contexts, self._values(words[1:], len(contexts), name),
                                       strict=True):
                 every[context][name] = value
-        return columns, every, list(it)
+        return columns, every, list(after_all)
 
     def _ints(self, words: list[str], n: int, what: str) -> list[int]:
         if len(words) != n or not all(_NUMBER.match(w) for w in words):
@@ -231,10 +245,17 @@ def parse(path: Path, *, limit_us: int | None = None, bucket_us: int | None = No
         data = path.read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", path=path) from exc
-    out = pasted.split(path, pasted.decode(path, data, "rtla hist"),
-                       lambda line: line in (TITLE, OSNOISE_TITLE), lenient=lenient,
+    lines = pasted.decode(path, data, "rtla hist")
+    titled = any(line.strip() in (TITLE, OSNOISE_TITLE) for line in lines)
+    out = pasted.split(path, lines, lambda line: line in (TITLE, OSNOISE_TITLE) or (
+        lenient and not titled and bool(INDEX_HEADER.match(line))), lenient=lenient,
                        tool="rtla hist")
     title = out.lines[0][1].strip()
+    if INDEX_HEADER.match(title):
+        title = OSNOISE_TITLE if " CPU-" in f" {title}" else TITLE
+        out.notes.append(f"{path.name}: pasted from the histogram's Index row on, without "
+                         f"{title!r}, its time unit and duration: the unit is taken as rtla's "
+                         "default, µs, and the duration is unknown")
     tool, main = ("osnoise", "noise") if title == OSNOISE_TITLE else (TOOL, "thread")
     what = f"rtla {tool} hist"
     typed = out.typed if out.typed and " hist" in f" {out.typed.cmdline}" else None

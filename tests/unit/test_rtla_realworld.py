@@ -7,8 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from clirun import RunCli
 
 from rtgate.errors import InputError
+from rtgate.result import load_result
 from rtgate.timerlat import hist
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "realworld" / "rtla"
@@ -48,3 +50,32 @@ def test_an_osnoise_histogram_without_a_cpu_names_osnoise_not_timerlat() -> None
     assert r.status == "partial" and r.totals.samples == 0
     assert r.reasons == ["no CPU column: rtla osnoise hist prints only CPUs that saw noise, and "
                          "this one printed none: the result has no totals to judge"]
+
+
+# -- class 1: a histogram pasted from its Index row on --------------------------------------------
+
+@pytest.mark.parametrize("name, titled", [
+    ("guest-hist-61-from-index.edited.session", "guest-hist-61.session"),
+    ("guest-hist-61-from-index-indented.edited.txt", "guest-hist-61.stdout"),
+])
+def test_a_histogram_pasted_from_its_index_row_reads_as_the_whole(name: str, titled: str) -> None:
+    cut = hist.parse(DATA / name, lenient=True)
+    whole = hist.parse(RTLA / titled, lenient=True)
+    assert cut.contexts == whole.contexts and cut.totals == whole.totals
+    assert [(t.cpu, t.samples, t.min_us, t.max_us) for t in cut.threads] == [
+        (t.cpu, t.samples, t.min_us, t.max_us) for t in whole.threads]
+    assert cut.status == "complete" and cut.tool.name == "timerlat"
+    assert any("pasted from the histogram's Index row on" in n for n in cut.notes)
+
+
+def test_rtgate_parse_sniffs_a_headerless_histogram(rtgate_cli: RunCli, tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    proc = rtgate_cli("parse", str(DATA / "guest-hist-61-from-index.edited.session"), "-o",
+                      str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert load_result(out).sources[0].format == "timerlat-hist"
+
+
+def test_a_harness_file_from_its_index_row_stays_an_error() -> None:
+    with pytest.raises(InputError, match="line 1: not rtla hist output"):
+        hist.parse(DATA / "guest-hist-61-from-index-indented.edited.txt", limit_us=256)
