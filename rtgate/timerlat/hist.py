@@ -93,6 +93,7 @@ _DECIMAL = re.compile(r"^[0-9]{1,20}\.[0-9]{2}$")
 _SUMMARY = ("count", "min", "avg", "max")
 # Each context's totals under 'ALL:', with what rtla prints there.
 _ALL = re.compile(r"^ALL:((?:\s+(?:IRQ|Thr|Usr))+)\s*$")
+_UNSET_MIN = 2**64 - 1
 # rtla prints unsigned long longs: at most 20 ASCII digits (str.isdigit would take '²').
 _NUMBER = re.compile(r"^[0-9]{1,20}$")
 
@@ -268,6 +269,15 @@ def parse(path: Path, *, limit_us: int | None = None, bucket_us: int | None = No
         limit_us = (typed.entries or DEFAULT_ENTRIES) * (bucket_us or DEFAULT_BUCKET_US)
     reader = _HistReader(path, title, limit_us, bucket_us, lenient)
     columns, every, rest = reader.read(out.lines)
+    if unset := [c for c in columns if c.summary["count"] == 0 and (
+            c.summary["min"], c.summary["avg"], c.summary["max"]) == (_UNSET_MIN, None, 0)]:
+        # rtla before kernel commit 01b05fc0e5f3 printed a series without a sample with its
+        # initial values: no sample, as its count says.
+        for c in unset:
+            c.summary.update(min=None, max=None)
+        out.notes.append(f"{path.name}: " + ", ".join(
+            f"{_LABELS[c.context]} CPU {c.cpu}" for c in unset) + ": no sample, printed by an "
+            "older rtla as min 18446744073709551615 (its initial ~0), avg -, max 0")
     pasted.after(out, rest, lenient=lenient, tool=what,
                  looks_like_output=_looks_like_output)
     bucket = bucket_us or _bucket_from_rows(reader.rows)

@@ -79,3 +79,24 @@ def test_rtgate_parse_sniffs_a_headerless_histogram(rtgate_cli: RunCli, tmp_path
 def test_a_harness_file_from_its_index_row_stays_an_error() -> None:
     with pytest.raises(InputError, match="line 1: not rtla hist output"):
         hist.parse(DATA / "guest-hist-61-from-index-indented.edited.txt", limit_us=256)
+
+
+# -- class 2 (and 1): a CPU without samples as rtla before 01b05fc0e5f3 printed it --------------
+
+def test_the_lkml_histogram_with_a_cpu_without_samples_reads_every_other_series() -> None:
+    r = hist.parse(DATA / "lkml-hist-cpu-without-samples.txt", lenient=True)
+    assert r.tool.cmdline == "rtla timerlat hist -u -T50"
+
+    def series(context: str) -> list[tuple]:
+        return [(t.cpu, t.samples, t.min_us, t.avg_us, t.max_us, t.avg_truncated)
+                for t in r.contexts[context].threads]  # type: ignore[index]
+
+    # 1 µs bins (rows 2, 33, ... have no common divisor), no overflow: exact means.
+    assert series("irq") == [(1, 1, 2, 2.0, 2, False), (2, 1, 49, 49.0, 49, False)]
+    assert series("thread") == [(1, 1, 33, 33.0, 33, False), (2, 1, 52, 52.0, 52, False)]
+    assert series("user") == [(1, 1, 36, 36.0, 36, False), (2, 0, None, None, None, False)]
+    assert (r.totals.samples, r.totals.min_us, r.totals.max_us) == (2, 33, 52)
+    assert r.status == "complete"
+    assert any("user CPU 2: no sample, printed by an older rtla as min 18446744073709551615"
+               in n for n in r.notes)
+    assert any("hit stop tracing" in n for n in r.notes)
