@@ -112,5 +112,7 @@ def _rtla_kind(path: Path) -> str | None:
     for line in lines:
         if kind := _RTLA_TITLES.get(line):
             return kind
-    # A histogram pasted from its Index row on, without rtla's title lines.
-    return "hist" if any(hist.INDEX_HEADER.match(line) for line in lines) else None
+    # A histogram pasted from its Index row on, a top screen without its title line.
+    if any(hist.INDEX_HEADER.match(line) for line in lines):
+        return "hist"
+    return "top" if any(top.COLUMNS.match(line) for line in lines) else None

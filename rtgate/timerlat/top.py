@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from rtgate.cyclictest.formats.view import ELISION, note
 from rtgate.errors import InputError
 from rtgate.result import (
     Board,
@@ -49,7 +50,7 @@ TITLE = "Timer Latency"
 _GROUP = r"\s+\|\s+{} Timer Latency \((us|ns)\)"
 _DURATION = re.compile(r"^\d+ \d\d:\d\d:\d\d" + _GROUP.format("IRQ") + _GROUP.format("Thread")
                        + f"(?:{_GROUP.format('Ret user')})?$")
-_COLUMNS = re.compile(r"^CPU COUNT(\s+\|\s+cur\s+min\s+avg\s+max){2,3}$")
+COLUMNS = re.compile(r"^CPU COUNT(\s+\|\s+cur\s+min\s+avg\s+max){2,3}$")
 _VALUE = r"\s+(?:\d{1,20}|-)"
 _CPU = re.compile(r"^(\d+) #(\d{1,20})\s+((?:\|(?:" + _VALUE + r"){4}\s*){2,3})$")
 _RULE = re.compile(r"^-+(\|-+){2,3}$")
@@ -73,16 +74,22 @@ def parse(path: Path, *, board: str = "unknown", virtual: bool = False,
           scenario: str = "unknown", flavor: str | None = None, run_id: str | None = None,
           lenient: bool = True) -> Result:
     """Normalize the last screen of an ``rtla timerlat top`` output file."""
-    out, data = pasted.last_screen(path, TITLE, lenient=lenient, tool="rtla timerlat top",
-                                   missing="no 'Timer Latency' screen")
-    contexts, cpus, every, rest = _read(path, out.lines)
+    try:
+        out, data = pasted.last_screen(path, TITLE, lenient=lenient, tool="rtla timerlat top",
+                                       missing="no 'Timer Latency' screen")
+    except InputError:
+        if not lenient:
+            raise
+        out, data = _untitled(path)
+    contexts, cpus, every, rest, gaps = _read(path, out.lines, lenient=lenient)
     pasted.after(out, rest, lenient=lenient, tool="rtla timerlat top",
                  looks_like_output=lambda line: line.strip() == TITLE or bool(_CPU.match(line)))
     series = {c: _series(c, k, cpus) for k, c in enumerate(contexts)}
     result_contexts: dict[Context, Series] = {}
     notes = list(out.notes)
     for k, (context, threads) in enumerate(series.items()):
-        totals = _totals(context, threads, every, k, path, notes)
+        totals = _totals(context, threads, every, k, path, notes,
+                         elided=any(ELISION.search(line) for _, line in gaps))
         result_contexts[context] = Series(threads=threads, totals=totals)
     if out.stopped:
         notes.append(f"{path.name}: rtla hit stop tracing: the run ended at its threshold, "
@@ -92,6 +99,13 @@ def parse(path: Path, *, board: str = "unknown", virtual: bool = False,
     thread = result_contexts["thread"]
     reasons = [] if thread.totals.samples else [
         "no samples in the thread context: rtla stopped before its first"]
+    for n, line in gaps:
+        elided = ELISION.search(line)
+        notes.append(note(path, n, "CPUs elided by the file's author" if elided
+                          else "the author's line inside the screen", line))
+        if elided:
+            reasons.append(f"{path.name}: line {n}: CPUs elided by the file's author: the "
+                           "screen's CPUs are not all there, nor in its totals")
     return Result(
         run_id=run_id or default_run_id(board, scenario, None, sources),
         board=Board(name=board, virtual=virtual), kernel=Kernel(flavor=flavor),
@@ -102,29 +116,76 @@ def parse(path: Path, *, board: str = "unknown", virtual: bool = False,
         reasons=reasons, notes=notes)
 
 
-def _read(path: Path, lines: list[tuple[int, str]]) -> tuple[
+def _untitled(path: Path) -> tuple[pasted.Output, bytes]:
+    """A screen pasted without its title line (from the duration line or the column header
+    on) in a user's file; the last such screen."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", path=path) from exc
+    lines = pasted.decode(path, data, "rtla timerlat top")
+
+    def starts(line: str) -> bool:
+        return bool(_DURATION.match(line) or COLUMNS.match(line))
+
+    tops = [i for i, line in enumerate(lines) if starts(line.strip())
+            and not (i and _DURATION.match(lines[i - 1].strip()))]
+    if not tops:
+        raise InputError("not rtla timerlat top output: no 'Timer Latency' screen, nor its "
+                         "column header 'CPU COUNT | cur min avg max | …'", path=path)
+    out = pasted.split(path, lines[:tops[0]] + lines[tops[-1]:], starts, lenient=True,
+                       tool="rtla timerlat top")
+    shift = tops[-1] - tops[0]
+    out.lines = [(n + shift, line) for n, line in out.lines]
+    out.notes.append(f"{path.name}: the screen is pasted without its title line")
+    return out, data
+
+
+def _read(path: Path, lines: list[tuple[int, str]], *, lenient: bool) -> tuple[
         list[Context], list[_Cpu], tuple[int, int, list[list[int | None]]] | None,
-        list[tuple[int, str]]]:
-    """The contexts, the CPU lines, the ALL line (count, e, groups) and the lines after."""
+        list[tuple[int, str]], list[tuple[int, str]]]:
+    """The contexts, the CPU lines, the ALL line (count, e, groups), the lines after and (in
+    a user's file) the lines inside the screen that are not rtla's."""
     def fail(n: int, problem: str) -> InputError:
         return InputError(f"line {n}: {problem}", path=path)
 
-    if len(lines) < 3:
-        raise fail(lines[-1][0], "the output ends inside the screen's header (cut short?)")
-    (_, _), (n, duration), (m, columns) = lines[:3]
-    found = _DURATION.match(duration.strip())
-    if not found:
-        raise fail(n, "expected the duration and 'IRQ Timer Latency (us) | Thread Timer "
-                      "Latency (us)' under the title")
-    if "ns" in found.groups():
-        raise fail(n, "rtla timerlat top -n (nanoseconds) output is not read: rtgate's budgets "
-                      "are in µs")
-    contexts: list[Context] = ["irq", "thread"] + (["user"] if found[3] else [])
-    if not _COLUMNS.match(columns.strip()) or columns.count("|") != len(contexts):
+    if lines and lines[0][1].strip() == TITLE:
+        lines = lines[1:]
+        if len(lines) < 2:
+            raise fail(lines[-1][0] if lines else 1,
+                       "the output ends inside the screen's header (cut short?)")
+    if lines and COLUMNS.match(lines[0][1].strip()):
+        # Pasted from the column header on: the contexts from its groups; rtla's unit is µs
+        # unless -n, which a top screen without its duration line cannot show.
+        (m, columns), i = lines[0], 1
+        contexts: list[Context] = ["irq", "thread", "user"][:columns.count("|")]
+    else:
+        (n, duration), (m, columns), i = lines[0], lines[1], 2
+        found = _DURATION.match(duration.strip())
+        if not found:
+            raise fail(n, "expected the duration and 'IRQ Timer Latency (us) | Thread Timer "
+                          "Latency (us)' under the title")
+        if "ns" in found.groups():
+            raise fail(n, "rtla timerlat top -n (nanoseconds) output is not read: rtgate's "
+                          "budgets are in µs")
+        contexts = ["irq", "thread"] + (["user"] if found[3] else [])
+    if not COLUMNS.match(columns.strip()) or columns.count("|") != len(contexts):
         raise fail(m, "expected 'CPU COUNT | cur min avg max | …' for each context")
     cpus: list[_Cpu] = []
-    i = 3
-    while i < len(lines) and (cpu := _CPU.match(lines[i][1].strip())):
+    gaps: list[tuple[int, str]] = []
+    while i < len(lines):
+        cpu = _CPU.match(lines[i][1].strip())
+        if not cpu:
+            text = lines[i][1].strip()
+            # A user's '...' or comment between CPU lines, or before the rule, when rtla's
+            # lines follow it.
+            if lenient and text and cpus and any(
+                    _CPU.match(line.strip()) or _RULE.match(line.strip())
+                    for _, line in lines[i + 1:]) and not _RULE.match(text):
+                gaps.append((lines[i][0], text))
+                i += 1
+                continue
+            break
         groups = _groups(cpu[3])
         if len(groups) != len(contexts):
             raise fail(lines[i][0], f"{len(groups)} groups of values for {len(contexts)} "
@@ -138,6 +199,9 @@ def _read(path: Path, lines: list[tuple[int, str]]) -> tuple[
         raise fail(lines[i - 1][0] if i >= len(lines) else lines[i][0],
                    "no CPU line on the screen (cut short?)")
     every = None
+    if lenient and i < len(lines) and not lines[i][1].strip() and i + 2 < len(lines) and (
+            _RULE.match(lines[i + 1][1].strip())):
+        i += 1  # rtla <= 6.12 printed an extra blank line before the rule with kernel threads
     if i + 1 < len(lines) and _RULE.match(lines[i][1].strip()):
         n, text = lines[i + 1]
         total = _ALL.match(text.strip())
@@ -149,8 +213,8 @@ def _read(path: Path, lines: list[tuple[int, str]]) -> tuple[
         every = (int(total[1]), int(total[2]), groups)
         i += 2
         if total[4] and total[4].strip():
-            return contexts, cpus, every, [(n, total[4]), *lines[i:]]
-    return contexts, cpus, every, lines[i:]
+            return contexts, cpus, every, [(n, total[4]), *lines[i:]], gaps
+    return contexts, cpus, every, lines[i:], gaps
 
 
 def _groups(text: str) -> list[list[int | None]]:
@@ -186,7 +250,7 @@ def _series(context: Context, k: int, cpus: list[_Cpu]) -> list[Thread]:
 
 def _totals(context: Context, threads: list[Thread],
             every: tuple[int, int, list[list[int | None]]] | None, k: int, path: Path,
-            notes: list[str]) -> Totals:
+            notes: list[str], *, elided: bool = False) -> Totals:
     measured = [t for t in threads if t.samples]
     totals = Totals(samples=sum(t.samples for t in measured),
                     samples_relation="<=" if any(t.samples_relation == "<=" for t in measured)
@@ -196,6 +260,17 @@ def _totals(context: Context, threads: list[Thread],
     totals.min_us = min(t.min_us for t in measured if t.min_us is not None)
     totals.max_us = max(t.max_us for t in measured if t.max_us is not None)
     totals.avg_truncated = True
+    if elided:
+        # The shown CPUs' totals only (the result is partial); the ALL line, over CPUs not
+        # shown, can only be checked to hold them.
+        low, _avg, high = every[2][k] if every is not None else (None, None, None)
+        if low is not None and high is not None and not (
+                low <= totals.min_us and high >= totals.max_us):
+            raise InputError(f"ALL {_NAMES[context]} min/max {low}/{high}, but the CPUs shown "
+                             f"give {totals.min_us:g}/{totals.max_us:g}", path=path)
+        if context == "irq" or len(measured) == 1:
+            totals.avg_us = sum((t.avg_us or 0) * t.samples for t in measured) / totals.samples
+        return totals
     if every is not None:
         count, exponent, groups = every
         low, avg, high = groups[k]
@@ -205,8 +280,14 @@ def _totals(context: Context, threads: list[Thread],
         if context == "irq" and (totals.samples // 10 ** exponent != count):
             raise InputError(f"ALL count {count}e{exponent}, but the CPUs' IRQ counts sum to "
                              f"{totals.samples}", path=path)
-        # rtla's own sum / count over every CPU: the total's average, cut toward zero.
-        totals.avg_us = avg
+        # rtla's own sum / count over every CPU: the total's average, cut toward zero; outside
+        # min..max it is rtla's overflowed int count (before kernel commit 4eba4723c525).
+        if avg is not None and low <= avg <= high:
+            totals.avg_us = avg
+        else:
+            notes.append(f"{path.name}: ALL {_NAMES[context]} average {avg} lies outside its "
+                         f"min..max {low}..{high} (rtla's count overflowed, fixed by kernel "
+                         "commit 4eba4723c525): not used")
     elif len(measured) == 1 or context == "irq":
         # Exact weights (IRQ counts, or one CPU): the weighted mean of averages each in
         # [avg, avg + 1) lies in [mean, mean + 1) as well.

@@ -11,7 +11,7 @@ from clirun import RunCli
 
 from rtgate.errors import InputError
 from rtgate.result import load_result
-from rtgate.timerlat import hist
+from rtgate.timerlat import hist, top
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "realworld" / "rtla"
 RTLA = Path(__file__).resolve().parents[1] / "data" / "rtla"
@@ -100,3 +100,34 @@ def test_the_lkml_histogram_with_a_cpu_without_samples_reads_every_other_series(
     assert any("user CPU 2: no sample, printed by an older rtla as min 18446744073709551615"
                in n for n in r.notes)
     assert any("hit stop tracing" in n for n in r.notes)
+
+
+# -- class 3: timerlat top without its title line, CPUs elided -----------------------------------
+
+def test_the_untitled_top_screen_with_cpus_elided_reads_the_cpus_shown_as_partial() -> None:
+    r = top.parse(DATA / "lkml-top-untitled-elided.txt", lenient=True)
+    assert r.tool.cmdline == "rtla timerlat top -a20 -c 1-127 -d 12h"
+    assert [(t.cpu, t.samples, t.samples_relation, t.min_us, t.avg_us, t.max_us)
+            for t in r.contexts["irq"].threads] == [  # type: ignore[index]
+        (1, 43200096, "=", 0, 1, 2), (127, 43200096, "=", 0, 1, 2)]
+    assert [(t.cpu, t.samples, t.samples_relation, t.min_us, t.avg_us, t.max_us)
+            for t in r.threads] == [
+        (1, 43200096, "<=", 2, 6, 12), (127, 43200096, "<=", 2, 5, 11)]
+    # The shown CPUs' totals; the ALL line (over CPUs 1-127, its count overflowed) only checked.
+    assert (r.totals.samples, r.totals.min_us, r.totals.max_us) == (86400192, 2, 12)
+    assert r.totals.avg_us is None
+    assert r.status == "partial"
+    assert r.reasons == ["lkml-top-untitled-elided.txt: line 6: CPUs elided by the file's "
+                         "author: the screen's CPUs are not all there, nor in its totals"]
+
+
+def test_an_untitled_screen_in_a_harness_file_stays_an_error() -> None:
+    with pytest.raises(InputError, match="no 'Timer Latency' screen"):
+        top.parse(DATA / "lkml-top-untitled-elided.txt", lenient=False)
+
+
+def test_rtgate_parse_sniffs_an_untitled_top_screen(rtgate_cli: RunCli, tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    proc = rtgate_cli("parse", str(DATA / "lkml-top-untitled-elided.txt"), "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert load_result(out).sources[0].format == "timerlat-top"

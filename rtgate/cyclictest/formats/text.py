@@ -30,6 +30,7 @@ import numpy as np
 
 from rtgate.cyclictest.formats.blocks import BLOCK_BYTES, Progress, line_blocks, no_progress
 from rtgate.cyclictest.formats.view import (
+    ELISION,
     MESSAGE,
     Finality,
     RunView,
@@ -79,8 +80,6 @@ _FULL_FOOTER = ("Total", "Min Latencies", "Avg Latencies", "Max Latencies", "His
 _ROWS_FOOTER = _FULL_FOOTER[1:]
 # A footer line with a user's comment beside its values (lenient only).
 _COMMENTED_FOOTER = re.compile(r"^(# [A-Z][A-Za-z ]+:(?:\s+\d+)*)\s+#\s*(.*)$")
-# A line where a user's file elides rows: "...", "More histogram entries ...", "[snip]".
-_ELISION = re.compile(r"(?i)\.\.\.|…|\b(more|omitted|snip(ped)?|skipped|truncated|elided)\b")
 _OUTPUT_LIKE = re.compile(r"^(T:|#\s*(Histogram|Total|Min|Avg|Max|Thread)|\d+\s+\d+$)")
 _NO_SAMPLE_MIN = 1000000  # cyclictest's initial minimum, printed before a thread's first sample
 
@@ -231,7 +230,7 @@ def _line(state: _State, line: str) -> None:
         state.around.output_complete = state.around.output_complete or all(
             k in state.footer for k in _ROWS_FOOTER)
     elif (state.around.lenient and state.in_histogram and state.rows and not state.footer
-          and _ELISION.search(line)):
+          and ELISION.search(line)):
         # "...", "More histogram entries ...": the author cut rows; the footer has the totals.
         state.cut_at = state.cut_at or state.line_no
         state.notes.append(note(state.path, state.line_no, "rows cut by the file's author", line))

@@ -29,6 +29,8 @@ _COMMAND = re.compile(r"(?:^|\s)((?:\S*/)?cyclictest(?:\s.*)?)$")
 # Where a typed command ends: a pipe, redirection or the next command.
 SHELL_OPERATOR = re.compile(r"\s+(?:\d*[<>]|[|;&])")
 _AFTER = "after cyclictest's output"
+# A line where a user's file elides rows or CPUs: "...", "More histogram entries ...", "[snip]".
+ELISION = re.compile(r"(?i)\.\.\.|…|\b(more|omitted|snip(ped)?|skipped|truncated|elided)\b")
 _CRASH = re.compile(r"(?i)segmentation fault|killed|aborted|core dumped|error|fail")
 
 
