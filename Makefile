@@ -9,7 +9,7 @@ HISTORY ?= out/history
 SITE ?= out/site
 DEPS := scripts/deps.sh
 
-.PHONY: deps demo demo-local check test test-lab test-integration test-e2e bench bench-ab-modes bench-pwcet \
+.PHONY: deps demo demo-local check test test-lab test-integration test-e2e bench bench-ab-modes bench-stall-test bench-pwcet \
   bench-kernel bench-bisect bench-calibration lint schema clean \
   kernel-builder
 
@@ -102,6 +102,10 @@ bench: deps
 # The A/B rule against boot-to-boot modes (simulation, 10 000 A/A trials a cell): about 30 s.
 bench-ab-modes: deps
 	nice -n 10 $(PYTHON) benchmarks/ab_modes.py
+
+# The stall test's choice (level of four tests at 3-8 rounds a side) and power: about 3 min.
+bench-stall-test: deps
+	nice -n 10 $(PYTHON) benchmarks/stall_test.py
 
 # pWCET interval coverage on synthetic GEV maxima, 400 trials in each of 15 cells: about an hour.
 bench-pwcet: deps

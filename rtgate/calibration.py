@@ -64,6 +64,9 @@ class KeyCalibration(_Model):
     standard error. None (a record before 2026-11-28): taken from ``cv`` as a log-normal's."""
     modes: str | None = None
     """What the bank's test for more than one boot mode found (None: not tested)."""
+    stall_threshold_us: float | None = None
+    """The stall test's threshold: the q99 of the bank's pooled block maxima (None: no block
+    maxima, or a record before 2026-11-28; the gate then takes A's first-look rounds')."""
 
     @property
     def floor_sd(self) -> float:

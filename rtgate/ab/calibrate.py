@@ -29,6 +29,7 @@ import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -47,14 +48,14 @@ from rtgate.jsonfile import write_atomic
 from rtgate.layout import ROUND_RESULTS
 from rtgate.outcome import Comparison
 from rtgate.result import load_result
-from rtgate.stats import ab, oc
+from rtgate.stats import ab, oc, stalls
 
 EFFECTS = {"+10%": 0.10, "+20%": 0.20, "+50%": 0.50}
 STALL_US = 3000.0
-STALL_BLOCKS = 3
-STALLS = f"stalls {STALL_US / 1000:g}ms x{STALL_BLOCKS}"
-"""Rare stalls: this many samples of each B round at this latency, one in each of as many
-blocks (their maxima raised to it)."""
+STALL_EVERY = (10, 20)
+STALLS = {f"stalls {STALL_US / 1000:g}ms 1/{every} blocks": every for every in STALL_EVERY}
+"""Rare stalls: one block in ``every`` of each B round holds a sample at ``STALL_US`` (its
+maximum raised to it), the regression the stall test is for."""
 TARGET_ALPHA = 0.01
 TARGET_POWER = 0.9
 POWER_AT = "+20%"
@@ -90,6 +91,12 @@ class Bank:
     round_s: int
     kernel: str
     virtual: bool
+
+    @cached_property
+    def stall_limits(self) -> dict[ab.Key, float]:
+        """Each key's stall threshold as the record states it (its bank's block-max q99)."""
+        return {k: limit for k, rs in self.rounds.items()
+                if (limit := stalls.threshold([r.blocks for r in rs])) is not None}
 
 
 def record_bank(run: ABRun, pairs: int, console: Console) -> list[str]:
@@ -152,17 +159,18 @@ def scaled(r: ab.Round, factor: float) -> ab.Round:
                    summaries={})
 
 
-def stalled(r: ab.Round, rng: np.random.Generator) -> ab.Round:
-    """The round with ``STALL_BLOCKS`` samples at ``STALL_US``, each in its own block."""
-    values = np.append(r.values_us, STALL_US)
-    counts = np.append(r.counts, STALL_BLOCKS)
-    order = np.argsort(values, kind="stable")
+def stalled(r: ab.Round, rng: np.random.Generator, every: int) -> ab.Round:
+    """The round with one sample at ``STALL_US`` in one block of ``every`` (at least one)."""
     blocks = {t: b.copy() for t, b in r.blocks.items()}
     flat = [(t, i) for t, b in blocks.items() for i in range(len(b))]
-    for j in rng.choice(len(flat), size=min(STALL_BLOCKS, len(flat)), replace=False):
+    hit = max(1, len(flat) // every)
+    for j in rng.choice(len(flat), size=min(hit, len(flat)), replace=False):
         t, i = flat[j]
         blocks[t][i] = max(blocks[t][i], STALL_US)
-    return replace(r, values_us=values[order], counts=counts[order], samples=r.samples + 3,
+    values = np.append(r.values_us, STALL_US)
+    counts = np.append(r.counts, hit)
+    order = np.argsort(values, kind="stable")
+    return replace(r, values_us=values[order], counts=counts[order], samples=r.samples + hit,
                    limit_us=None if r.limit_us is None else max(r.limit_us, int(STALL_US) + 1),
                    blocks=blocks, summaries={})
 
@@ -172,7 +180,8 @@ def variants(bank: Bank, rng: np.random.Generator) -> dict[str, dict[ab.Key, lis
     out = {"A/A": bank.rounds}
     for name, shift in EFFECTS.items():
         out[name] = {k: [scaled(r, 1 + shift) for r in rs] for k, rs in bank.rounds.items()}
-    out[STALLS] = {k: [stalled(r, rng) for r in rs] for k, rs in bank.rounds.items()}
+    for name, every in STALLS.items():
+        out[name] = {k: [stalled(r, rng, every) for r in rs] for k, rs in bank.rounds.items()}
     return out
 
 
@@ -194,7 +203,8 @@ def trial(bank: Bank, b_side: dict[ab.Key, list[ab.Round]], planned: int, alpha:
     keys = list(bank.rounds)
     for n in range(ab.MIN_ROUNDS, planned + 1):
         seq.look(n, [ab.KeyRounds(k, picks[k][0][:n], picks[k][1][:n], bank.margins[k],
-                                  primary=primary[k]) for k in keys if k not in seq.final])
+                                  primary=primary[k], stall_threshold_us=bank.stall_limits.get(k))
+                     for k in keys if k not in seq.final])
         if seq.stopped(keys):
             break
     return {k: (seq.final[k].outcome if k in seq.final else Comparison.UNKNOWN) for k in keys}
@@ -344,6 +354,7 @@ def calibrate(run: ABRun, settings: CalibrateSettings, console: Console) -> Cali
             flavor=key[1], scenario=key[2], primary_metric=metric, rounds_banked=n,
             cv=cv(rounds, metric) if primary[key] else 0.0,
             log_sd=log_sd(rounds, metric) if primary[key] else None, modes=modes,
+            stall_threshold_us=bank.stall_limits.get(key),
             false_alarm=rate(false_alarms(aa), settings.replays, n, planned),
             same_within_cap=rate(aa[Comparison.SAME], settings.replays, n, planned),
             power=[Power(effect=name, detected=rate(outcomes[name][key][Comparison.WORSE],

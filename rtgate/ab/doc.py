@@ -76,6 +76,24 @@ class BudgetEntry(_ABModel):
     min_samples_pooled: int | None
 
 
+class StallEntry(_ABModel):
+    """The stall test beside the tail test (rule 3, since 2026-11-28)."""
+
+    threshold_us: Number
+    threshold_from: str
+    a: list[int]
+    """Blocks over the threshold in each of A's rounds."""
+    b: list[int]
+    p: Number
+    """Exact permutation p-value (one-sided: B holds more), the round as the unit."""
+    boundary: Number
+    """The look's alpha increment of the stall test's share: worse at p at most it."""
+    margin: Number
+    """Stall blocks a round B may hold beyond A's for same."""
+    worse: bool
+    same: bool
+
+
 class KeyEntry(_ABModel):
     board: str
     flavor: str
@@ -98,6 +116,8 @@ class KeyEntry(_ABModel):
     """The look's critical |t| (exact group-sequential boundary)."""
     reasons: list[str]
     budget: BudgetEntry
+    stalls: StallEntry | None = None
+    """None: no block maxima in some round, or an ab.json from before the stall test."""
 
 
 class RoundEntry(_ABModel):
@@ -188,6 +208,10 @@ def _key_entry(run: ABRun, key: ab.Key) -> KeyEntry:
         primary_metric=d.headline.metric if d and d.headline else None,
         statistic=d.statistic if d else None, boundary=d.boundary if d else None,
         reasons=d.reasons if d else [],
+        stalls=StallEntry(threshold_us=st.threshold_us, threshold_from=st.threshold_from,
+                          a=list(st.a), b=list(st.b), p=st.p, boundary=st.boundary,
+                          margin=st.margin, worse=st.worse, same=bool(st.same))
+        if d and (st := d.stalls) else None,
         budget=BudgetEntry(key=budget.label, source=budget.source,
                            min_samples_pooled=budget.min_samples))
 

@@ -215,7 +215,7 @@ class ABRun:
             seq.look(self.pairs, [
                 ab.KeyRounds(key, self.rounds["A"][key], self.rounds["B"][key],
                              self.margins[key], self.budgets[key].min_samples,
-                             plan.keys[key].primary)
+                             plan.keys[key].primary, plan.keys[key].stall_threshold_us)
                 for key in self.budgets if key not in seq.final])
         if seq.stopped(list(self.budgets)):
             final = {d.outcome for d in seq.final.values()}

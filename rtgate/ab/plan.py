@@ -44,6 +44,10 @@ class KeyPlan:
     """The record's metric; None: the first of ``ab.METRICS`` every round has."""
     calibration: KeyCalibration | None
 
+    @property
+    def stall_threshold_us(self) -> float | None:
+        return self.calibration.stall_threshold_us if self.calibration else None
+
 
 @dataclass(frozen=True)
 class RoundTarget:
@@ -89,8 +93,11 @@ class RoundPlan:
         bound = seq.boundary(self.planned)
         per_pair = 2 * len(self.by_target) * self.round_s
         for key, p in self.keys.items():
+            stall = (f"{p.stall_threshold_us:g} µs (the record's)" if p.stall_threshold_us
+                     else f"A's first {ab.MIN_ROUNDS} rounds' block-max q99, then fixed")
             head = (f"{'/'.join(key)}: budget {p.budget.label} ({p.budget.source}), same "
-                    f"within {p.margin}, primary {p.primary or 'the rule default'}")
+                    f"within {p.margin}, primary {p.primary or 'the rule default'}, stall "
+                    f"threshold {stall}")
             lines.append(head)
             if p.calibration is None:
                 lines.append("  no floor under the standard error (no calibration bank): the "

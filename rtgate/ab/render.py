@@ -78,6 +78,8 @@ def markdown(run: ABRun, heading: str = "## rtgate ab") -> str:
     lines.append("")
     for key in run.budgets:
         d = seq.latest(key) if seq else None
+        if d and d.stalls:
+            lines.append(f"- {cell('/'.join(key))}: {code(str(d.stalls))}")
         lines += [f"- {cell('/'.join(key))}: {code(r)}" for r in (d.reasons if d else [])]
     lines += [f"- {code(n)}" for n in run.notes]
     return "\n".join(lines).rstrip("\n") + "\n"

@@ -49,6 +49,7 @@ from scipy import stats
 
 from rtgate.outcome import Comparison
 from rtgate.result import Result
+from rtgate.stats import stalls as stalls_
 
 Key = tuple[str, str, str]
 
@@ -62,7 +63,10 @@ METRICS = (BLOCK_METRIC, "p99.9", "p99")
 RULE = ("rtgate-ab-3: Student's t on the log of the primary per-round metric, its standard "
         "error never below the calibration bank's pooled log-sd; two-sided repeated confidence "
         "intervals from exact group-sequential boundaries (O'Brien-Fleming-type alpha "
-        "spending); alpha/K per key; same by equivalence within the margin")
+        "spending) on 3/4 of the key's alpha; beside it an exact permutation test of the "
+        "per-round counts of blocks over a pre-registered stall threshold on 1/4; alpha/K per "
+        "key; worse if either test is, same only by equivalence within the margin and no more "
+        "stalls")
 EFFECT_REPORTED = (
     "the primary metric's change B/A: the geometric mean of the candidate's per-round values "
     "over the baseline's, with its repeated confidence interval (the look's boundary); the "
@@ -218,6 +222,8 @@ class KeyRounds:
     primary: str | None = None
     """The pre-registered metric (the calibration record's); None: the first of ``METRICS``
     every round has."""
+    stall_threshold_us: float | None = None
+    """The calibration record's stall threshold; None: from A's rounds at the first look."""
 
 
 @dataclass(frozen=True)
@@ -255,8 +261,10 @@ class Decision:
     margin_ratio: float | None
     """The margin at this baseline, as a ratio B/A."""
     alpha: float
-    """The key's false-alarm rate (over all its looks)."""
+    """The key's false-alarm rate (over all its looks): the tail test's and the stall test's."""
     reasons: list[str]
+    stalls: stalls_.StallTest | None = None
+    """The stall test at this look; None without block maxima in every round."""
 
 
 def log_values(rounds: Sequence[Round], metric: str) -> np.ndarray | None:
@@ -283,11 +291,24 @@ def _effect(metric: str, a: np.ndarray, b: np.ndarray, boundary: float,
                   math.exp(b.mean()), (len(a), len(b)))
 
 
+def stall_test(c: KeyRounds, boundary: float) -> stalls_.StallTest | None:
+    """The key's stall test at this look: the recorded threshold, else A's first-look rounds'."""
+    limit, source = c.stall_threshold_us, "the calibration record"
+    if limit is None:
+        limit = stalls_.threshold([r.blocks for r in c.a[:MIN_ROUNDS]])
+        source = f"A's first {MIN_ROUNDS} rounds, q{100 * stalls_.STALL_QUANTILE:g}"
+    if limit is None:
+        return None
+    return stalls_.test([r.blocks for r in c.a], [r.blocks for r in c.b], limit, source,
+                        boundary)
+
+
 def decide_key(c: KeyRounds, alpha: float, boundary: float | None = None,
-               design: Design | None = None) -> Decision:
-    """One key at one look: ``boundary`` is the look's critical |t| (None: a single fixed-size
-    test at ``alpha``, two-sided); ``design`` its floor under the standard error and the first
-    look that may say worse or better (None: no floor, from the first look)."""
+               design: Design | None = None, stall_boundary: float | None = None) -> Decision:
+    """One key at one look: ``boundary`` is the tail test's critical |t| and ``stall_boundary``
+    the stall test's p-value boundary (None: a single fixed-size look at ``alpha``, split
+    between the two as in the sequential rule); ``design`` the tail's floor under the standard
+    error and the first look that may say worse or better (None: no floor, from the first)."""
     reasons = []
     for side, rounds in (("A", c.a), ("B", c.b)):
         if len(rounds) < MIN_ROUNDS:
@@ -310,7 +331,10 @@ def decide_key(c: KeyRounds, alpha: float, boundary: float | None = None,
         return undecided
     df = len(c.a) + len(c.b) - 2
     if boundary is None:
-        boundary = float(stats.t.isf(alpha / 2, df))
+        boundary = float(stats.t.isf(alpha * (1 - stalls_.STALL_SHARE) / 2, df))
+    if stall_boundary is None:
+        stall_boundary = alpha * stalls_.STALL_SHARE
+    stall = stall_test(c, stall_boundary)
     floor = design.floor_se(len(c.a), len(c.b)) if design else 0.0
     effects = [_effect(m, a, b, boundary, floor if m == primary else 0.0)
                for m, (a, b) in logs.items()]
@@ -337,8 +361,18 @@ def decide_key(c: KeyRounds, alpha: float, boundary: float | None = None,
         else:
             reasons.append(f"{primary}: the interval is wider than the margin (× {margin:.3g}) "
                            "and holds no change: measure more")
+    if stall is not None:
+        # Worse if either test is worse; same only when both are.
+        if stall.worse and decisive:
+            outcome = Comparison.WORSE
+        elif outcome is not Comparison.WORSE and not stall.same:
+            if outcome is not Comparison.UNKNOWN:
+                reasons.append(f"{primary} says {outcome.value}, but B's stall blocks exceed "
+                               "A's beyond the stall margin without reaching the stall test's "
+                               "boundary: measure more")
+            outcome = Comparison.UNKNOWN
     return Decision(c.key, outcome, head, effects, t, boundary, (len(c.a), len(c.b)), floored,
-                    margin, alpha, reasons)
+                    margin, alpha, reasons, stall)
 
 
 def decide(comparisons: Sequence[KeyRounds], alpha: float = 0.01) -> list[Decision]:
@@ -490,22 +524,40 @@ class Sequential:
     def key_alpha(self) -> float:
         return self.alpha / max(self.keys, 1)
 
+    @property
+    def tail_alpha(self) -> float:
+        return self.key_alpha * (1 - stalls_.STALL_SHARE)
+
+    @property
+    def stall_alpha(self) -> float:
+        return self.key_alpha * stalls_.STALL_SHARE
+
     def design(self, key: Key) -> Design:
-        return Design(self.key_alpha, self.spending, self.first_decisive, self.floors.get(key))
+        """The tail test's design: its share of the key's alpha."""
+        return Design(self.tail_alpha, self.spending, self.first_decisive, self.floors.get(key))
 
     def alpha_at(self, rounds: int) -> float:
-        """The family's alpha spent at the look at ``rounds`` a side."""
-        return increment(self.alpha, rounds, self.planned, self.spending)
+        """The family's alpha spent at the look at ``rounds`` a side: the tail tests' and the
+        stall tests' shares."""
+        keys = max(self.keys, 1)
+        return (increment(self.tail_alpha * keys, rounds, self.planned, self.spending)
+                + keys * self.stall_boundary(rounds))
 
     def boundary(self, rounds: int) -> float:
-        return boundaries(self.key_alpha, self.planned, self.spending)[rounds - MIN_ROUNDS]
+        return boundaries(self.tail_alpha, self.planned, self.spending)[rounds - MIN_ROUNDS]
+
+    def stall_boundary(self, rounds: int) -> float:
+        """The stall test's p-value boundary at this look (``stalls.spending``: its share spent
+        evenly over the looks its exact test can reach; Bonferroni over the looks, so the
+        sequence keeps its share whatever the correlation)."""
+        return stalls_.spending(self.stall_alpha, self.planned).get(rounds, 0.0)
 
     def look(self, rounds: int, comparisons: Sequence[KeyRounds]) -> Look:
         """Decide the keys not yet decided, with ``rounds`` rounds a side each."""
         share = self.alpha_at(rounds)
         open_ = [c for c in comparisons if c.key not in self.final]
         look = Look(rounds, share, [decide_key(c, self.key_alpha, self.boundary(rounds),
-                                               self.design(c.key))
+                                               self.design(c.key), self.stall_boundary(rounds))
                                     for c in open_] if share > 0 else [])
         self.final |= {d.key: d for d in look.decisions if d.outcome is not Comparison.UNKNOWN}
         self.looks.append(look)

@@ -117,7 +117,8 @@ def test_calibrate_local_banks_real_rounds_and_writes_a_record(rtgate_cli: RunCl
     (key,) = got.keys
     assert (key.flavor, key.scenario, key.rounds_banked) == ("stock", "idle", 6)
     assert key.false_alarm.trials == 1 and key.false_alarm.high > 0.9
-    assert [p.effect for p in key.power] == ["+10%", "+20%", "+50%", "stalls 3ms x3"]
+    assert [p.effect for p in key.power] == ["+10%", "+20%", "+50%", "stalls 3ms 1/10 blocks",
+                                             "stalls 3ms 1/20 blocks"]
     assert got.plan.round_s == 2 and got.plan.rounds >= 4
     assert len(list((tmp_path / "bank").glob("[AB]/round-*/running/idle/result.json"))) == 6
     assert "local/stock/idle: primary" in proc.stdout

@@ -4,6 +4,7 @@ resamples'."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -35,10 +36,15 @@ def test_a_planted_shift_scales_every_metric_and_stalls_reach_the_tail() -> None
     for m in ("p99", "p99.9"):
         assert up.metric(m) == pytest.approx(1.2 * r.metric(m), abs=1)
     assert up.samples == r.samples and up.counts.sum() == r.counts.sum()
-    stalled = calibrate.stalled(r, np.random.default_rng(1))
-    assert stalled.counts.sum() == r.counts.sum() + calibrate.STALL_BLOCKS
+    stalled = calibrate.stalled(r, np.random.default_rng(1), 20)
+    assert stalled.counts.sum() == r.counts.sum() + 1  # no block maxima: one stall sample
     assert stalled.values_us.max() == calibrate.STALL_US
     assert list(stalled.values_us) == sorted(stalled.values_us)
+    # With 4 threads x 40 blocks, one block in 20 stalls: 8 blocks at the stall's latency.
+    blocked = replace(r, blocks={t: np.full(40, 50.0) for t in range(4)}, summaries={})
+    hit = calibrate.stalled(blocked, np.random.default_rng(1), 20)
+    assert sum(int((b == calibrate.STALL_US).sum()) for b in hit.blocks.values()) == 8
+    assert hit.counts.sum() == r.counts.sum() + 8
 
 
 def test_the_interval_is_clopper_pearson_on_the_banks_independent_trials() -> None:

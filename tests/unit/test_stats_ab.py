@@ -76,10 +76,16 @@ def test_the_registered_primary_metric_is_the_one_tested() -> None:
     a, b = rounds(4, 6), rounds(5, 6, tail_scale=40.0)
     (tail,) = ab.decide([ab.KeyRounds(KEY, a, b, ab.Margin(0.25))])
     assert tail.outcome is Comparison.WORSE, tail
-    (body,) = ab.decide([ab.KeyRounds(KEY, a, b, ab.Margin(0.25), primary="p99")])
+    # Without block maxima (no stall test) the p99 key is same: its tail test alone decides.
+    (body,) = ab.decide([ab.KeyRounds(KEY, without_blocks(a), without_blocks(b), ab.Margin(0.25),
+                                      primary="p99")])
     assert body.headline is not None and body.headline.metric == "p99"
     assert body.outcome is Comparison.SAME, body
-    assert [e.metric for e in body.effects] == [e.metric for e in tail.effects]
+    # With them, the stall test beside it sees the heavier tail's blocks: worse (rule 3).
+    (both,) = ab.decide([ab.KeyRounds(KEY, a, b, ab.Margin(0.25), primary="p99")])
+    assert both.headline is not None and both.headline.metric == "p99"
+    assert both.stalls is not None and both.stalls.worse and both.outcome is Comparison.WORSE
+    assert [e.metric for e in both.effects] == [e.metric for e in tail.effects]
 
 
 def test_without_block_maxima_the_default_primary_is_p999() -> None:
@@ -201,7 +207,9 @@ def test_every_look_spends_its_own_increment(alpha: float, planned: int) -> None
 def test_alpha_is_split_evenly_over_keys() -> None:
     seq = ab.Sequential(alpha=0.01, planned=6, keys=4)
     assert seq.key_alpha == 0.0025
-    assert seq.boundary(3) == ab.boundaries(0.0025, 6)[0]
+    # The key's alpha split between its tail test and its stall test.
+    assert seq.tail_alpha + seq.stall_alpha == pytest.approx(0.0025)
+    assert seq.boundary(3) == ab.boundaries(seq.tail_alpha, 6)[0]
     two = [ab.KeyRounds((f"b{k}", "rt", "idle"), rounds(1, 4), rounds(1, 4), ab.Margin(0.1))
            for k in range(2)]
     assert [d.alpha for d in ab.decide(two, 0.01)] == [0.005, 0.005]
