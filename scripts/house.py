@@ -105,7 +105,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("stats",),
     ("result", "calibration"),
     ("", "errors", "paths", "inputfile", "jsonfile", "layout", "outcome", "textfmt", "ciout",
-     "yamlsource", "filelock", "schemafile"),
+     "yamlsource", "filelock", "schemafile", "pastedtext"),
 )
 """The rooms (rtgate's subpackages and top-level modules; "" is the package itself) from the top
 floor down, as docs/code.md draws them: a room imports rooms on its own floor or below, never one

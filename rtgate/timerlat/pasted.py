@@ -16,8 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rtgate.cyclictest.formats.view import SHELL_OPERATOR, note
 from rtgate.errors import InputError
+from rtgate.pastedtext import SHELL_OPERATOR, note
 
 # The rtla command in a prompt line (also its `timerlat`/`osnoise` aliases), up to a pipe,
 # redirection or next command.

@@ -29,8 +29,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from rtgate.cyclictest.formats.view import ELISION, note
 from rtgate.errors import InputError
+from rtgate.pastedtext import ELISION, note
 from rtgate.result import (
     Board,
     Context,

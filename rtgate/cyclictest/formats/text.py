@@ -30,17 +30,16 @@ import numpy as np
 
 from rtgate.cyclictest.formats.blocks import BLOCK_BYTES, Progress, line_blocks, no_progress
 from rtgate.cyclictest.formats.view import (
-    ELISION,
     MESSAGE,
     Finality,
     RunView,
     Surroundings,
     ThreadView,
     from_nsecs,
-    note,
     says_nsecs,
 )
 from rtgate.errors import InputError
+from rtgate.pastedtext import ELISION, note
 from rtgate.result import NSEC_US, RESOLUTION_US
 from rtgate.stats.histogram import Sparse
 

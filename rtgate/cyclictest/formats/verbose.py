@@ -39,11 +39,10 @@ from rtgate.cyclictest.formats.view import (
     Surroundings,
     ThreadView,
     from_nsecs,
-    note,
-    quoted,
     says_nsecs,
 )
 from rtgate.errors import InputError
+from rtgate.pastedtext import note, quoted
 from rtgate.result import NSEC_US
 from rtgate.stats.histogram import Ints, Sparse, mean
 

@@ -14,37 +14,20 @@ from pathlib import Path
 from typing import Literal
 
 from rtgate.errors import InputError
+from rtgate.pastedtext import SHELL_OPERATOR, note
 from rtgate.result import NSEC_US, RESOLUTION_US, BlockMaxima, Format
 from rtgate.stats.histogram import Sparse
 
 # cyclictest's own messages besides its measurements, on stdout or (captured with 2>&1) stderr:
 # skipped wherever they appear, and kept as notes.
 MESSAGE = re.compile(r"^(WARN: .*|# /dev/cpu_dma_latency set to \d+us)$")
-NOTE_CHARS = 200  # of a line kept as a note: enough to recognize it, never a whole log
 # A shell prompt: "root@imx8:~# ", "pi@raspberrypi:~ $ ", "[user@host rt]$ ", "(venv) $ ".
 _PROMPT = re.compile(r"^(?:\([^()\s]+\) )?(?P<who>\[[^\]]+\]|[\w.-]+@[\w.-]+(?::\S*)?(?: \S+)?)?"
                      r" ?(?P<mark>[$#%>])(?: (?P<command>.*))?$")
 # The cyclictest command in a prompt line, up to a pipe, redirection or next command.
 _COMMAND = re.compile(r"(?:^|\s)((?:\S*/)?cyclictest(?:\s.*)?)$")
-# Where a typed command ends: a pipe, redirection or the next command.
-SHELL_OPERATOR = re.compile(r"\s+(?:\d*[<>]|[|;&])")
 _AFTER = "after cyclictest's output"
-# A line where a user's file elides rows or CPUs: "...", "More histogram entries ...", "[snip]".
-ELISION = re.compile(r"(?i)\.\.\.|…|\b(more|omitted|snip(ped)?|skipped|truncated|elided)\b")
 _CRASH = re.compile(r"(?i)segmentation fault|killed|aborted|core dumped|error|fail")
-
-
-def quoted(line: str, width: int = 60) -> str:
-    """A line for an error message: its start quoted, or what it is when it shows nothing (the
-    one-line error collapses runs of blanks, so a quoted ``'   '`` would read ``' '``)."""
-    if line and not line.strip():
-        return f"a line of only {len(line)} blank character(s)"
-    return repr(line[:width])
-
-
-def note(path: Path, line_no: int, what: str, line: str) -> str:
-    """A line kept aside as a note: ``file line N: what: 'text'``."""
-    return f"{path.name} line {line_no}: {what}: {line[:NOTE_CHARS]!r}"
 
 
 def around_output(line: str, *, before: bool) -> tuple[str, str | None] | None:
