@@ -52,11 +52,16 @@ COMPARE_EPILOG = """\
 BASELINE and CANDIDATE are result.json files or directories of them, each result one ROUND (one
 boot and run). The table pairs runs by board, flavor and scenario (the newest run of each); its
 verdict is the candidate's budget verdict. The A/B column and section decide, per board × flavor
-× scenario, from every complete round of each side: same (every metric's interval within
-± the minimum effect), worse, better, or unknown (measure more). The effect reported is
-Δ p99.9: the mean over the candidate's rounds of each round's p99.9 minus the same over the
-baseline's, in µs, with its simultaneous interval. The false-alarm rate holds for the whole
-comparison (Holm over every key, metric, thread and test).
+× scenario, from every complete round of each side, by the gate's rule (docs/statistics.md) as
+ONE fixed-size look, not the gate's sequential looks: the primary metric (the board kind's
+calibration record's, else block-max p90, p99.9, p99) tested by Student's t on the per-round
+logs (its standard error floored as the rule floors it) and, beside it, the stall test (blocks
+over the record's stall threshold, else A's first rounds' q99, per round; exact permutation
+test). same: the primary metric's ratio B/A lies within ×(1 + margin) either way (a 10 % margin
+is [0.909, 1.1]) and no more stalls; worse: its interval lies wholly above 1, or the candidate
+has more stall blocks; better: wholly below 1; unknown: measure more. The effect reported is the
+primary metric's ratio B/A (geometric means over rounds) with its interval. Alpha: the rate over
+keys (Bonferroni), each key's split 3/4 tail test, 1/4 stall test.
 
 The minimum effect and the rate come from the matching budget's `ab: {min_effect_pct, alpha}` in
 thresholds.yml (the smallest alpha of the budgets involved), or from the options; a key with

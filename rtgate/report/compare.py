@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from rtgate import calibration
+from rtgate.board.spec import board_kind
 from rtgate.errors import Exit
 
 # Names come from results anyone writes: code spans keep markup, links and mentions inert.
@@ -24,6 +26,9 @@ from rtgate.result import Percentile
 from rtgate.stats import ab
 from rtgate.textfmt import fmt
 
+FIXED_SIZE = ("A fixed-size test: one look at every round given, the key's alpha split between "
+              "the tail test and the stall test as the gate splits it; not the gate's "
+              "sequential looks (`rtgate ab`), whose boundaries are planned before the rounds.")
 _MARK = {"pass": "✅ pass", "fail": "❌ fail", "incomplete": "⚠️ incomplete",
          "no budget": "➖ no budget"}
 
@@ -150,8 +155,14 @@ class ABTest:
                                   "in thresholds.yml, or --min-effect-pct): not compared")
                 continue
             budgets.append(stated)
-            comparisons.append(ab.KeyRounds(key, a, b, ab.Margin(pct / 100), budget.min_samples
-                                            if budget else None))
+            # The gate's registration: the board kind's calibration record names the primary
+            # metric and the stall threshold, as `rtgate ab` takes them.
+            record = calibration.for_kind(board_kind(key[0], judge.boards))
+            cal = next((k for k in record.keys if (k.flavor, k.scenario) == key[1:]),
+                       None) if record else None
+            comparisons.append(ab.KeyRounds(
+                key, a, b, ab.Margin(pct / 100), budget.min_samples if budget else None,
+                cal.primary_metric if cal else None, cal.stall_threshold_us if cal else None))
         # The strictest rate any budget asks for holds for the whole check.
         self.alpha = alpha if alpha is not None else min(
             (s.alpha for s in budgets if s is not None), default=0.01)
@@ -178,14 +189,18 @@ class ABTest:
     def section(self) -> list[str]:
         lines = [f"### A/B: candidate against baseline (false-alarm rate {self.alpha:g} for "
                  "the whole comparison)", "",
-                 f"Effect reported: {ab.EFFECT_REPORTED}. *Same*: the primary metric's interval "
-                 "lies within ± the minimum effect; *worse* (*better*): it lies wholly above "
-                 "(below) no change; each key at the rate / keys, two-sided.", ""]
+                 f"{FIXED_SIZE} Effect reported: {ab.EFFECT_REPORTED}. *Same*: the primary "
+                 "metric's interval lies within ×(1 + margin) either way and the stall test "
+                 "finds no more stalls; *worse*: the interval lies wholly above no change, or "
+                 "the stall test finds more stall blocks in the candidate's rounds; *better*: "
+                 "wholly below; each key at the rate / keys.", ""]
         for d in self.decisions:
             where = code("/".join(d.key))
             lines.append(f"- {where}: **{_OUTCOME[d.outcome]}** (margin {d.margin})")
             lines += [f"  - {_interval(e)}" + (" (primary, tested)" if e is d.headline else "")
                       for e in d.effects]
+            if d.stalls:
+                lines.append(f"  - {code(str(d.stalls))}")
             lines += [f"  - {code(r)}" for r in d.reasons]
         lines += [f"- {n}" for n in self.notes]
         return lines
@@ -193,6 +208,7 @@ class ABTest:
     def to_json(self) -> dict[str, Any]:
         return {
             "schema": "rtgate/compare/v2", "alpha": self.alpha, "exit": int(self.exit),
+            "design": FIXED_SIZE,
             "effect_reported": ab.EFFECT_REPORTED, "notes": self.notes,
             "decisions": [{
                 "board": d.key[0], "flavor": d.key[1], "scenario": d.key[2],
@@ -203,6 +219,10 @@ class ABTest:
                 "effects": [_effect_json(e) for e in d.effects],
                 "statistic": d.statistic, "boundary": d.boundary, "key_alpha": d.alpha,
                 "reasons": d.reasons,
+                "stalls": None if d.stalls is None else {
+                    "threshold_us": d.stalls.threshold_us, "from": d.stalls.threshold_from,
+                    "baseline": list(d.stalls.a), "candidate": list(d.stalls.b),
+                    "p": d.stalls.p, "boundary": d.stalls.boundary, "worse": d.stalls.worse},
             } for d in self.decisions],
         }
 
