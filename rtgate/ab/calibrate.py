@@ -47,7 +47,7 @@ from rtgate.gate.thresholds import Thresholds, flavor_of
 from rtgate.jsonfile import write_atomic
 from rtgate.layout import ROUND_RESULTS
 from rtgate.outcome import Comparison
-from rtgate.result import load_result
+from rtgate.result import Result, load_result
 from rtgate.stats import ab, oc, stalls
 
 EFFECTS = {"+10%": 0.10, "+20%": 0.20, "+50%": 0.50}
@@ -91,6 +91,8 @@ class Bank:
     round_s: int
     kernel: str
     virtual: bool
+    measured_at: datetime | None = None
+    """When the bank's last round ended, as its results say (None: they do not say)."""
 
     @cached_property
     def stall_limits(self) -> dict[ab.Key, float]:
@@ -124,9 +126,11 @@ def read_bank(out: Path, round_s: int, thresholds: Thresholds,
     kernels = set()
     virtual = False
     last: float | None = None
-    paths_ = sorted(out.glob(ROUND_RESULTS), key=lambda p: p.stat().st_mtime)
-    for path in paths_:
-        result = load_result(path)
+    loaded = [(path, load_result(path)) for path in out.glob(ROUND_RESULTS)]
+    # In the order measured: the results' own end times (a copied or unpacked bank keeps them,
+    # where file times do not), else the files' modification times.
+    loaded.sort(key=lambda pr: (_ended(pr[1]) or pr[0].stat().st_mtime))
+    for path, result in loaded:
         if result.status != "complete":
             continue
         key = (result.board.name, flavor_of(result), result.scenario)
@@ -139,16 +143,26 @@ def read_bank(out: Path, round_s: int, thresholds: Thresholds,
         virtual |= result.board.virtual
         rounds.setdefault(key, []).append(ab.Round.of(result))
         # Board time of the round (deploy, boot, run, collect): the bank's rounds ran one after
-        # another, so it is the time since the previous round's result was written.
-        written = path.stat().st_mtime
+        # another, so it is the time since the previous round ended.
+        written = _ended(result) or path.stat().st_mtime
         if last is not None and written > last:
             walls.setdefault(key, []).append(written - last)
         last = written
         kernels.add(result.kernel.release)
     if not rounds:
         raise InputError("no complete A/A round to calibrate from", path=out)
+    ends = [e for _, r in loaded if (e := _ended(r)) is not None]
+    measured_at = datetime.fromtimestamp(max(ends), UTC) if ends else None
     return Bank(rounds, walls, margins, round_s, ", ".join(sorted(k for k in kernels if k)),
-                virtual)
+                virtual, measured_at)
+
+
+def _ended(result: Result) -> float | None:
+    """The result's end of measurement (POSIX seconds), None when it does not say."""
+    try:
+        return datetime.fromisoformat(result.end).timestamp() if result.end else None
+    except ValueError:
+        return None
 
 
 def scaled(r: ab.Round, factor: float) -> ab.Round:
@@ -365,7 +379,9 @@ def calibrate(run: ABRun, settings: CalibrateSettings, console: Console) -> Cali
     record = CalibrationRecord(
         schema="rtgate/calibration/v1", kind=kind_of(run.spec), measured_on=run.spec.name,
         virtual=bank.virtual,
-        measured_at=datetime.now(UTC), rtgate_commit=_commit(), kernel=bank.kernel,
+        # A replay of a banked record keeps the bank's date (its rounds are what was measured).
+        measured_at=(bank.measured_at if not settings.pairs and bank.measured_at
+                     else datetime.now(UTC)), rtgate_commit=_commit(), kernel=bank.kernel,
         rule=ab.RULE, replays=settings.replays,
         plan=GatePlan(round_s=bank.round_s, rounds=planned,
                       max_time_s=math.ceil(2 * planned * wall * 1.25)),

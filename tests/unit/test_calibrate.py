@@ -4,6 +4,7 @@ resamples'."""
 
 from __future__ import annotations
 
+import tarfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -12,12 +13,15 @@ import pytest
 from scipy import stats
 
 from rtgate.ab import calibrate
+from rtgate.gate.thresholds import load_thresholds
 from rtgate.outcome import Comparison
 from rtgate.result import load_result
 from rtgate.stats import ab
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "ab"
 KEY = ("local", "stock", "idle")
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def recorded(*names: str) -> list[ab.Round]:
@@ -84,3 +88,19 @@ def test_recorded_a_a_rounds_rarely_alarm_and_a_planted_load_is_detected() -> No
     loaded = {KEY: recorded("idle-loaded") * 2}
     hits = calibrate.rates(aa, loaded, 3, 0.05, {KEY: None}, 200, 3)[KEY]
     assert hits[Comparison.WORSE] >= 0.8 * 200, hits
+
+
+def test_a_banked_bank_keeps_its_own_date_and_round_times(tmp_path: Path) -> None:
+    """`rtgate calibrate --rounds 0` on an unpacked bank: file times are the unpacking's, so the
+    order, the rounds' board times and the record's date come from the results' own end times
+    (before 2026-11-28 a re-replay dated the record now and timed rounds by file mtimes)."""
+    with tarfile.open(ROOT / "benchmarks" / "records" / "banks" / "local.tar.xz") as tar:
+        tar.extractall(tmp_path)  # the repository's own bank
+    out = next(p.parent for p in tmp_path.rglob("A") if p.is_dir())
+    got = calibrate.read_bank(out, 15, load_thresholds(ROOT / "thresholds.yml"), 10,
+                              boards=ROOT / "bench" / "boards")
+    ends = [load_result(p).end for p in out.glob("[AB]/round-*/*/*/result.json")]
+    assert got.measured_at is not None
+    assert got.measured_at.strftime("%Y-%m-%d") == max(e for e in ends if e)[:10] < "2026-11-28"
+    walls = [w for ws in got.wall_s.values() for w in ws]
+    assert walls and all(w >= 15 for w in walls), walls[:5]
