@@ -144,3 +144,16 @@ def test_a_verbose_log_takes_its_unit_from_the_runs_json() -> None:
     # Every sample printed: the log's exact mean, not the JSON's two decimals of ns.
     assert len(ns0) == 300 and t0.avg_us == pytest.approx(sum(ns0) / 300 / 1000, abs=1e-12)
     assert parse([log]).status == "partial"  # alone it cannot tell
+
+
+def test_squeezed_summary_lines_that_may_be_ns_are_not_trusted(tmp_path: Path) -> None:
+    """A pasted -N 'T:' line whose blanks a forum squeezed: the widths no longer tell."""
+    lines = (DATA / "nsecs-quiet.txt").read_text().splitlines()
+    squeezed = tmp_path / "squeezed.txt"
+    squeezed.write_text("".join(" ".join(line.split()) + "\n" for line in lines))
+    result = parse([squeezed])
+    assert result.status == "partial" and "the unit is unknown" in result.reasons[0]
+    # Squeezed µs lines with plausible minima stay as they were read.
+    quiet = (DATA / "quiet.txt").read_text().splitlines()
+    squeezed.write_text("".join(" ".join(line.split()) + "\n" for line in quiet))
+    assert parse([squeezed]).status == "complete"

@@ -144,6 +144,12 @@ def read_text(path: Path, *, offset: int = 0, lines_before: int = 0,
                              "bins, rtgate reads 1 µs bins; measure -h without -N", path=path)
         for thread in view.threads.values():
             from_nsecs(thread)
+    elif view.resolution_us is None and state.units and not state.in_histogram and all(
+            t.min_us is not None and t.min_us >= 1000 for t in view.threads.values()):
+        # 'T:' lines whose blanks were squeezed: -N output read as µs would be 1000 times large.
+        view.partial_reasons.append(
+            f"{path.name}: the 'T:' lines' spacing is not cyclictest's, which tells ns (-N) from "
+            "µs, and every minimum is 1000 or more: the unit is unknown")
     view.partial_reasons += [f"{path.name}: line {n}: a 'T:' line cut off (a screen copied "
                              "mid-update); it was dropped" for n in state.cut_summaries]
     complete = not view.partial_reasons and (not state.in_histogram or all(
