@@ -282,11 +282,17 @@ def student(a: np.ndarray, b: np.ndarray) -> tuple[float, float, int]:
     return float(b.mean() - a.mean()), math.sqrt(ss / df * (1 / len(a) + 1 / len(b))), df
 
 
+def _exp(x: float) -> float:
+    """exp that says inf past a float's range: an O'Brien-Fleming first look's boundary (|t| in
+    the tens or more) times a wide spread is a ratio no float holds."""
+    return math.inf if x > 709.0 else math.exp(x)
+
+
 def _effect(metric: str, a: np.ndarray, b: np.ndarray, boundary: float,
             floor_se: float = 0.0) -> Effect:
     d, se, df = student(a, b)
     se = max(se, floor_se)
-    return Effect(metric, math.exp(d), math.exp(d - boundary * se), math.exp(d + boundary * se),
+    return Effect(metric, math.exp(d), _exp(d - boundary * se), _exp(d + boundary * se),
                   1 - 2 * float(stats.t.sf(boundary, df)), math.exp(a.mean()),
                   math.exp(b.mean()), (len(a), len(b)))
 

@@ -92,3 +92,12 @@ def test_the_stall_test_has_its_own_share_and_spending() -> None:
     shares = [seq.stall_boundary(n) for n in range(3, 9)]
     assert sum(shares) == pytest.approx(0.005 * stalls.STALL_SHARE)
     assert math.isclose(seq.tail_alpha + seq.stall_alpha, seq.key_alpha)
+
+
+def test_an_early_look_with_a_huge_boundary_gives_an_unbounded_interval_not_a_crash() -> None:
+    """Rule 3's first looks have boundaries in the tens or hundreds of |t|: times a wide
+    spread, exp() overflowed (found replaying local's bank on 2026-11-28)."""
+    a, b = rounds(21, 3), rounds(22, 3, shift=30.0)
+    (d,) = [ab.decide_key(ab.KeyRounds(KEY, a, b, ab.Margin(0.1)), 0.01, boundary=1e6)]
+    assert d.headline is not None and d.headline.high == float("inf")
+    assert d.outcome is Comparison.UNKNOWN
