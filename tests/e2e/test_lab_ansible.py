@@ -10,6 +10,10 @@ all that differs from a lab's inventory (lab/inventory.example.yml).
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import json
+import os
 import re
 import shlex
 import shutil
@@ -17,11 +21,12 @@ import subprocess
 import tarfile
 import time
 from collections.abc import Iterator
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 import yaml
-from fakegithub import app_key
+from fakegithub import FakeGitHub, app_key
 from nspawnlab import LAB_NET, UPLINK, Lab, image, wheelhouse
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -213,3 +218,159 @@ def doctor_rows(out: str) -> list[tuple[str, str]]:
                 rows.append((cells[1], cells[0]))
     return rows
 
+
+@pytest.fixture(scope="module")
+def kernels(applied) -> str:
+    """A kernel build directory as `rtgate kernel build --board rpi5` lays it out, in the
+    runner user's home: its release is this machine's (the containers run this kernel, so the
+    "booted" release matches), its image and modules are a few bytes (nothing boots them)."""
+    lab = applied[0]
+    release = os.uname().release
+    home = lab.hosts["controller"].root / "home" / RUNNER
+    k = home / "kernels" / "rt"
+    (k / "dtbs" / "broadcom").mkdir(parents=True)
+    (k / "dtbs" / "overlays").mkdir()
+    (k / "kernel_2712.img").write_bytes(b"arm64 Image " + release.encode())
+    (k / "dtbs" / "broadcom" / "bcm2712-rpi-5-b.dtb").write_bytes(b"\xd0\x0d\xfe\xed dtb")
+    stage = home / "stage" / "lib" / "modules" / release
+    (stage / "kernel").mkdir(parents=True)
+    (stage / "kernel" / "rtgate-test.ko").write_bytes(b"module")
+    (stage / "modules.dep").write_text("kernel/rtgate-test.ko:\n")
+    with tarfile.open(k / "modules.tar.gz", "w:gz") as tar:
+        tar.add(home / "stage", arcname=".")
+    (k / "metadata.json").write_text(json.dumps({
+        "schema": "rtgate/kernel-build/v1", "kernel_release": release, "uts_version": None,
+        "plan": {"board": {"name": "rpi5", "image_name": "kernel_2712.img"}, "flavor": "rt"}}))
+    lab.hosts["controller"].nsenter(f"chown -R {RUNNER}: /home/{RUNNER}/kernels "
+                                    f"/home/{RUNNER}/stage")
+    return f"/home/{RUNNER}/kernels"
+
+
+@pytest.mark.parametrize("board", ["rpi5-a", "rpi5-b"])
+def test_a_pipeline_on_each_pi_as_the_runner_user(applied, kernels: str, board: str) -> None:
+    lab = applied[0]
+    pi = lab.hosts[board]
+    restarts = pi.workdir / "restarts.log"
+    before = restarts.read_text().count("exit 133") if restarts.is_file() else 0
+    out = f"/home/{RUNNER}/out-{board}"
+    t = time.monotonic()
+    proc = as_runner(lab, f"/opt/rtgate/venv/bin/python -I -m rtgate pipeline --board {board} "
+                          f"--kernels {kernels} --flavors rt --scenarios net --duration 5s "
+                          f"--out {out}", timeout=900)
+    text = proc.stdout + proc.stderr
+    (pi.workdir.parent / f"pipeline-{board}.log").write_text(text)
+    result = lab.hosts["controller"].root / out.lstrip("/") / "rt" / "net" / "result.json"
+    assert result.is_file(), f"exit {proc.returncode}:\n{text[-6000:]}"
+    doc = json.loads(result.read_text())
+    # Labelled as the board file says: these numbers are this machine's, not a Pi's.
+    assert doc["board"] == {"name": board, "virtual": True}, doc.get("board")
+    assert doc["status"] == "complete", doc.get("status")
+    # Two reboots: into the "test kernel" by tryboot, and back (nspawn exits 133 on a reboot).
+    assert restarts.read_text().count("exit 133") - before == 2, restarts.read_text()
+    assert proc.returncode in (0, 1, 3), text[-6000:]
+    lab.timings[f"pipeline {board}"] = time.monotonic() - t
+    # docs/journal.md quotes these: the time from fresh machines to measured Pis.
+    print(f"lab timings (s): {json.dumps(lab.timings)}")
+
+
+def test_pstore_keeps_a_crash_record_for_rtgate_across_a_reboot(applied) -> None:
+    """systemd-pstore archives /sys/fs/pstore at boot; Debian's default (Unlink=yes) moves the
+    records away before rtgate reads them (systemd-pstore.service(8), pstore.conf(5)). With the
+    playbook's Unlink=no they stay, and the archive copy is there too."""
+    lab = applied[0]
+    pi = lab.hosts["rpi5-a"]
+    record = "dmesg-ramoops-0"
+    (pi.workdir / "pstore" / record).write_text(
+        "Panic#1 Part1\n<0>[    2.345678] Kernel panic - not syncing: planted by the lab test\n")
+    restarts = pi.workdir / "restarts.log"
+    before = restarts.read_text().count("exit 133") if restarts.is_file() else 0
+    pi.nsenter("systemctl reboot", check=False)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and (
+            not restarts.is_file() or restarts.read_text().count("exit 133") == before):
+        time.sleep(0.5)
+    lab.wait_booted(pi)
+    ran = pi.nsenter("systemctl show -p ConditionResult -p Result systemd-pstore").stdout
+    assert "ConditionResult=yes" in ran and "Result=success" in ran, ran
+    assert (pi.workdir / "pstore" / record).is_file(), "systemd-pstore moved the record away"
+    archived = pi.nsenter(f"find /var/lib/systemd/pstore -name {record}").stdout.split()
+    assert archived, "systemd-pstore archived nothing"
+
+
+def test_one_runner_supervisor_per_board_with_its_own_state(applied) -> None:
+    """`rtgate lab setup` ran from the playbook: each board's directories with the owners the
+    security model needs (rtgate/lab/state.py), its runner environment, and its supervisor
+    unit enabled and running (rtgate-runner@BOARD)."""
+    lab = applied[0]
+    ctl = lab.hosts["controller"]
+    for board in ("rpi5-a", "rpi5-b"):
+        modes = ctl.nsenter(f"stat -c '%n %U %a' /srv/rtgate/{board}/jobs "
+                            f"/srv/rtgate/{board}/results /srv/rtgate/{board}/cache-main "
+                            f"/srv/rtgate/{board}/cache-pr").stdout.split("\n")
+        assert modes[:4] == [f"/srv/rtgate/{board}/jobs root 711",
+                             f"/srv/rtgate/{board}/results root 1733",
+                             f"/srv/rtgate/{board}/cache-main {RUNNER} 700",
+                             f"/srv/rtgate/{board}/cache-pr {RUNNER} 700"], modes
+        env = ctl.nsenter(f"cat /etc/rtgate/runner/{board}.env").stdout
+        assert f"RTGATE_RESULTS_DIR=/srv/rtgate/{board}/results" in env.splitlines(), env
+        state = ctl.nsenter(f"systemctl is-enabled rtgate-runner@{board}; "
+                            f"systemctl is-active rtgate-runner@{board}", check=False).stdout
+        assert state.split() == ["enabled", "active"], state
+    assert ctl.nsenter("readlink -f /opt/actions-runner").stdout.strip() == \
+        "/opt/actions-runner-linux-x64-standin"
+
+
+CLONE_NEWNET = 0x40000000
+
+
+@contextlib.contextmanager
+def network_of(netns: str) -> Iterator[None]:
+    """This thread in another network namespace (setns(2) is per thread), and back: a socket
+    made meanwhile stays in that namespace, whichever thread later serves it."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    own = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
+    other = os.open(f"/run/netns/{netns}", os.O_RDONLY)
+    try:
+        if libc.setns(other, CLONE_NEWNET) != 0:
+            raise OSError(ctypes.get_errno(), f"setns {netns}")
+        try:
+            yield
+        finally:
+            if libc.setns(own, CLONE_NEWNET) != 0:
+                raise OSError(ctypes.get_errno(), "setns back")
+    finally:
+        os.close(own)
+        os.close(other)
+
+
+def test_each_runner_supervisor_takes_a_job_from_the_fake_github(applied) -> None:
+    """The supervisors the playbook enabled, against the fake GitHub API (tests/fakegithub.py)
+    listening on the controller's own loopback, where the lab file points them: each registers
+    a runner of its own board's labels (the runner is tests/fakerunner, a stand-in) and runs one
+    job with its board's environment."""
+    lab = applied[0]
+    ctl = lab.hosts["controller"]
+    admin = Path(applied[2]).parent
+    fake = FakeGitHub(app_id="123456", public_key=(admin / "app.pub").read_bytes(),
+                      installation_id=7654321, scopes=("/repos/OWNER/rtgate",))
+    fake.server.server_close()
+    with network_of(ctl.netns):
+        fake.server = ThreadingHTTPServer(("127.0.0.1", FAKE_GITHUB_PORT), fake._handler())
+    fake.server.daemon_threads = True
+    jobs = {board: fake.queue_job(f"board-{board}", 0.5) for board in ("rpi5-a", "rpi5-b")}
+    with fake.running():
+        # The units have been backing off while nothing answered: a restart starts them now.
+        ctl.nsenter("systemctl restart rtgate-runner@rpi5-a rtgate-runner@rpi5-b")
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline and not all(j.done for j in jobs.values()):
+            time.sleep(0.5)
+        logs = ctl.nsenter("journalctl -u 'rtgate-runner@*' --no-pager | tail -n 40",
+                           check=False).stdout
+        assert all(j.done for j in jobs.values()), logs
+    for board, job in jobs.items():
+        assert job.runner.startswith(f"{board}-"), (job.runner, logs)
+        assert job.env["RTGATE_BOARD"] == board, job.env
+        assert job.env["RTGATE_RESULTS_DIR"] == f"/srv/rtgate/{board}/results", job.env
+    labels = sorted(tuple(r.labels) for r in fake.registered)
+    assert ("self-hosted", "linux", "rtgate-lab", "rpi5", "board-rpi5-a") in labels, labels
+    ctl.nsenter("systemctl stop rtgate-runner@rpi5-a rtgate-runner@rpi5-b", check=False)
