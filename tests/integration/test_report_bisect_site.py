@@ -10,7 +10,7 @@ from urllib.parse import unquote, urlparse
 import pytest
 from clirun import RunCli
 from test_bisect import Model
-from test_bisect_replay import PLANNED, STEPS, published, recorded, replay
+from test_bisect_replay import PLANNED, RULE_2_FIXTURE, STEPS, published, recorded, replay
 from test_report_bisect import page_of, write_bisect
 from test_site import Browser, crawl
 
@@ -33,6 +33,7 @@ def test_a_bisect_among_pipeline_results(rtgate_cli: RunCli, tmp_path: Path) -> 
     assert 'id="bisect-list"' not in (site / "index.html").read_text()
 
 
+@RULE_2_FIXTURE
 @pytest.mark.integration
 def test_a_measured_and_a_replayed_bisect_among_the_rounds_results(rtgate_cli: RunCli,
                                                                    tmp_path: Path) -> None:
