@@ -264,8 +264,9 @@ if command -v vcgencmd >/dev/null; then
   printf 'throttled\t%s\n' "$(vcgencmd get_throttled 2>&1 | tr '\n' ' ')"
 fi
 # systemd-pstore's Unlink= as its drop-ins leave it (the last file in name order wins).
-printf 'pstore_unlink\t%s\n' "$(for f in /etc/systemd/pstore.conf $(ls /etc/systemd/pstore.conf.d/*.conf \
-  /usr/lib/systemd/pstore.conf.d/*.conf 2>/dev/null | awk -F/ '{ print $NF "\t" $0 }' | sort | cut -f2); do
+printf 'pstore_unlink\t%s\n' "$(for f in /etc/systemd/pstore.conf \
+  $(ls /etc/systemd/pstore.conf.d/*.conf /usr/lib/systemd/pstore.conf.d/*.conf 2>/dev/null |
+  awk -F/ '{ print $NF "\t" $0 }' | sort | cut -f2); do
   sed -n 's/^[[:space:]]*Unlink=[[:space:]]*//p' "$f" 2>/dev/null; done | tail -n 1)"
 [ -d /var/log/journal ] && printf 'journal\tpersistent\n'
 true

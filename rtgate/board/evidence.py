@@ -89,7 +89,8 @@ else
   ids=$(BOOTS | awk -v b="$before" -v n="$now" \
     '{ id = $2; gsub(/-/, "", id) } seen && id != n { print id } id == b { seen = 1 }')
 fi
-for id in $ids; do printf '%s %s\n' '-- rtgate: the test boot' "$id"; LOG "$id"; done | tail -c "$cap"
+for id in $ids; do printf '%s %s\n' '-- rtgate: the test boot' "$id"; LOG "$id"; done |
+  tail -c "$cap"
 """
 
 

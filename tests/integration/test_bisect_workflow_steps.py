@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from steps import run
-from test_bisect_replay import MARGIN, PLANNED, RULE_2_FIXTURE, ROUND, STEP, recorded
+from test_bisect_replay import MARGIN, PLANNED, ROUND, RULE_2_FIXTURE, STEP, recorded
 from test_bisect_workflow import BISECT, ROOT
 
 DATA = ROOT / "tests" / "data" / "bisect"

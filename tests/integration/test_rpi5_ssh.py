@@ -123,7 +123,8 @@ case "$(cat {root}/mode)" in
   panic)
     case "$*" in *tryboot*) ;; *) boot; exit 0 ;; esac
     boot "$@"
-    echo "[    2.300000] rtgate-test: about to panic" >>{root}/journal/$(tr -d - <{root}/boot_id).txt
+    echo "[    2.300000] rtgate-test: about to panic" \
+      >>{root}/journal/$(tr -d - <{root}/boot_id).txt
     echo "[    2.345678] Kernel panic - not syncing: rtgate-test: planted panic" >>{root}/serial.txt
     printf '%s\n' "Panic#1 Part1" "<0>[    2.345678] Kernel panic - not syncing: rtgate-test: \
 planted panic" "<4>[    2.345690] CPU: 3 PID: 1 Comm: swapper/0" >{root}/pstore/dmesg-ramoops-0

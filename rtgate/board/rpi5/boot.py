@@ -14,8 +14,15 @@ import subprocess
 import time
 from pathlib import Path
 
-from rtgate.board.evidence import (LOG_CAP, PSTORE_CLEAR, PSTORE_PULL, ConsoleCapture,
-                                   console_files, first_panic_in, journal_script)
+from rtgate.board.evidence import (
+    LOG_CAP,
+    PSTORE_CLEAR,
+    PSTORE_PULL,
+    ConsoleCapture,
+    console_files,
+    first_panic_in,
+    journal_script,
+)
 from rtgate.board.rpi5.session import Pi
 from rtgate.board.rpi5.slot import SLOT_WORD
 from rtgate.errors import InfraError, KernelCrash
