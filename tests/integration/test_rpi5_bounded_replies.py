@@ -135,3 +135,24 @@ def test_get_tree_refuses_a_header_that_claims_too_much(board: ssh.SshSession, t
     with pytest.raises(InfraError, match="would unpack to more than 1 MiB"):
         board.get_tree("/results", local)
     assert not any(local.iterdir())
+
+
+def test_a_background_bench_that_floods_its_log_is_stopped_with_the_log_kept(
+        board: ssh.SshSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`rtgate bench` runs in the background with its output streamed into a log: a board that
+    floods it is stopped at the cap, not left to fill the controller's disk until the run's
+    time budget ends."""
+    from rich.console import Console
+
+    from rtgate.board.rpi5 import remote
+    from rtgate.board.rpi5.session import Pi
+    from rtgate.harness.scenario import load_scenario
+
+    monkeypatch.setattr(remote, "REPLY_CAP", 1 << 20)
+    pi = Pi("pi", board.opts, board, Console(stderr=True, quiet=True))
+    idle, _ = load_scenario("idle")
+    log = tmp_path / "bench.log"
+    with pytest.raises(InfraError, match=r"wrote more than 1048576 bytes to bench.log") as exc:
+        remote.drive(pi, "head -c 8M /dev/zero; exec sleep 60", "rtgate bench", idle, idle, 30,
+                     None, tmp_path, log)
+    assert exc.value.path == str(log) and log.stat().st_size >= 1 << 20

@@ -16,7 +16,7 @@ import yaml
 
 from rtgate.board.peer import PeerLoads, controller_cpus, split
 from rtgate.board.rpi5.session import Pi
-from rtgate.board.rpi5.ssh import SSH_FAILED
+from rtgate.board.rpi5.ssh import REPLY_CAP, SSH_FAILED
 from rtgate.board.tuning import Applied
 from rtgate.errors import InfraError
 from rtgate.harness.loads import LISTEN_TIMEOUT_S
@@ -64,6 +64,14 @@ def _wait_listening(pi: Pi, port: int, bench: subprocess.Popen[bytes]) -> None:
                          path=pi.ssh.log)
 
 
+def _within_cap(path: Path, what: str, pi: Pi) -> None:
+    """A background output under REPLY_CAP: a kernel under test that floods it stops the run
+    (the caller kills ssh) before it fills the controller's disk; what it wrote is kept."""
+    if path.stat().st_size > REPLY_CAP:
+        raise InfraError(f"`{what}` on {pi.name} wrote more than {REPLY_CAP} bytes to "
+                         f"{path.name}: stopped, what it wrote kept", path=path)
+
+
 def drive(pi: Pi, command: str, what: str, spec: Scenario, on_peer: Scenario,
           duration_s: int, scale: float | None, rawdir: Path, log: Path, *,
           sampler_sh: str | None = None, samples: Path | None = None
@@ -103,6 +111,9 @@ def drive(pi: Pi, command: str, what: str, spec: Scenario, on_peer: Scenario,
                     raise InfraError(f"`{what}` on {pi.name} still running after "
                                      f"{budget:g} s; its log kept", path=log)
                 peer.watch()
+                _within_cap(log, what, pi)
+                if samples is not None and sampling is not None:
+                    _within_cap(samples, what, pi)
                 time.sleep(0.2)
         finally:
             status.stop()
