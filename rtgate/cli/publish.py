@@ -6,7 +6,8 @@ import argparse
 from pathlib import Path
 
 from rtgate.cli.args import add_thresholds_option, comma_names
-from rtgate.publish import PublishSettings, publish
+from rtgate.publish.engine import publish
+from rtgate.publish.settings import PublishSettings
 
 EPILOG = """\
 exit codes: 0 every board passed (or the context says the pull request changes no kernel

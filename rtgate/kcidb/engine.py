@@ -28,8 +28,10 @@ from rtgate.kcidb.send import Endpoint, SendOutcome, send
 from rtgate.kernel import record
 from rtgate.layout import RUNNING
 from rtgate.outcome import worst_outcome
-from rtgate.publish import ARTIFACT_PREFIX, BoardJudgement, judge_artifacts, judge_run, load_context
-from rtgate.publish import kind_of as outcome_of
+from rtgate.publish.context import load_context
+from rtgate.publish.judge import ARTIFACT_PREFIX, judge_artifacts, judge_run
+from rtgate.publish.judgement import BoardJudgement
+from rtgate.publish.judgement import kind_of as outcome_of
 
 # Published build files: the .config and the log's tail, as text (the site serves .txt as
 # text/plain, never as a page).

@@ -45,7 +45,7 @@ def test_only_a_pull_requests_context_carries_the_ab_plan(
         tmp_path: Path, event: str, boards: str, planned: set[str]) -> None:
     """The plan job's script, run: a pull request's context holds GATE_AB's plan of each of
     its boards that has one, as the publisher's Context model reads it; main's holds none."""
-    from rtgate.publish import Context
+    from rtgate.publish.context import Context
 
     proc = run_plan_step(tmp_path, event, boards)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -61,7 +61,7 @@ def test_the_plan_sends_lava_boards_to_the_hosted_job_and_the_rest_to_their_cont
     to gate-lava with the kernel it boots, the others to their controllers; the run context
     still names every board, so the publisher expects each one's gate-BOARD artifact."""
     from rtgate.board.spec import load_board
-    from rtgate.publish import Context
+    from rtgate.publish.context import Context
 
     everything = sorted(all_boards())
     proc = run_plan_step(tmp_path, "workflow_run", json.dumps(everything))
@@ -110,7 +110,7 @@ def test_a_second_pi_is_one_board_file_and_a_pull_request_takes_the_free_one(
     runs on whichever rpi5-labelled runner is free; main's pushes and the nightly measure each
     Pi on its own runner; both Pis build the rpi5 kernel target."""
     from rtgate.board.spec import load_board
-    from rtgate.publish import Context
+    from rtgate.publish.context import Context
 
     root = _with_rpi5_b(tmp_path)
     load_board("rpi5-b", root / "bench" / "boards")  # a valid board file
@@ -214,7 +214,7 @@ def test_a_board_kinds_calibration_record_is_its_plan_else_the_stated_default(
     import hashlib
 
     from rtgate import calibration
-    from rtgate.publish import Context
+    from rtgate.publish.context import Context
 
     proc = run_plan_step(tmp_path, "workflow_run", '["qemu-arm64","rpi5"]')
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -297,7 +297,7 @@ def test_a_flood_of_changed_inputs_and_artifacts_keeps_the_comment_postable_and_
 
 
 def test_a_comment_over_githubs_limit_is_cut_at_a_line(tmp_path: Path) -> None:
-    from rtgate import publish
+    from rtgate.publish import render as publish
 
     lines = ["## Latency gate", "", "**✅ latency verdict: every budget met**", "",
              "<details><summary>Every check</summary>", ""]

@@ -631,7 +631,7 @@ def test_the_ab_plan_is_the_publishers_and_its_first_look_can_decide() -> None:
 
     from rtgate.board.spec import load_board
     from rtgate.gate.thresholds import load_thresholds
-    from rtgate.publish import ABPlan
+    from rtgate.publish.context import ABPlan
     from rtgate.stats.ab import MIN_ROUNDS
 
     plans = {b: ABPlan.model_validate(p)
@@ -799,7 +799,7 @@ def test_a_pull_requests_kernel_for_a_lava_board_is_built_without_the_token() ->
 
 
 def test_the_lava_gate_feeds_the_publisher_like_the_lab_gate() -> None:
-    from rtgate.publish import ARTIFACT_PREFIX
+    from rtgate.publish.judge import ARTIFACT_PREFIX
 
     gate = load(GATE)
     for name in ("gate", "gate-lava"):
