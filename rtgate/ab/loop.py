@@ -46,7 +46,7 @@ from rtgate.gate.thresholds import Budget, Thresholds, flavor_of, load_threshold
 from rtgate.gate.verdict import Crash, Evaluation, Infra, Verdict, evaluate
 from rtgate.harness.scenario import load_scenario
 from rtgate.kernel import record
-from rtgate.layout import INFRA, RESULT, RUNNING, round_dir, round_home
+from rtgate.layout import RUNNING, round_dir, round_home
 from rtgate.outcome import AB_EXIT, ABOutcome, Comparison
 from rtgate.result import Result, load_result
 from rtgate.stats import ab
@@ -288,24 +288,21 @@ class ABRun:
 
     def _result_path(self, side: Side, n: int, flavor: str, scenario: str) -> Path:
         """Where a replayed round's result is; a symbolic link on the way is refused."""
-        path = self._home(side, n, flavor, scenario) / RESULT
-        if written.linked(self.settings.out, path):
-            raise InputError(written.LINKED, path=path)
-        return path
+        return written.result_path(self.settings.out, self._home(side, n, flavor, scenario))
 
     def _load(self, side: Side, n: int, flavor: str, scenario: str) -> ABOutcome | None:
-        path = self._result_path(side, n, flavor, scenario)
-        if not path.is_file():
-            record = path.parent / INFRA
-            failed = infrarecord.load(record) if record.is_file() else None
-            if isinstance(failed, Crash):  # its evidence beside it checked (confirmed)
-                return self._crashed(side, n, flavor, scenario, failed.said)
-            return self._infra(side, n, flavor, scenario, f"no {path.name} (the lab failed to "
-                               "measure; infra.json and the logs are beside it)")
-        result = load_result(path)
-        if why := written.misplaced(result, self.spec.name, flavor, scenario):
-            raise InputError(why, path=path)
-        return self._record(side, n, flavor, result, path)
+        read = written.read_back(self.settings.out, self._home(side, n, flavor, scenario),
+                                 self.spec.name, flavor, scenario)
+        if read.refused is not None:
+            raise read.refused
+        if read.record_error is not None:
+            raise read.record_error
+        if read.result is None:
+            if isinstance(read.failed, Crash):  # its evidence beside it checked (confirmed)
+                return self._crashed(side, n, flavor, scenario, read.failed.said)
+            return self._infra(side, n, flavor, scenario, f"no {read.path.name} (the lab "
+                               "failed to measure; infra.json and the logs are beside it)")
+        return self._record(side, n, flavor, read.result, read.path)
 
     def _progress(self, elapsed: float) -> None:
         """A bar per pair, printed between rounds: the bench runner draws its own while one

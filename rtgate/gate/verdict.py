@@ -332,14 +332,19 @@ def judge(paths: list[Path], thresholds: Thresholds, *, boards: Path,
         except InputError as exc:
             outcomes.append(Unjudged(path, exc.oneline()))
             continue
-        budget = thresholds.for_result(result, boards)
-        if budget is None:
-            outcomes.append(Unjudged(
-                path, f"{path}: no budget matches board={result.board.name} "
-                      f"flavor={flavor_of(result)} scenario={result.scenario}"
-                      + ("" if result.tool.name == "cyclictest" else
-                         f" tool={result.tool.name}"),
-                result=result, allowed=allow_unbudgeted))
-        else:
-            outcomes.append(evaluate(result, budget, path))
+        outcomes.append(judge_result(result, path, thresholds, boards=boards,
+                                     allow_unbudgeted=allow_unbudgeted))
     return outcomes
+
+
+def judge_result(result: Result, path: Path, thresholds: Thresholds, *, boards: Path,
+                 allow_unbudgeted: bool) -> Ruling:
+    """One result, read from ``path``, judged against the budget that matches it."""
+    budget = thresholds.for_result(result, boards)
+    if budget is None:
+        return Unjudged(path, f"{path}: no budget matches board={result.board.name} "
+                              f"flavor={flavor_of(result)} scenario={result.scenario}"
+                              + ("" if result.tool.name == "cyclictest" else
+                                 f" tool={result.tool.name}"),
+                        result=result, allowed=allow_unbudgeted)
+    return evaluate(result, budget, path)

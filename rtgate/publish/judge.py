@@ -9,10 +9,10 @@ from pathlib import Path
 from rtgate.board import spec as boardspec
 from rtgate.board.spec import BoardSpec, flavors_of, load_board, scenarios_of
 from rtgate.errors import InputError
-from rtgate.gate import infrarecord, written
+from rtgate.gate import written
 from rtgate.gate.thresholds import Thresholds
-from rtgate.gate.verdict import Crash, Infra, Ruling, Unjudged, judge
-from rtgate.layout import INFRA, RESULT, RESULT_GLOBS, RUNNING
+from rtgate.gate.verdict import Crash, Infra, Ruling, Unjudged, judge_result
+from rtgate.layout import RUNNING, run_home
 from rtgate.publish.context import ABPlan
 from rtgate.publish.judgement import BoardJudgement, Judgement
 from rtgate.publish.replay import ab_board
@@ -95,43 +95,30 @@ def _instance(directory: Path | None, instances: list[str]) -> str:
     that is an instance of the kind, else the kind's first board (its results are then refused
     as claiming another board)."""
     if directory is not None and len(instances) > 1:
-        for pattern in RESULT_GLOBS:
-            for path in sorted(directory.glob(pattern)):
-                if path.is_symlink() or not path.is_file():
-                    continue
-                try:
-                    claimed = load_result(path).board.name
-                except InputError:
-                    continue
-                return claimed if claimed in instances else instances[0]
+        for path in written.results(directory):
+            try:
+                claimed = load_result(path).board.name
+            except InputError:
+                continue
+            return claimed if claimed in instances else instances[0]
     return instances[0]
-
 
 
 def _run(directory: Path, spec: BoardSpec, flavor: str, scenario: str, thresholds: Thresholds,
          boards: Path, accepted: list[Path]) -> Ruling:
-    home = directory / flavor / scenario
-    path = home / RESULT
-    if written.linked(directory, path):
-        return Unjudged(path, f"{path}: {written.LINKED}")
-    if not path.exists():
+    home = run_home(directory, flavor, scenario)
+    read = written.read_back(directory, home, spec.name, None if flavor == RUNNING else flavor,
+                             scenario)
+    if read.refused is not None:
+        return Unjudged(read.path, read.said)
+    if read.result is None:
         # A crash is believed only with its evidence beside the record (infrarecord.load), and
         # only for the run where the gate writes it: the record's own names are not read.
-        try:
-            failed = infrarecord.load(home / INFRA) if (home / INFRA).is_file() else None
-        except InputError:
-            failed = None
-        if isinstance(failed, Crash):
-            return Crash(spec.name, flavor, scenario, home, failed.message, said=failed.said,
-                         evidence=failed.evidence)
+        if isinstance(read.failed, Crash):
+            return Crash(spec.name, flavor, scenario, home, read.failed.message,
+                         said=read.failed.said, evidence=read.failed.evidence)
         return Infra(spec.name, flavor, scenario, home,
                      "no result.json: the run did not finish (its logs are in the artifact)")
-    (outcome,) = judge([path], thresholds, boards=boards, allow_unbudgeted=False)
-    result = outcome.result
-    if result is None:
-        return outcome
-    if why := written.misplaced(result, spec.name, None if flavor == RUNNING else flavor,
-                                scenario):
-        return Unjudged(path, f"{path}: {why}")
-    accepted.append(path)
-    return outcome
+    accepted.append(read.path)
+    return judge_result(read.result, read.path, thresholds, boards=boards,
+                        allow_unbudgeted=False)
