@@ -32,10 +32,13 @@ class _Model(BaseModel):
 class Rate(_Model):
     """A measured proportion with its interval."""
 
-    events: int = Field(ge=0)
+    events: int | float = Field(ge=0)
+    """The events the interval is computed from: for a resampled rate, its share times the
+    bank's independent trials (fractional; before 2026-11-28 rounded to a whole number)."""
     trials: int = Field(ge=1)
     """Trials the interval is computed over: the bank's independent units, never the number of
-    resamples when resampling makes them look more precise than the bank is."""
+    resamples when resampling makes them look more precise than the bank is (1 for a bank
+    smaller than one trial, whose interval is then [0, 1] and whose method says so)."""
     value: float = Field(ge=0, le=1)
     low: float = Field(ge=0, le=1)
     high: float = Field(ge=0, le=1)
@@ -48,6 +51,29 @@ class Power(_Model):
     """The planted change, e.g. "+20%" (every tail metric scaled) or "stalls 3ms x3"."""
     detected: Rate
     """The share of trials that said *worse*."""
+
+
+class Bounds(_Model):
+    """What the rule promises at the record's plan, honest about the bank's size (since
+    2026-11-28): its operating characteristics simulated on normal logs whose spread is the
+    one-sided upper confidence bound of the bank's log-sd (chi-square on its rounds), the
+    standard error floored at the bank's log-sd as the gate floors it, each rate's
+    Clopper-Pearson end over the simulated runs; then checked against the bank's own resampled
+    replay (modes, tails): the false-alarm rate is the larger of the two, the power and
+    P(same) the smaller."""
+
+    planned: int = Field(ge=1)
+    log_sd_high: float = Field(ge=0)
+    """The upper confidence bound of the bank's log-sd the rates were simulated at."""
+    confidence: float = Field(gt=0, lt=1)
+    false_alarm_high: float = Field(ge=0, le=1)
+    """An upper bound of the key's false-alarm rate (tail test and stall test)."""
+    same_low: float = Field(ge=0, le=1)
+    """A lower bound of P(same within the cap | unchanged)."""
+    power_low: float = Field(ge=0, le=1)
+    """A lower bound of the power at +20 % (the tail test's alone: the stall test only adds)."""
+    model_check: str
+    """What the bank's resampled replay said of the model."""
 
 
 class KeyCalibration(_Model):
@@ -77,10 +103,20 @@ class KeyCalibration(_Model):
     """A/A trials that decided *same* within the plan's cap."""
     power: list[Power]
     rounds_needed: int | None = Field(ge=1)
-    """Rounds a side for alpha <= 1 % and 90 % power at +20 %; None: not reachable within
-    the rounds tried."""
+    """Rounds a side for alpha <= 1 % and 90 % power at +20 % (since 2026-11-28: the smallest
+    plan whose BOUNDS meet them, ``bounds``; before, the replay's point estimates); None: not
+    shown (``needed_note`` says why, e.g. "record N more rounds")."""
     minutes_needed: float | None = Field(ge=0)
     """Board minutes those rounds take, reboots included."""
+    bounds: Bounds | None = None
+    """The rates at the record's plan as bounds (None: a record before 2026-11-28)."""
+    rounds_start: float | None = None
+    """n ≈ 2((c + z)·s / ln(1 + m))² at the bank's log-sd bound: where the search began."""
+    needed_note: str | None = None
+    """How ``rounds_needed`` was found, or why the bank cannot show one."""
+    more_rounds: int | None = Field(None, ge=1)
+    """Rounds to add to the bank so that it could show a plan (None: not needed, or no bank
+    size would do)."""
 
 
 class GatePlan(_Model):

@@ -11,15 +11,22 @@ board). The bank is then REPLAYED through the gate's exact decision code
 - planted effects on side B's draws: every latency of the round scaled by +10/20/50 %, or rare
   stalls (a few blocks and samples at a few ms): *worse* is a detection.
 
-Resamples of one bank are not independent trials: the interval of every rate is Clopper-Pearson
-on the bank's INDEPENDENT units, the disjoint trials the bank holds (its rounds over the rounds a
-trial uses), with the resampled rate as the point: a bank of 24 rounds says little, and says so.
+Resamples of one bank are not independent trials: the interval of every replayed rate is
+Clopper-Pearson on the bank's INDEPENDENT units, the disjoint trials the bank holds (its rounds
+over the rounds a trial uses), with the resampled rate as the point: a bank of 24 rounds says
+little, and a bank smaller than one trial says nothing on its own, and says so.
+
+What the record CLAIMS rests instead on the bank's spread with its interval (issue 36): the
+rule's operating characteristics simulated at the one-sided upper confidence bound of the
+bank's log-sd (chi-square on its rounds; ``rtgate.stats.oc.search``), the bank's own replay as a
+check of that model (modes, tails): the record's false-alarm rate is an upper bound, its power a
+lower one. The rounds a side the plan asks for are the fewest whose bounds meet a false-alarm
+rate ≤ 1 % and power ≥ 90 % at +20 %, searched from n ≈ 2((c + z)·s / ln(1 + m))², or "this
+bank cannot show it: record N more rounds" (the plan then keeps its cap).
 
 Each key's primary metric is, among those whose replayed A/A false-alarm rate holds alpha, the one
 with the most power at +20 % in these replays (registered in the record before any pull request
-is measured); the rounds a side the plan asks for are the
-fewest at which the replayed false-alarm rate is at most 1 % and the power at +20 % at least 90 %
-(none when the bank's tried range does not reach it: the plan then keeps its cap).
+is measured).
 """
 
 from __future__ import annotations
@@ -41,7 +48,7 @@ from rtgate import calibration, paths
 from rtgate.ab.loop import ABRun
 from rtgate.ab.settings import ABSettings
 from rtgate.board.spec import kind_of
-from rtgate.calibration import CalibrationRecord, GatePlan, KeyCalibration, Power, Rate
+from rtgate.calibration import Bounds, CalibrationRecord, GatePlan, KeyCalibration, Power, Rate
 from rtgate.errors import InputError
 from rtgate.gate.thresholds import Thresholds, flavor_of
 from rtgate.jsonfile import write_atomic
@@ -59,9 +66,7 @@ maximum raised to it), the regression the stall test is for."""
 TARGET_ALPHA = 0.01
 TARGET_POWER = 0.9
 POWER_AT = "+20%"
-# The rounds a side the plan may ask for: looks start at MIN_ROUNDS.
-PLANNED_TRIED = (4, 6, 8, 10, 12, 16, 20)
-# The default plan's rounds a side and the replays the choices are made with.
+# The default plan's rounds a side and the replays the primary metric is chosen with.
 DEFAULT_PLANNED = 6
 SEARCH_REPLAYS = 300
 SEED = 20261125
@@ -237,16 +242,24 @@ def rates(bank: Bank, b_side: dict[ab.Key, list[ab.Round]], planned: int, alpha:
 
 def rate(events: float, replays: int, bank_rounds: int, planned: int) -> Rate:
     """A resampled rate with the Clopper-Pearson interval of the bank's independent units: the
-    disjoint trials it holds (at least one), the events scaled to them."""
-    units = max(1, bank_rounds // (2 * planned))
+    disjoint trials it holds, the events scaled to them; a bank smaller than one trial (its A
+    and B resamples share rounds) has no interval of its own, and its method says so."""
+    per_trial = 2 * planned
     share = events / replays
+    if bank_rounds < per_trial:
+        return Rate(events=round(share, 3), trials=1, value=share, low=0.0, high=1.0,
+                    method=f"no interval: the bank's {bank_rounds} rounds are fewer than one "
+                           f"independent trial's {per_trial}, so its resampled sides share "
+                           f"rounds; point: {replays} resampled trials, a check of the model "
+                           "only")
+    units = bank_rounds // per_trial
     x = share * units
     low = 0.0 if x <= 0 else float(stats.beta.ppf((1 - CONFIDENCE) / 2, x, units - x + 1))
     high = 1.0 if x >= units else float(stats.beta.ppf(1 - (1 - CONFIDENCE) / 2, x + 1,
                                                           units - x))
-    return Rate(events=round(x), trials=units, value=share, low=low, high=high,
+    return Rate(events=round(x, 3), trials=units, value=share, low=low, high=high,
                 method=f"Clopper-Pearson {100 * CONFIDENCE:g} % on the bank's {units} "
-                       f"independent trial(s) ({bank_rounds} rounds / {2 * planned} a trial); "
+                       f"independent trial(s) ({bank_rounds} rounds / {per_trial} a trial); "
                        f"point: {replays} resampled trials")
 
 
@@ -299,25 +312,42 @@ class Replay:
                                f"side): {score}")
         return chosen
 
-    def rounds_needed(self, effects: dict[str, dict[ab.Key, list[ab.Round]]],
-                      primary: dict[ab.Key, str | None]) -> dict[ab.Key, int | None]:
-        needed: dict[ab.Key, int | None] = dict.fromkeys(self.bank.rounds)
-        for planned in PLANNED_TRIED:
-            aa = rates(self.bank, effects["A/A"], planned, self.alpha, primary, self.replays,
-                       self.seed)
-            hit = rates(self.bank, effects[POWER_AT], planned, self.alpha, primary,
-                        self.replays, self.seed + 1)
-            for key in needed:
-                ok = (false_alarms(aa[key]) / self.replays <= TARGET_ALPHA
-                      and hit[key][Comparison.WORSE] / self.replays >= TARGET_POWER)
-                if ok and needed[key] is None:
-                    needed[key] = planned
-            self.console.print(f"{planned} rounds a side: " + "; ".join(
-                f"{'/'.join(k)} power {hit[k][Comparison.WORSE] / self.replays:.2f}"
-                for k in needed))
-            if all(v is not None for v in needed.values()):
-                break
-        return needed
+
+def searches(bank: Bank, primary: dict[ab.Key, str | None],
+             alpha: float) -> dict[ab.Key, oc.Search | None]:
+    """Per key, the smallest plan whose bounds meet the targets, from the bank's log-sd and its
+    size (None: the primary metric's log-sd is unknown or zero)."""
+    key_alpha = alpha / len(bank.rounds)
+    out: dict[ab.Key, oc.Search | None] = {}
+    for key, rounds in bank.rounds.items():
+        sd = log_sd(rounds, primary[key])
+        out[key] = None if not sd else oc.search(
+            sd, len(rounds), key_alpha * (1 - stalls.STALL_SHARE), bank.margins[key].relative,
+            effect=EFFECTS[POWER_AT], target_alpha=TARGET_ALPHA, target_power=TARGET_POWER,
+            stall_alpha=key_alpha * stalls.STALL_SHARE)
+    return out
+
+
+def checked(model: oc.Bounds, search: oc.Search, aa: dict[Comparison, int],
+            hit: dict[Comparison, int], replays: int) -> Bounds:
+    """The model's bounds at the plan, checked against the bank's replay there: the false-alarm
+    rate the larger of the two, the power and P(same) the smaller, and what the check found."""
+    fa, same, power = (false_alarms(aa) / replays, aa[Comparison.SAME] / replays,
+                       hit[Comparison.WORSE] / replays)
+    said = []
+    if fa > model.false_alarm_high:
+        said.append(f"the replay's false alarms {fa:.4f} exceed the model's bound "
+                    f"{model.false_alarm_high:.4f}")
+    if power < model.power_low:
+        said.append(f"the replay's power {power:.3f} is below the model's bound "
+                    f"{model.power_low:.3f}")
+    check = ("the replay contradicts the normal model (modes or tails): " + "; ".join(said)
+             if said else f"the replay agrees (false alarms {fa:.4f}, power {power:.3f}, same "
+                          f"{same:.3f}, {replays} resampled trials)")
+    return Bounds(planned=model.planned, log_sd_high=search.log_sd_high,
+                  confidence=oc.CONFIDENCE, false_alarm_high=max(model.false_alarm_high, fa),
+                  same_low=min(model.same_low, same), power_low=min(model.power_low, power),
+                  model_check=check)
 
 
 def _commit() -> str:
@@ -340,9 +370,12 @@ def calibrate(run: ABRun, settings: CalibrateSettings, console: Console) -> Cali
     replay = Replay(bank, alpha, console, min(SEARCH_REPLAYS, settings.replays))
     effects = variants(bank, np.random.default_rng(SEED))
     primary = replay.choose_primary(effects)
-    needed = replay.rounds_needed(effects, primary)
+    found = searches(bank, primary, alpha)
+    needed = {k: s.needed if s else None for k, s in found.items()}
+    for key, search in found.items():
+        console.print(f"{'/'.join(key)}: {search.note if search else 'no log-sd: no plan'}")
     reachable = [n for n in needed.values() if n is not None]
-    planned = max(reachable) if len(reachable) == len(needed) else max(PLANNED_TRIED)
+    planned = max(reachable) if len(reachable) == len(needed) else oc.MAX_PLANNED
     keys = []
     outcomes = {}
     with Progress(console=console, transient=True) as bar:
@@ -352,10 +385,24 @@ def calibrate(run: ABRun, settings: CalibrateSettings, console: Console) -> Cali
                                    SEED + 10 + i)
             bar.advance(task)
     per_round_s = {k: float(np.median(w)) for k, w in bank.wall_s.items()}
+    key_alpha = alpha / len(bank.rounds)
     for key, rounds in bank.rounds.items():
         n = len(rounds)
         aa = outcomes["A/A"][key]
         metric = primary[key] or ab.METRICS[-1]
+        search = found[key]
+        bounds, note = None, search.note if search else "no log-sd of the primary metric"
+        if search is not None:
+            sd = log_sd(rounds, primary[key]) or 0.0
+            bounds = checked(
+                oc.bounds(search.log_sd_high, sd, planned, key_alpha * (1 - stalls.STALL_SHARE),
+                          bank.margins[key].relative, EFFECTS[POWER_AT],
+                          key_alpha * stalls.STALL_SHARE),
+                search, aa, outcomes[POWER_AT][key], settings.replays)
+            if needed[key] is not None and (bounds.false_alarm_high > TARGET_ALPHA
+                                             or bounds.power_low < TARGET_POWER):
+                note = f"not shown at the plan's {planned} rounds: {bounds.model_check}"
+                needed[key] = None
         minutes = None
         if needed[key] is not None:
             # Every round of a plan at the cap: both sides, each with the board's pace.
@@ -374,7 +421,9 @@ def calibrate(run: ABRun, settings: CalibrateSettings, console: Console) -> Cali
             power=[Power(effect=name, detected=rate(outcomes[name][key][Comparison.WORSE],
                                                     settings.replays, n, planned))
                    for name in effects if name != "A/A"],
-            rounds_needed=needed[key], minutes_needed=minutes))
+            rounds_needed=needed[key], minutes_needed=minutes, bounds=bounds,
+            rounds_start=search.start if search else None, needed_note=note,
+            more_rounds=search.more_rounds if search else None))
     wall = sum(per_round_s.values()) or bank.round_s * len(bank.rounds)
     record = CalibrationRecord(
         schema="rtgate/calibration/v1", kind=kind_of(run.spec), measured_on=run.spec.name,

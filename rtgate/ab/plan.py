@@ -109,14 +109,15 @@ class RoundPlan:
                 lines.append("  no calibration record for this key: its CV is unmeasured; "
                              f"P(same | unchanged) would be, at a CV of {what_if} (normal logs)")
                 continue
-            sd = oc.log_sd_of_cv(p.calibration.cv)
+            sd = p.calibration.floor_sd
             c = oc.normal(sd, 0.0, self.planned, seq.design(key), p.margin.relative)
-            lines.append(f"  at the record's CV {p.calibration.cv:.2f} (normal logs, "
-                         f"{c.trials} simulated runs): P(same | unchanged) {c.same:.2f}, "
-                         f"undecided {c.unknown:.2f}, about {c.mean_rounds:.1f} rounds a side "
-                         f"to a verdict (~{c.mean_rounds * per_pair / 60:.0f} board minutes)")
+            lines.append(f"  at the record's CV {p.calibration.cv:.2f} (log-sd {sd:.3g}; normal "
+                         f"logs, {c.trials} simulated runs): P(same | unchanged) {c.same:.2f}"
+                         f"{self._same_bound(key, p.calibration, seq)}, undecided "
+                         f"{c.unknown:.2f}, about {c.mean_rounds:.1f} rounds a side to a "
+                         f"verdict (~{c.mean_rounds * per_pair / 60:.0f} board minutes)")
             if c.same < REACHABLE:
-                need = oc.rounds_for_same(sd, p.margin.relative, bound, SAME_GOAL_Z)
+                need = oc.rounds_for(sd, p.margin.relative, bound, SAME_GOAL_Z)
                 wider = oc.margin_for_same(sd, self.planned, bound, SAME_GOAL_Z)
                 lines.append(
                     f"  same is out of reach: at this CV an unchanged kernel is decided same in "
@@ -125,6 +126,18 @@ class RoundPlan:
                     f"at this margin, or a margin of about {100 * wider:.0f} % at "
                     f"{self.planned} rounds, would give about 90 %")
         return lines
+
+
+    def _same_bound(self, key: ab.Key, cal: KeyCalibration, seq: ab.Sequential) -> str:
+        """P(same | unchanged)'s lower bound when the spread is the upper confidence bound of
+        the record's log-sd: a bank of a few dozen rounds knows its spread only so well."""
+        if cal.rounds_banked < 2:
+            return " (one banked round: no bound)"
+        high = oc.log_sd_upper(cal.floor_sd, cal.rounds_banked)
+        b = oc.bounds(high, cal.floor_sd, self.planned, seq.tail_alpha,
+                      self.keys[key].margin.relative, 0.2)
+        return (f" (at least {b.same_low:.2f} at the log-sd's {100 * oc.CONFIDENCE:g} % upper "
+                f"bound {high:.3g} over the bank's {cal.rounds_banked} rounds)")
 
 
 def primary_of(record: CalibrationRecord | None, key: ab.Key) -> str | None:

@@ -22,6 +22,7 @@ from rtgate.ab.loop import prepare
 from rtgate.ab.settings import ABSettings, RoundSettings
 from rtgate.cli.args import add_scale_option, comma_list, duration, percent, rate, rounds_at_least
 from rtgate.stats import ab
+from rtgate.stats.oc import CONFIDENCE, MAX_PLANNED
 
 EPILOG = f"""\
 The bank: --rounds N rounds a side of main's kernel (--kernels, DIR/<flavor>/ from `rtgate
@@ -32,10 +33,16 @@ OUT/A|B/round-N/. --rounds 0 replays the bank already in OUT.
 The replay: --replays resampled trials of the gate's own decision code (looks from
 {ab.MIN_ROUNDS} rounds a side, the same stopping), A/A and with planted effects on side B
 ({', '.join(EFFECTS)} on every latency; {STALLS}). Per board × flavor × scenario: the primary
-metric (most power at +20 %), the round-to-round CV, the false-alarm rate, P(same within the
-cap), the power per effect, and the rounds a side and board minutes for a false-alarm rate
-<= {TARGET_ALPHA:g} and power >= {TARGET_POWER:g} at +20 %. Intervals are Clopper-Pearson on the
-bank's independent trials (its rounds over a trial's), not on the resamples.
+metric (most power at +20 %), the round-to-round CV, the replayed false-alarm rate, P(same
+within the cap) and power per effect (Clopper-Pearson on the bank's independent trials, its
+rounds over a trial's, not on the resamples; none for a bank smaller than one trial).
+
+The claims: the rule simulated at the {100 * CONFIDENCE:g} % upper bound of the bank's log-sd
+(chi-square on its rounds), checked against the replay: an upper bound of the false-alarm rate,
+lower bounds of the power at +20 % and of P(same), and the fewest rounds a side whose bounds
+meet a false-alarm rate <= {TARGET_ALPHA:g} and power >= {TARGET_POWER:g}, searched from
+n ~ 2((c + z)s / ln(1 + m))^2 (printed) up to {MAX_PLANNED}; else "this bank cannot show it:
+record N more rounds", or that no bank can at its spread.
 
 The record (schema rtgate/calibration/v1) is the board kind's: it goes to
 bench/calibration/<kind>.json (rpi5-b, kind rpi5: rpi5.json) unless --record says otherwise.
@@ -70,6 +77,13 @@ def handler(args: argparse.Namespace) -> int:
               f"{key.false_alarm.value:.4f} [{key.false_alarm.low:.3f}, "
               f"{key.false_alarm.high:.3f}], same within cap {key.same_within_cap.value:.2f}, "
               f"power {power}; rounds needed {key.rounds_needed}, minutes {minutes}")
+        if key.bounds is not None:
+            b = key.bounds
+            print(f"  bounds at {b.planned} rounds a side (log-sd <= {b.log_sd_high:.3g}, "
+                  f"{100 * b.confidence:g} %): false alarms <= {b.false_alarm_high:.4f}, power "
+                  f"at +20 % >= {b.power_low:.3f}, same >= {b.same_low:.3f}; {b.model_check}")
+        if key.needed_note:
+            print(f"  {key.needed_note}")
     print(f"plan: {record.plan.rounds} rounds a side of {record.plan.round_s:g} s, cap "
           f"{record.plan.max_time_s:g} s")
     return 0

@@ -84,16 +84,149 @@ def normal(log_sd: float, effect: float, planned: int, design: ab.Design, margin
     return characteristics(*decide_paths(a, b, design, math.log1p(margin)), planned)
 
 
-def rounds_for_same(log_sd: float, margin: float, boundary: float, z: float = 1.645) -> float:
-    """Rounds a side at which an unchanged kernel's interval fits the margin about 90 % of the
-    time at a look whose boundary is ``boundary``: n ≈ 2((c + z)·s / ln(1 + m))² — the start of
-    a search, not a guarantee (it ignores the earlier looks and the spread's own noise)."""
-    return 2 * ((boundary + z) * log_sd / math.log1p(margin)) ** 2
+def rounds_for(log_sd: float, change: float, boundary: float, z: float) -> float:
+    """Rounds a side at which a look whose boundary is ``boundary`` puts the interval of a true
+    ratio ``1 + change`` beyond no change (power) or an unchanged kernel's within a margin
+    ``change`` (same) with probability Φ(z): n ≈ 2((c + z)·s / ln(1 + m))² — the start of a
+    search, not a guarantee (it ignores the earlier looks and the spread's own noise)."""
+    return 2 * ((boundary + z) * log_sd / math.log1p(change)) ** 2
 
 
 def margin_for_same(log_sd: float, rounds: int, boundary: float, z: float = 1.645) -> float:
-    """The margin (a share) that ``rounds_for_same`` would meet at ``rounds`` a side."""
+    """The margin (a share) that ``rounds_for`` would meet at ``rounds`` a side."""
     return math.expm1((boundary + z) * log_sd * math.sqrt(2 / rounds))
+
+
+CONFIDENCE = 0.95
+"""Of the bank's log-sd bound and of the simulated rates' Clopper-Pearson intervals."""
+MAX_PLANNED = 20
+"""The largest plan (rounds a side) ``search`` tries: beyond it a pull request waits hours."""
+
+
+def log_sd_upper(log_sd: float, rounds: int, confidence: float = CONFIDENCE) -> float:
+    """The one-sided upper confidence bound of a normal spread estimated from ``rounds``
+    rounds: s·√(df / χ²_{1−confidence}(df)), df = rounds − 1 (a 24-round bank: s × 1.35)."""
+    df = rounds - 1
+    return log_sd * math.sqrt(df / float(stats.chi2.ppf(1 - confidence, df)))
+
+
+def _clopper_pearson(events: int, trials: int, confidence: float) -> tuple[float, float]:
+    ci = stats.binomtest(events, trials).proportion_ci(confidence, method="exact")
+    return float(ci.low), float(ci.high)
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """The rule's operating characteristics at a plan, as bounds: simulated on normal logs of
+    spread ``log_sd`` (a bank's upper bound), the standard error floored at the bank's own
+    log-sd; each rate's Clopper-Pearson end on the simulated runs (the false alarms' never
+    above the tail test's alpha), the stall test's share of alpha added to the tail test's
+    false alarms (its permutation test holds its share)."""
+
+    planned: int
+    log_sd: float
+    false_alarm_high: float
+    same_low: float
+    power_low: float
+    effect: float
+    trials: int
+
+
+def bounds(log_sd: float, floor_sd: float, planned: int, alpha: float, margin: float,
+           effect: float, stall_alpha: float = 0.0, trials: int = TRIALS,
+           seed: int = SEED) -> Bounds:
+    """``Bounds`` of the tail test at ``alpha`` (its share of the key's) over ``planned`` rounds
+    a side, true spread ``log_sd``, the floor ``floor_sd``, the margin and the effect shares."""
+    design = ab.Design(alpha, floor_sd=floor_sd)
+    aa = normal(log_sd, 0.0, planned, design, margin, trials, seed)
+    hit = normal(log_sd, effect, planned, design, margin, trials, seed + 1)
+    alarms = round((aa.worse + aa.better) * trials)
+    # Never above the tail test's alpha: on normal logs the boundaries spend exactly alpha, and
+    # the floor only shrinks |t| (|d| / max(se, floor) <= |d| / se).
+    return Bounds(planned, log_sd,
+                  min(1.0, min(alpha, _clopper_pearson(alarms, trials, CONFIDENCE)[1])
+                      + stall_alpha),
+                  _clopper_pearson(round(aa.same * trials), trials, CONFIDENCE)[0],
+                  _clopper_pearson(round(hit.worse * trials), trials, CONFIDENCE)[0],
+                  effect, trials)
+
+
+@dataclass(frozen=True)
+class Search:
+    """The smallest plan whose bounds meet the targets, found from the formula's start."""
+
+    start: float
+    """n ≈ 2((c + z)·s / ln(1 + m))² at the bank's log-sd bound: where the search began."""
+    boundary: float
+    """The c in it: the last look's boundary of the plan the start rounds to."""
+    log_sd_high: float
+    needed: int | None
+    at: Bounds
+    """The bounds at ``needed``, else at the largest plan tried."""
+    more_rounds: int | None
+    """Bank rounds to record beyond the bank's so that its bound lets the largest plan meet the
+    targets (if their spread stays the bank's); None when a plan was found or none can be."""
+    note: str
+
+
+def search(log_sd: float, rounds: int, alpha: float, margin: float, *, effect: float = 0.2,
+           target_alpha: float = 0.01, target_power: float = 0.9, stall_alpha: float = 0.0,
+           max_planned: int = MAX_PLANNED, trials: int = TRIALS) -> Search:
+    """The smallest plan (rounds a side) whose false-alarm bound is at most ``target_alpha`` and
+    power bound at ``effect`` at least ``target_power`` when the true spread is the bank's
+    upper bound (``rounds`` banked rounds of log-sd ``log_sd``; the floor is the bank's log-sd;
+    ``alpha`` the tail test's share of the key's), or why the bank cannot show one: "record N
+    more rounds" when a larger bank could, or that none can when even the bank's point spread
+    falls short at ``max_planned``."""
+    high = log_sd_upper(log_sd, rounds)
+    z = float(stats.norm.ppf(target_power))
+
+    def at(sd: float, planned: int) -> Bounds:
+        return bounds(sd, log_sd, planned, alpha, margin, effect, stall_alpha, trials)
+
+    def meets(b: Bounds) -> bool:
+        return b.false_alarm_high <= target_alpha and b.power_low >= target_power
+
+    c = ab.boundaries(alpha, 8)[-1]
+    start = rounds_for(high, effect, c, z)
+    first = min(max(math.ceil(start), ab.MIN_ROUNDS), max_planned)
+    c = ab.boundaries(alpha, first)[-1]
+    start = rounds_for(high, effect, c, z)
+    planned = min(max(math.ceil(start), ab.MIN_ROUNDS), max_planned)
+    found = at(high, planned)
+    if meets(found):
+        while planned > ab.MIN_ROUNDS and meets(lower := at(high, planned - 1)):
+            planned, found = planned - 1, lower
+    else:
+        while planned < max_planned and not meets(found):
+            planned += 1
+            found = at(high, planned)
+    formula = (f"n ≈ 2((c + z)·s / ln(1 + m))² = 2(({c:.2f} + {z:.2f})·{high:.3g} / "
+               f"ln {1 + effect:g})² = {start:.1f} rounds a side (s: the bank's log-sd "
+               f"{log_sd:.3g} at its {100 * CONFIDENCE:g} % upper bound over {rounds} rounds)")
+    if meets(found):
+        return Search(start, c, high, planned, found, None,
+                      f"{planned} rounds a side meet the bounds; {formula}")
+    point = at(log_sd, max_planned)
+    if not meets(point):
+        return Search(start, c, high, None, found, None,
+                      f"no bank can show it: even at the bank's own log-sd {log_sd:.3g} "
+                      f"{max_planned} rounds a side give power ≥ {point.power_low:.2f} at "
+                      f"+{100 * effect:g} % (false alarms ≤ {point.false_alarm_high:.4f}); "
+                      f"{formula}")
+    # The largest spread at which the largest plan still meets the targets, then the bank at
+    # which the bound falls to it if the spread stays the bank's.
+    lo, hi = log_sd, high
+    for _ in range(10):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if meets(at(mid, max_planned)) else (lo, mid)
+    need = rounds + 1
+    while log_sd_upper(log_sd, need) > lo:
+        need += 1
+    return Search(start, c, high, None, found, need - rounds,
+                  f"this bank cannot show it: record {need - rounds} more rounds ({need} in "
+                  f"all, if their spread stays {log_sd:.3g}) and replay; at its bound "
+                  f"{max_planned} rounds a side give power ≥ {found.power_low:.2f}; {formula}")
 
 
 def log_sd_of_cv(cv: float) -> float:

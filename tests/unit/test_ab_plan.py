@@ -115,6 +115,6 @@ def test_two_boot_modes_broke_rule_2_and_rule_3_holds_its_alpha() -> None:
 
 
 def test_the_rounds_for_same_formula_and_its_margin_agree() -> None:
-    n = oc.rounds_for_same(0.1, 0.1, 4.0)
+    n = oc.rounds_for(0.1, 0.1, 4.0, 1.645)
     assert n == pytest.approx(2 * ((4.0 + 1.645) * 0.1 / 0.0953102) ** 2)
     assert oc.margin_for_same(0.1, round(n), 4.0) == pytest.approx(0.1, rel=0.01)
