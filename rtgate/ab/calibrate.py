@@ -314,11 +314,11 @@ class Replay:
 
 
 def searches(bank: Bank, primary: dict[ab.Key, str | None],
-             alpha: float) -> dict[ab.Key, oc.Search | None]:
+             alpha: float) -> dict[ab.Key, oc.PlanSearch | None]:
     """Per key, the smallest plan whose bounds meet the targets, from the bank's log-sd and its
     size (None: the primary metric's log-sd is unknown or zero)."""
     key_alpha = alpha / len(bank.rounds)
-    out: dict[ab.Key, oc.Search | None] = {}
+    out: dict[ab.Key, oc.PlanSearch | None] = {}
     for key, rounds in bank.rounds.items():
         sd = log_sd(rounds, primary[key])
         out[key] = None if not sd else oc.search(
@@ -328,7 +328,7 @@ def searches(bank: Bank, primary: dict[ab.Key, str | None],
     return out
 
 
-def checked(model: oc.Bounds, search: oc.Search, aa: dict[Comparison, int],
+def checked(model: oc.BoundedRates, search: oc.PlanSearch, aa: dict[Comparison, int],
             hit: dict[Comparison, int], replays: int) -> Bounds:
     """The model's bounds at the plan, checked against the bank's replay there: the false-alarm
     rate the larger of the two, the power and P(same) the smaller, and what the check found."""

@@ -116,7 +116,7 @@ def _clopper_pearson(events: int, trials: int, confidence: float) -> tuple[float
 
 
 @dataclass(frozen=True)
-class Bounds:
+class BoundedRates:
     """The rule's operating characteristics at a plan, as bounds: simulated on normal logs of
     spread ``log_sd`` (a bank's upper bound), the standard error floored at the bank's own
     log-sd; each rate's Clopper-Pearson end on the simulated runs (the false alarms' never
@@ -134,16 +134,16 @@ class Bounds:
 
 def bounds(log_sd: float, floor_sd: float, planned: int, alpha: float, margin: float,
            effect: float, stall_alpha: float = 0.0, trials: int = TRIALS,
-           seed: int = SEED) -> Bounds:
-    """``Bounds`` of the tail test at ``alpha`` (its share of the key's) over ``planned`` rounds
-    a side, true spread ``log_sd``, the floor ``floor_sd``, the margin and the effect shares."""
+           seed: int = SEED) -> BoundedRates:
+    """The tail test's rates at ``alpha`` (its share of the key's) over ``planned`` rounds a
+    side, true spread ``log_sd``, the floor ``floor_sd``, the margin and the effect shares."""
     design = ab.Design(alpha, floor_sd=floor_sd)
     aa = normal(log_sd, 0.0, planned, design, margin, trials, seed)
     hit = normal(log_sd, effect, planned, design, margin, trials, seed + 1)
     alarms = round((aa.worse + aa.better) * trials)
     # Never above the tail test's alpha: on normal logs the boundaries spend exactly alpha, and
     # the floor only shrinks |t| (|d| / max(se, floor) <= |d| / se).
-    return Bounds(planned, log_sd,
+    return BoundedRates(planned, log_sd,
                   min(1.0, min(alpha, _clopper_pearson(alarms, trials, CONFIDENCE)[1])
                       + stall_alpha),
                   _clopper_pearson(round(aa.same * trials), trials, CONFIDENCE)[0],
@@ -152,7 +152,7 @@ def bounds(log_sd: float, floor_sd: float, planned: int, alpha: float, margin: f
 
 
 @dataclass(frozen=True)
-class Search:
+class PlanSearch:
     """The smallest plan whose bounds meet the targets, found from the formula's start."""
 
     start: float
@@ -161,7 +161,7 @@ class Search:
     """The c in it: the last look's boundary of the plan the start rounds to."""
     log_sd_high: float
     needed: int | None
-    at: Bounds
+    at: BoundedRates
     """The bounds at ``needed``, else at the largest plan tried."""
     more_rounds: int | None
     """Bank rounds to record beyond the bank's so that its bound lets the largest plan meet the
@@ -171,7 +171,7 @@ class Search:
 
 def search(log_sd: float, rounds: int, alpha: float, margin: float, *, effect: float = 0.2,
            target_alpha: float = 0.01, target_power: float = 0.9, stall_alpha: float = 0.0,
-           max_planned: int = MAX_PLANNED, trials: int = TRIALS) -> Search:
+           max_planned: int = MAX_PLANNED, trials: int = TRIALS) -> PlanSearch:
     """The smallest plan (rounds a side) whose false-alarm bound is at most ``target_alpha`` and
     power bound at ``effect`` at least ``target_power`` when the true spread is the bank's
     upper bound (``rounds`` banked rounds of log-sd ``log_sd``; the floor is the bank's log-sd;
@@ -181,10 +181,10 @@ def search(log_sd: float, rounds: int, alpha: float, margin: float, *, effect: f
     high = log_sd_upper(log_sd, rounds)
     z = float(stats.norm.ppf(target_power))
 
-    def at(sd: float, planned: int) -> Bounds:
+    def at(sd: float, planned: int) -> BoundedRates:
         return bounds(sd, log_sd, planned, alpha, margin, effect, stall_alpha, trials)
 
-    def meets(b: Bounds) -> bool:
+    def meets(b: BoundedRates) -> bool:
         return b.false_alarm_high <= target_alpha and b.power_low >= target_power
 
     c = ab.boundaries(alpha, 8)[-1]
@@ -205,11 +205,11 @@ def search(log_sd: float, rounds: int, alpha: float, margin: float, *, effect: f
                f"ln {1 + effect:g})² = {start:.1f} rounds a side (s: the bank's log-sd "
                f"{log_sd:.3g} at its {100 * CONFIDENCE:g} % upper bound over {rounds} rounds)")
     if meets(found):
-        return Search(start, c, high, planned, found, None,
+        return PlanSearch(start, c, high, planned, found, None,
                       f"{planned} rounds a side meet the bounds; {formula}")
     point = at(log_sd, max_planned)
     if not meets(point):
-        return Search(start, c, high, None, found, None,
+        return PlanSearch(start, c, high, None, found, None,
                       f"no bank can show it: even at the bank's own log-sd {log_sd:.3g} "
                       f"{max_planned} rounds a side give power ≥ {point.power_low:.2f} at "
                       f"+{100 * effect:g} % (false alarms ≤ {point.false_alarm_high:.4f}); "
@@ -223,7 +223,7 @@ def search(log_sd: float, rounds: int, alpha: float, margin: float, *, effect: f
     need = rounds + 1
     while log_sd_upper(log_sd, need) > lo:
         need += 1
-    return Search(start, c, high, None, found, need - rounds,
+    return PlanSearch(start, c, high, None, found, need - rounds,
                   f"this bank cannot show it: record {need - rounds} more rounds ({need} in "
                   f"all, if their spread stays {log_sd:.3g}) and replay; at its bound "
                   f"{max_planned} rounds a side give power ≥ {found.power_low:.2f}; {formula}")
