@@ -118,6 +118,10 @@ def test_calibrate_local_banks_real_rounds_and_writes_a_record(rtgate_cli: RunCl
     (key,) = got.keys
     assert (key.flavor, key.scenario, key.rounds_banked) == ("stock", "idle", 6)
     assert key.false_alarm.trials == 1 and key.false_alarm.high > 0.9
+    assert "fewer than one independent trial" in key.false_alarm.method or got.plan.rounds == 3
+    # The claims are bounds from the bank's log-sd (6 rounds: its upper bound about ×2.1).
+    assert key.bounds is not None and key.bounds.false_alarm_high <= 0.01
+    assert key.needed_note and "n ≈ 2((c + z)·s / ln(1 + m))²" in key.needed_note
     assert [p.effect for p in key.power] == ["+10%", "+20%", "+50%", "stalls 3ms 1/10 blocks",
                                              "stalls 3ms 1/20 blocks"]
     assert got.plan.round_s == 2 and got.plan.rounds >= 4
