@@ -94,7 +94,7 @@ class House:
 
 FLOORS: tuple[tuple[str, ...], ...] = (
     ("cli", "__main__"),
-    ("publish", "kcidb", "pipeline", "sweep", "report", "ab", "bisect", "breach", "documents",
+    ("publish", "kcidb", "pipeline", "report", "ab", "bisect", "breach", "documents",
      "lab"),
     ("gate",),
     ("board",),

@@ -14,7 +14,8 @@ from rtgate.cli.args import (
     comma_list,
     duration,
 )
-from rtgate.pipeline import KernelSource, PipelineSettings, pipeline
+from rtgate.pipeline.engine import pipeline
+from rtgate.pipeline.settings import KernelSource, PipelineSettings
 
 EPILOG = """\
 For each flavor the kernel is built for the board (a cache hit when nothing changed) unless

@@ -1,4 +1,4 @@
-"""`rtgate sweep`: the preemption models side by side under each load (rtgate.sweep)."""
+"""`rtgate sweep`: the preemption models side by side under each load (rtgate.pipeline.sweep)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from rtgate.cli.args import (
     duration,
 )
 from rtgate.cli.pipeline import kernel_source
-from rtgate.sweep import MODELS, SweepSettings, sweep
+from rtgate.pipeline.settings import MODELS, SweepSettings
+from rtgate.pipeline.sweep import sweep
 
 EPILOG = """\
 Outputs in OUT: <label>/<scenario>/result.json (+ raw/, console.log), sweep.md (the table and

@@ -11,8 +11,10 @@ from test_sweep import _points
 from rtgate.kernel.cache import TRUST_ENV
 from rtgate.kernel.plan import make_plan
 from rtgate.kernel.runtime import get_runtime
-from rtgate.pipeline import KernelSource
-from rtgate.sweep import Point, _build_note, page, plots_for, static_builds
+from rtgate.pipeline.settings import KernelSource
+from rtgate.pipeline.sweep import static_builds
+from rtgate.pipeline.sweeprender import Point, page, plots_for
+from rtgate.pipeline.sweeprender import build_note as _build_note
 
 
 @pytest.mark.integration

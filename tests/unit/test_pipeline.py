@@ -15,7 +15,7 @@ from rtgate.errors import Exit
 from rtgate.gate.junit import render as render_junit
 from rtgate.gate.markdown import render as render_markdown
 from rtgate.gate.verdict import Infra, worst
-from rtgate.pipeline import _versus, comparison
+from rtgate.pipeline.render import _versus, comparison
 from rtgate.result import load_result
 
 DATA = Path(__file__).parents[1] / "data" / "results"

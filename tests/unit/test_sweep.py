@@ -8,8 +8,9 @@ import pytest
 from clirun import RunCli
 
 from rtgate.board.base import KernelArtifacts
+from rtgate.pipeline.kernels import dynamic
+from rtgate.pipeline.sweeprender import Point, table
 from rtgate.result import load_result
-from rtgate.sweep import Point, dynamic, table
 
 DATA = Path(__file__).parents[1] / "data" / "sweep"
 

@@ -1,5 +1,5 @@
 """`rtgate sweep` resolves its models, tuning profile, scenarios and the flavors a build would
-need before the first build or boot (rtgate.sweep.validate): every problem named, exit 2,
+need before the first build or boot (rtgate.pipeline.sweep.validate): every problem named, exit 2,
 nothing made."""
 
 from __future__ import annotations

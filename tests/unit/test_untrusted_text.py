@@ -19,11 +19,11 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from rtgate import pipeline
 from rtgate.board.doctor import Finding
 from rtgate.board.spec import load_board
 from rtgate.ciout import printable
 from rtgate.cli.board import doctor_lines, doctor_table
+from rtgate.pipeline import kernels as pipeline
 from rtgate.report.longterm import csv_text
 
 HOSTILE = {
