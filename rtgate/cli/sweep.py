@@ -33,7 +33,7 @@ def handler(args: argparse.Namespace) -> int:
     return sweep(SweepSettings(
         board=args.board, models=args.models, scenarios=args.scenarios, duration=args.duration,
         out=args.out, static=args.static, kernel=kernel_source(args), scale=args.scale,
-        tuning=args.tuning))
+        tuning=args.tuning, dry_run=args.dry_run))
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -55,4 +55,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
                                    "PREEMPT_DYNAMIC, rt; none, voluntary, preempt with --static)")
     add_scale_option(p)
     add_tuning_arguments(p)
+    p.add_argument("--dry-run", action="store_true",
+                   help="resolve every model × scenario (build, boot word, scenario file, tool) "
+                        "and the kernels, and print the plan as YAML: no build, no board")
     p.set_defaults(func=handler)

@@ -61,3 +61,5 @@ class SweepSettings:
     scale: float | None
     tuning: str | None
     """A tuning profile's name or path, the base of every model's."""
+    dry_run: bool = False
+    """Print the resolved plan as YAML and stop: no build, no board."""

@@ -12,14 +12,19 @@ per model). RT is its own build either way (6.12's PREEMPT_DYNAMIC excludes PREE
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
 
+import yaml
 from rich.console import Console
 from rich.markup import escape
 
-from rtgate import paths
+from rtgate import inputfile, paths
 from rtgate.board.base import KernelArtifacts
 from rtgate.board.measure import measure
-from rtgate.board.spec import BoardSpec, load_target_board, scenarios_of
+from rtgate.board.spec import BoardSpec, kind_of, load_target_board, scenarios_of
 from rtgate.board.tuning import BootParam, Profile, load_profile
 from rtgate.errors import Exit, InfraError, InputError, KernelCrash, raise_found
 from rtgate.harness.scenario import load_scenario
@@ -27,9 +32,11 @@ from rtgate.jsonfile import write_atomic
 from rtgate.kernel.cache import cache_root
 from rtgate.kernel.plan import flavor_fragment, make_plan
 from rtgate.kernel.runtime import get_runtime
-from rtgate.pipeline.kernels import build_seconds, dynamic, kernel_for
+from rtgate.pipeline.kernels import build_seconds, dynamic, kernel_for, kernel_of
 from rtgate.pipeline.settings import MODELS, STATIC_FLAVOR, KernelSource, SweepSettings
 from rtgate.pipeline.sweeprender import Point, build_note, page, plots_for, table
+
+_T = TypeVar("_T")
 
 
 def static_builds(board: str, models: list[str],
@@ -61,34 +68,124 @@ def _with_model(base: Profile | None, model: str) -> Profile:
     return profile.model_copy(update={"boot": [*profile.boot,
                                                BootParam(param="preempt", value=model)]})
 
-def validate(spec: BoardSpec, s: SweepSettings) -> tuple[Profile | None, list[str]]:
-    """The models, the tuning profile, every scenario and the flavors a build would need,
-    resolved before the first build or boot (rtgate.errors.raise_found, exit 2); the base
-    profile and the scenarios."""
+
+@dataclass(frozen=True)
+class SweepRun:
+    """One model as the sweep measures it: on which build, under which label."""
+
+    model: str
+    flavor: str
+    """The build: stock (PREEMPT_DYNAMIC, the model chosen at boot) or the model's own."""
+    label: str
+    """What its results and table rows are called: dynamic-<model>, or the static flavor."""
+    boot: str | None
+    """The command-line word that chooses the model on a dynamic build."""
+
+
+def runs_of(models: list[str], use_dynamic: bool) -> list[SweepRun]:
+    """Each model's build and label: one PREEMPT_DYNAMIC stock build for none, voluntary and full
+    when ``use_dynamic``, else one build per model; RT is its own build either way."""
+    return [SweepRun(m, "stock", f"dynamic-{m}", f"preempt={m}") if m != "rt" and use_dynamic
+            else SweepRun(m, STATIC_FLAVOR[m], STATIC_FLAVOR[m], None) for m in models]
+
+
+@dataclass(frozen=True)
+class SweepScenario:
+    ref: str
+    """As asked for (a name, or a file)."""
+    name: str
+    source: Path
+    tool: str
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    """A sweep resolved before anything runs: its scenarios, base tuning, the builds it expects
+    and every model × scenario."""
+
+    spec: BoardSpec
+    base: Profile | None
+    scenarios: list[SweepScenario]
+    dynamic: bool
+    """Expected: a PREEMPT_DYNAMIC stock build serves none, voluntary and full. The built stock
+    kernel's own .config decides when the sweep runs (without it: one build per model)."""
+    dynamic_from: str
+    kernels: dict[str, str]
+    """Per expected build, where its kernel comes from."""
+
+    def describe(self, s: SweepSettings) -> str:
+        """The plan as YAML: what would be built, booted and measured (``--dry-run``)."""
+        return yaml.safe_dump({
+            "board": self.spec.name, "kind": kind_of(self.spec), "driver": self.spec.driver,
+            "duration_s": s.duration, "scale": s.scale,
+            "tuning": self.base.name if self.base else "none",
+            "models": "dynamic" if self.dynamic else "static", "models_from": self.dynamic_from,
+            "kernels": self.kernels,
+            "runs": [{"model": r.model, "label": r.label, "kernel": r.flavor, "boot": r.boot,
+                      "scenario": sc.name, "file": paths.shown(sc.source), "tool": sc.tool}
+                     for r in runs_of(s.models, self.dynamic) for sc in self.scenarios]},
+            sort_keys=False, allow_unicode=True)
+
+
+def _expects_dynamic(s: SweepSettings) -> tuple[bool, str]:
+    """Whether the sweep expects one PREEMPT_DYNAMIC stock build, and what says so; the sweep
+    itself asks the stock kernel it built or was given (``dynamic``)."""
+    if s.static:
+        return False, "--static: one compiled-in build per model"
+    if all(m == "rt" for m in s.models):
+        return False, "rt only: its own build"
+    if s.kernel.kernels:
+        try:
+            stock = KernelArtifacts.from_dir(s.kernel.kernels / "stock")
+        except InfraError as exc:
+            return False, f"the prebuilt stock kernel does not load ({exc.oneline()}): one " \
+                          "build per model"
+        if dynamic(stock):
+            return True, f"the prebuilt stock kernel ({paths.shown(stock.dir)}) has PREEMPT_DYNAMIC"
+        return False, f"the prebuilt stock kernel ({paths.shown(stock.dir)}) has no " \
+                      "PREEMPT_DYNAMIC: one build per model"
+    fragment = flavor_fragment("stock")
+    text = inputfile.read_text(fragment, inputfile.KCONFIG)
+    if "CONFIG_PREEMPT_DYNAMIC=y" in text.splitlines():
+        return True, (f"{paths.shown(fragment)} sets CONFIG_PREEMPT_DYNAMIC=y (the built "
+                      ".config decides: without it, one build per model)")
+    return False, f"{paths.shown(fragment)} does not set CONFIG_PREEMPT_DYNAMIC: one build " \
+                  "per model"
+
+
+def validate(spec: BoardSpec, s: SweepSettings) -> SweepPlan:
+    """The models, the tuning profile, every scenario and the kernels of the builds it expects,
+    resolved before the first build or boot (rtgate.errors.raise_found, exit 2)."""
     problems: list[InputError] = []
+
+    def attempt(step: Callable[[], _T]) -> _T | None:
+        try:
+            return step()
+        except InputError as exc:
+            if exc.oneline() not in {p.oneline() for p in problems}:
+                problems.append(exc)
+            return None
+
     unknown = [m for m in s.models if m not in MODELS]
     if unknown:
         problems.append(InputError(f"unknown preemption model(s) {', '.join(unknown)} "
                                    f"(known: {', '.join(MODELS)})"))
-    base = None
-    try:
-        base = load_profile(s.tuning) if s.tuning else None
-    except InputError as exc:
-        problems.append(exc)
-    scenarios = scenarios_of(spec, s.scenarios)
-    for scenario in scenarios:
-        try:
-            load_scenario(scenario)
-        except InputError as exc:
-            problems.append(exc)
+    base = attempt(lambda: load_profile(s.tuning) if s.tuning else None)
+    scenarios = []
+    for ref in scenarios_of(spec, s.scenarios):
+        if loaded := attempt(lambda r=ref: load_scenario(r)):
+            scenarios.append(SweepScenario(ref, loaded[0].name, loaded[1], loaded[0].tool))
+    # A dynamic sweep falls back to one build per model: every fragment either way.
     flavors = {"stock", *(STATIC_FLAVOR[m] for m in s.models if m in MODELS)}
     for flavor in sorted(flavors) if s.kernel.kernels is None else []:
-        try:
-            flavor_fragment(flavor)
-        except InputError as exc:
-            problems.append(exc)
+        attempt(lambda f=flavor: flavor_fragment(f))
+    expected = attempt(lambda: _expects_dynamic(s)) or (False, "")
+    models = [m for m in s.models if m in MODELS]
+    kernels = {flavor: where for flavor in dict.fromkeys(r.flavor for r in runs_of(
+                   models, expected[0]))
+               if (where := attempt(lambda f=flavor: kernel_of(spec, f, s.kernel)))}
     raise_found(problems, "any build or boot")
-    return base, scenarios
+    return SweepPlan(spec, base, scenarios, expected[0], expected[1], kernels)
 
 
 def sweep(s: SweepSettings) -> int:
@@ -96,7 +193,11 @@ def sweep(s: SweepSettings) -> int:
     incomplete."""
     console = Console(stderr=True)
     spec = load_target_board(s.board, "a sweep needs a board that boots built kernels")
-    base, scenarios = validate(spec, s)
+    plan = validate(spec, s)
+    if s.dry_run:
+        print(plan.describe(s), end="")
+        return 0
+    base, scenarios = plan.base, [sc.ref for sc in plan.scenarios]
     kernels: dict[str, KernelArtifacts | InfraError] = {}
 
     def kernel(flavor: str) -> KernelArtifacts | InfraError:
@@ -115,13 +216,10 @@ def sweep(s: SweepSettings) -> int:
         console.print("[yellow]the stock kernel has no PREEMPT_DYNAMIC: one static build per "
                       "model[/]")
     points: list[Point] = []
-    for model in s.models:
-        if model != "rt" and use_dynamic:
-            flavor, label, profile = "stock", f"dynamic-{model}", _with_model(base, model)
-        else:
-            flavor = label = STATIC_FLAVOR[model]
-            profile = base
-        k = kernel(flavor)
+    for run in runs_of(s.models, use_dynamic):
+        model, label = run.model, run.label
+        profile = _with_model(base, model) if run.boot else base
+        k = kernel(run.flavor)
         for scenario in scenarios:
             out = s.out / label / scenario
             if isinstance(k, InfraError):
