@@ -72,3 +72,9 @@ def shown(path: Path | str) -> str:
         return str(Path(path).resolve().relative_to(ROOT.resolve()))
     except ValueError:
         return str(path)
+
+
+def shown_source(source: str) -> str:
+    """A ``file:line`` (a budget's source) with its file ``shown``."""
+    where, _, line = source.rpartition(":")
+    return f"{shown(where)}:{line}" if where else source

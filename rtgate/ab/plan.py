@@ -13,6 +13,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from rtgate import paths
 from rtgate.ab.settings import RoundSettings
 from rtgate.board.spec import BoardSpec, kind_of
 from rtgate.calibration import CalibrationRecord, KeyCalibration
@@ -211,3 +212,16 @@ def _pace(spec: BoardSpec, targets: Sequence[RoundTarget],
         source = f"{overhead:g} s a round assumed for a {spec.driver} board"
     warmup = max((t.warmup_s for t in targets), default=0.0)
     return settings.round_duration + warmup + overhead, source
+
+
+def summary(plan: RoundPlan) -> dict[str, object]:
+    """The plan as plain data for a printed plan (``--dry-run``): the rounds, the false-alarm
+    rate and every key's budget (file:line, relative to the data root), margin and metric."""
+    return {
+        "planned_rounds": plan.planned, "planned_from": plan.planned_from,
+        "alpha": plan.alpha, "cap_s": plan.max_time, "round_s": round(plan.round_s, 1),
+        "keys": [{"key": "/".join(key), "budget": p.budget.label,
+                  "source": paths.shown_source(p.budget.source), "same_within": str(p.margin),
+                  "primary": p.primary or "the rule's default"}
+                 for key, p in plan.keys.items()]}
+

@@ -8,37 +8,28 @@ import json
 from rich.console import Console
 
 from rtgate.bisect.doc import MARKDOWN, NAME
-from rtgate.bisect.measure import BoardMeasure, ReplayMeasure, step_gate
+from rtgate.bisect.measure import BoardMeasure, ReplayMeasure
 from rtgate.bisect.patches import describe
+from rtgate.bisect.plan import validate
 from rtgate.bisect.render import markdown, refused_markdown
 from rtgate.bisect.search import Measure, Search
 from rtgate.bisect.settings import BisectSettings
 from rtgate.bisect.state import Log
-from rtgate.board.spec import load_target_board, scenarios_of
 from rtgate.errors import InputError, RtgateError
-from rtgate.gate.thresholds import load_thresholds
 from rtgate.jsonfile import write_atomic
-from rtgate.kernel.patches import read_series
-from rtgate.kernel.plan import flavor_fragment
 
 
 def bisect(s: BisectSettings) -> int:
     """Run (or replay) the bisect; its exit code."""
     console = Console(stderr=True)
-    spec = load_target_board(s.board, "nothing to build, nothing to bisect (use a kernel board "
-                                      "such as qemu-arm64)")
-    n = len(read_series(s.series))
-    good, bad = s.good, n if s.bad is None else s.bad
-    if not 0 <= good < bad <= n:
-        raise InputError(f"--good {good} --bad {bad}: need 0 <= good < bad <= {n} (patches in "
-                         "the series)", path=s.series)
-    if s.replay is not None and s.planned_rounds is None:
-        raise InputError("--replay needs --planned-rounds, as the bisect had it: without a plan "
-                         "fixed before the first round its looks cannot be made again")
-    thresholds = load_thresholds(s.thresholds)
+    plan = validate(s)
+    if s.dry_run:
+        print(plan.describe(s), end="")
+        return 0
+    spec, thresholds, scenarios = plan.spec, plan.thresholds, plan.scenarios
+    n, good, bad = len(plan.series), plan.good, plan.bad
     s.out.mkdir(parents=True, exist_ok=True)
-    scenarios = scenarios_of(spec, s.scenarios)
-    identity = {"series": [p.model_dump() for p in read_series(s.series)], "good": good,
+    identity = {"series": [p.model_dump() for p in plan.series], "good": good,
                 "bad": bad, "board": spec.name, "flavor": s.flavor, "scenarios": scenarios,
                 "repeats": s.repeats, "round_duration_s": s.round_duration,
                 "max_time_s": s.max_time, "min_effect_pct": s.min_effect_pct, "alpha": s.alpha,
@@ -50,11 +41,6 @@ def bisect(s: BisectSettings) -> int:
 
     if s.replay is None:
         log = Log.open(s.out / "state.json", identity)
-        # Every step's A/B plan (scenarios, tools, budgets, margins) and the flavor's fragment
-        # resolved before the first build: a usage error costs no build and no boot.
-        flavor_fragment(s.flavor)
-        step_gate(spec, s.flavor, scenarios, thresholds, s, s.out, (None, None),
-                  console).resolve()
         measure: Measure = BoardMeasure(spec, s.flavor, scenarios, thresholds, s, console,
                                         steps=len(log.steps))
         found = Search(n, good, bad, measure, log, explicit_bad=s.bad is not None,

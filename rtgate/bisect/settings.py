@@ -46,6 +46,8 @@ class BisectSettings:
     """Where the variants' kernels build."""
     trust: str | None
     """The kernel cache's trust domain."""
+    dry_run: bool = False
+    """Print the resolved plan as YAML and stop: no build, no board."""
 
     def __post_init__(self) -> None:
         if self.min_effect_pct is not None and not 0 < self.min_effect_pct <= MAX_MIN_EFFECT_PCT:

@@ -54,7 +54,7 @@ def handler(args: argparse.Namespace) -> int:
         max_time=args.max_time, planned_rounds=args.planned_rounds, repeats=args.repeats,
         out=args.out, replay=args.replay, scale=args.scale, thresholds=args.thresholds,
         min_effect_pct=args.min_effect_pct, alpha=args.alpha, runtime=args.runtime,
-        trust=args.trust))
+        trust=args.trust, dry_run=args.dry_run))
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -95,4 +95,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
                    help="where the kernels build (as `rtgate kernel build`)")
     p.add_argument("--cache-trust", dest="trust", choices=TRUST_DOMAINS,
                    help="the kernel cache's trust domain: untrusted for a pull request's series")
+    p.add_argument("--dry-run", action="store_true",
+                   help="resolve the series and its ends, every scenario and every step's A/B "
+                        "plan (budgets, margins, planned rounds) and print it as YAML: no "
+                        "build, no board")
     p.set_defaults(func=handler)

@@ -125,7 +125,7 @@ def validate(s: PipelineSettings) -> PipelinePlan:
             if thresholds is not None and flavor:
                 chosen = thresholds.select(kind, flavor, found.name,
                                            profile.name if profile else "none", found.tool)
-                budget = _shown_source(chosen.source) if chosen else None
+                budget = paths.shown_source(chosen.source) if chosen else None
                 if chosen is None and not s.allow_unbudgeted:
                     problems.append(InputError(
                         f"no budget matches board={spec.name} flavor={flavor} "
@@ -139,8 +139,3 @@ def validate(s: PipelineSettings) -> PipelinePlan:
     tracing = (BreachTracing(s.trace_on_breach, s.trace_cap, thresholds, paths.BOARDS)
                if s.trace_on_breach is not None else None)
     return PipelinePlan(booted, thresholds, profile, tracing, flavors, kernels, runs)
-
-
-def _shown_source(source: str) -> str:
-    where, _, line = source.rpartition(":")
-    return f"{paths.shown(where)}:{line}" if where else source
