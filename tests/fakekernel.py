@@ -31,3 +31,16 @@ def pr_tarball(root: Path, makefile: str) -> str:
     with tarfile.open(tarball, "w:gz") as tar:
         tar.add(tree, arcname="linux")
     return f"tar:{tarball}"
+
+
+def built_kernel(directory: Path, config: str = "") -> Path:
+    """A kernel build's output as `rtgate kernel build --out` leaves it for one flavor
+    (metadata.json naming its image, the image, .config), for commands that check the kernels
+    they are given before anything boots; nothing in it boots."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "Image").write_bytes(b"\0" * 64)
+    (directory / ".config").write_text(config, encoding="utf-8")
+    (directory / "metadata.json").write_text(
+        '{"plan": {"board": {"image_name": "Image"}}, "kernel_release": "6.12.0"}\n',
+        encoding="utf-8")
+    return directory

@@ -82,6 +82,8 @@ class CalibrateSettings:
     replays: int
     record: Path | None
     """Where the record goes; None: ``bench/calibration/<kind>.json``."""
+    dry_run: bool = False
+    """Print the resolved plan as YAML and stop: nothing measured, nothing written."""
 
 
 @dataclass

@@ -28,8 +28,10 @@ that the lab failed to measure ends the loop with exit 3: no verdict rests on it
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TypeVar
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn
@@ -40,7 +42,7 @@ from rtgate.ab.settings import ABSettings, RoundSettings
 from rtgate.board.base import KernelArtifacts
 from rtgate.board.measure import measure
 from rtgate.board.spec import BoardSpec, flavors_of, kind_of, load_board, scenarios_of
-from rtgate.errors import Exit, InfraError, InputError, KernelCrash
+from rtgate.errors import Exit, InfraError, InputError, KernelCrash, raise_found
 from rtgate.gate import infrarecord, written
 from rtgate.gate.thresholds import Budget, Thresholds, flavor_of, load_thresholds
 from rtgate.gate.verdict import Crash, Evaluation, Infra, Verdict, evaluate
@@ -51,6 +53,8 @@ from rtgate.outcome import AB_EXIT, ABOutcome, Comparison
 from rtgate.result import Result, load_result
 from rtgate.stats import ab
 from rtgate.textfmt import fmt
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -322,44 +326,92 @@ class ABRun:
         return AB_EXIT[self.outcome]
 
 
-def prepare(settings: ABSettings, console: Console) -> ABRun:
-    """The run `rtgate ab` asks for, with everything a round needs checked before the first
-    boot: the board, its sides' kernels and scenarios, the budgets."""
-    spec = load_board(settings.board)
+def check(settings: ABSettings) -> tuple[ABRun | None, list[InputError]]:
+    """The run `rtgate ab` asks for, resolved with its plan, and every problem found on the way:
+    the board, its sides' kernels and scenarios, the budgets, each target's keys. Nothing is
+    written or measured; the run is None when a problem leaves no plan to make."""
+    spec = load_board(settings.board)  # nothing else resolves without the board
+    problems: list[InputError] = []
+
+    def attempt(step: Callable[[], _T]) -> _T | None:
+        try:
+            return step()
+        except InputError as exc:
+            # Both sides may name one directory (rtgate calibrate): one problem, said once.
+            if exc.oneline() not in {p.oneline() for p in problems}:
+                problems.append(exc)
+            return None
+
     if spec.kernel_target and (settings.base is None or settings.cand is None) \
             and not settings.plan_only:
-        raise InputError(f"board {spec.name!r} boots the kernels it measures: give --base and "
-                         "--cand (DIR/<flavor>/ from `rtgate kernel build --out`)")
+        problems.append(InputError(f"board {spec.name!r} boots the kernels it measures: give "
+                                   "--base and --cand (DIR/<flavor>/ from `rtgate kernel build "
+                                   "--out`)"))
     if not spec.kernel_target and (settings.base or settings.cand):
-        raise InputError(f"board {spec.name!r} measures its running kernel: both sides are it; "
-                         "give no --base/--cand (--cand-scenario-dir plants a difference)")
+        problems.append(InputError(f"board {spec.name!r} measures its running kernel: both "
+                                   "sides are it; give no --base/--cand (--cand-scenario-dir "
+                                   "plants a difference)"))
     sides = (Side("A", "base", settings.base, None),
              Side("B", "candidate", settings.cand, settings.cand_scenario_dir))
-    flavors = flavors_of(spec, list(settings.flavors) if settings.flavors else None)
+    flavors = attempt(lambda: flavors_of(spec, list(settings.flavors) if settings.flavors
+                                         else None)) or []
     scenarios = scenarios_of(spec, list(settings.scenarios) if settings.scenarios else None)
-    thresholds = load_thresholds(settings.thresholds)
+    thresholds = attempt(lambda: load_thresholds(settings.thresholds))
+    for scenario in scenarios:
+        attempt(lambda sc=scenario: load_scenario(sc))
     for side in sides:
         for flavor in flavors if side.kernels and not settings.plan_only else []:
-            KernelArtifacts.from_dir(side.kernels / flavor)
-            # What a report needs of each side's build, kept with its rounds (rtgate kcidb).
-            record.keep(side.kernels / flavor, settings.rounds.out / side.name / record.BUILDS
-                        / flavor)
+            attempt(lambda d=side.kernels / flavor: KernelArtifacts.from_dir(d))
         for scenario in scenarios if side.scenarios else []:
             ref = str(side.scenarios / f"{scenario}.yml")
-            named = load_scenario(ref)[0].name
-            if named != scenario:
-                raise InputError(f"names scenario {named!r}, not {scenario!r}: its rounds would "
-                                 "not pair with the base's", path=ref)
+            named = attempt(lambda r=ref: load_scenario(r)[0].name)
+            if named is not None and named != scenario:
+                problems.append(InputError(f"names scenario {named!r}, not {scenario!r}: its "
+                                           "rounds would not pair with the base's", path=ref))
     rounds = settings.rounds
     notes = []
     if rounds.calibration is None:
-        rounds = replace(rounds, calibration=calibration.for_kind(kind_of(spec)))
+        rounds = replace(rounds, calibration=attempt(lambda: calibration.for_kind(kind_of(spec))))
     if rounds.calibration is None:
         notes.append(f"no calibration record for {kind_of(spec)!r} (bench/calibration/): each "
                      "key's primary metric is the rule's default, and the false-alarm rate and "
                      "power are unmeasured on this board (`rtgate calibrate`)")
-    run = ABRun(spec, sides, [(f, s) for f in flavors for s in scenarios], thresholds,
-                rounds, console, notes=notes)
+    if problems or thresholds is None:
+        return None, problems
+    targets = [(f, s) for f in flavors for s in scenarios]
+
+    def run_of(some: list[tuple[str, str]]) -> ABRun:
+        return ABRun(spec, sides, some, thresholds, rounds, Console(stderr=True),
+                     notes=list(notes))
+
+    # Each target's keys on their own first, so that every missing budget or minimum effect is
+    # named; then the whole run, whose cap must hold every target's rounds.
+    for target in targets:
+        attempt(lambda t=target: run_of([t]).resolve())
+    if problems:
+        return None, problems
+    run = run_of(targets)
+    return (run, problems) if attempt(run.resolve) is not None else (None, problems)
+
+
+def prepare(settings: ABSettings, console: Console) -> ABRun:
+    """The run `rtgate ab` asks for, with everything a round needs checked before the first
+    boot (every problem at once, exit 2), its plan printed."""
+    run, problems = check(settings)
+    raise_found(problems, "the first round")
+    assert run is not None
+    return ready(run, settings, console)
+
+
+def ready(run: ABRun, settings: ABSettings, console: Console) -> ABRun:
+    """A checked run (``check``) made ready for its first round: each side's build record kept
+    with its rounds, the plan printed."""
+    run.console = console
+    for side in run.sides if not settings.plan_only else ():
+        for flavor in dict.fromkeys(f for f, _ in run.targets) if side.kernels else []:
+            # What a report needs of each side's build, kept with its rounds (rtgate kcidb).
+            record.keep(side.kernels / flavor, settings.rounds.out / side.name / record.BUILDS
+                        / flavor)
     for line in run.resolve().describe():
         console.print(line, markup=False, highlight=False, soft_wrap=True)
     return run

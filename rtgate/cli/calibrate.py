@@ -18,7 +18,8 @@ from rtgate.ab.calibrate import (
     CalibrateSettings,
     calibrate,
 )
-from rtgate.ab.loop import prepare
+from rtgate.ab.calibrateplan import validate
+from rtgate.ab.loop import ready
 from rtgate.ab.settings import ABSettings, RoundSettings
 from rtgate.cli.args import add_scale_option, comma_list, duration, percent, rate, rounds_at_least
 from rtgate.stats import ab
@@ -66,8 +67,12 @@ def handler(args: argparse.Namespace) -> int:
             rounds=RoundSettings(out=args.out, round_duration=args.round_duration,
                                  max_time=args.round_duration * 10_000, scale=args.scale,
                                  min_effect_pct=args.min_effect_pct, alpha=args.alpha)),
-        pairs=args.rounds, replays=args.replays, record=args.record)
-    run = prepare(settings.ab, console)
+        pairs=args.rounds, replays=args.replays, record=args.record, dry_run=args.dry_run)
+    plan = validate(settings)
+    if settings.dry_run:
+        print(plan.describe(settings), end="")
+        return 0
+    run = ready(plan.run, settings.ab, console)
     record = calibrate(run, settings, console)
     for key in record.keys:
         power = ", ".join(f"{p.effect} {p.detected.value:.2f}" for p in key.power)
@@ -117,4 +122,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
                    help="the margin, every key (overrides ab.min_effect_pct)")
     p.add_argument("--alpha", type=rate, metavar="RATE",
                    help="the false-alarm rate replayed (default 0.01)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="resolve the board, kernels, every key's budget and margin, the bank and "
+                        "the record's place, and print the plan as YAML: nothing measured or "
+                        "written")
     p.set_defaults(func=handler)

@@ -26,6 +26,7 @@ from typing import Any
 
 import pytest
 from clirun import RunCli
+from fakekernel import built_kernel
 
 from rtgate.board.lava import client as lava_client
 from rtgate.board.lava.client import Lava, LavaError
@@ -114,10 +115,11 @@ SLOTS: dict[str, Slot] = {
         "report", HISTOGRAM_RESULT, "--history", t / "h", "--out", t / "site"]),
     "publish-context": lambda t: (t / "ctx" / "context.json", [
         "publish", "--context", (t / "ctx").mkdir() or t / "ctx", "--markdown", t / "c.md"]),
+    # A build's directory as `rtgate kernel build` leaves it: the hostile file is the only problem.
     "ab-thresholds": lambda t: (t / "th.yml", [
-        "ab", "--board", "qemu-arm64", "--base", _kernels(t), "--cand", t / "k", "--flavors",
-        "stock", "--scenarios", "idle", "--max-time", "1m", "--round-duration", "10s",
-        "--out", t / "ab", "--thresholds", t / "th.yml"]),
+        "ab", "--board", "qemu-arm64", "--base", built_kernel(t / "k" / "stock").parent,
+        "--cand", t / "k", "--flavors", "stock", "--scenarios", "idle", "--max-time", "1m",
+        "--round-duration", "10s", "--out", t / "ab", "--thresholds", t / "th.yml"]),
     "ab-kernel-metadata": lambda t: (_kernels(t) / "stock" / "metadata.json", [
         "ab", "--board", "qemu-arm64", "--base", t / "k", "--cand", t / "k", "--flavors",
         "stock", "--scenarios", "idle", "--max-time", "1m", "--round-duration", "10s",

@@ -4,12 +4,12 @@ exit 2, nothing made; `--dry-run` prints the plan."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 import yaml
 from clirun import RunCli
+from fakekernel import built_kernel
 
 PLANS = Path(__file__).parents[1] / "data" / "plans"
 
@@ -48,26 +48,14 @@ def test_the_plan_is_printed_without_a_device(rtgate_cli: RunCli, tmp_path: Path
     assert not out.exists()
 
 
-def _prebuilt(root: Path, flavor: str, config: str) -> None:
-    """A kernel build's directory as `rtgate kernel build --out` leaves it (metadata, image,
-    .config), nothing booted."""
-    d = root / flavor
-    d.mkdir(parents=True)
-    (d / "Image").write_bytes(b"\0" * 64)
-    (d / ".config").write_text(config, encoding="utf-8")
-    (d / "metadata.json").write_text(json.dumps({
-        "plan": {"board": {"image_name": "Image"}}, "kernel_release": "6.12.0"}),
-        encoding="utf-8")
-
-
 def test_prebuilt_kernels_decide_dynamic_or_one_build_per_model(rtgate_cli: RunCli,
                                                                 tmp_path: Path) -> None:
     """Given kernels, the stock build's own .config says whether one build serves the models;
     without PREEMPT_DYNAMIC each model needs its own build, and a missing one is named with the
     other problems before anything runs."""
     kernels = tmp_path / "kernels"
-    _prebuilt(kernels, "stock", "CONFIG_PREEMPT_DYNAMIC=y\n")
-    _prebuilt(kernels, "rt", "CONFIG_PREEMPT_RT=y\n")
+    built_kernel(kernels / "stock", "CONFIG_PREEMPT_DYNAMIC=y\n")
+    built_kernel(kernels / "rt", "CONFIG_PREEMPT_RT=y\n")
     out = tmp_path / "out"
     argv = ["sweep", "--board", "qemu-arm64", "--kernels", kernels, "--scenarios", "idle",
             "--duration", "10s", "--out", out, "--dry-run"]
