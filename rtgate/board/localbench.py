@@ -63,8 +63,8 @@ def measure(settings: BenchSettings) -> Result:
     out = settings.out
     rawdir = (out / RAW).resolve()
     env = environment.capture()
-    virtual = env["virtual"] if board.virtual == "auto" else bool(board.virtual)
-    flavor = settings.flavor or ("rt" if env["preempt_rt"] else "stock")
+    virtual = bool(env.virtual) if board.virtual == "auto" else bool(board.virtual)
+    flavor = settings.flavor or ("rt" if env.preempt_rt else "stock")
     with planned(scenario, source, caps, duration_s=settings.duration_s, rawdir=rawdir,
                  scale=settings.scale) as (plan, scratch):
         try:

@@ -9,10 +9,10 @@ import signal
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from rtgate.cyclictest.parse import parse
 from rtgate.errors import InputError
+from rtgate.harness.environment import Environment
 from rtgate.harness.plan import Plan
 from rtgate.harness.runner import RunLog
 from rtgate.result import Board, Kernel, Load, Result, Status, Tool, Totals
@@ -138,7 +138,7 @@ def _reasons(plan: Plan, run_log: RunLog, rawdir: Path) -> tuple[list[str], list
     return partial, degraded
 
 
-def assemble(plan: Plan, run_log: RunLog, env: dict[str, Any], rawdir: Path,
+def assemble(plan: Plan, run_log: RunLog, env: Environment, rawdir: Path,
              info: RunInfo, *, strict: bool = False) -> Result:
     parsed, problem = (_parse_timerlat(plan, info) if plan.timerlat
                        else _parse_raw(plan, rawdir, info, strict))
@@ -154,27 +154,26 @@ def assemble(plan: Plan, run_log: RunLog, env: dict[str, Any], rawdir: Path,
     elif degraded:
         status = "degraded"
     kernel = parsed.kernel.model_copy(update={
-        "release": parsed.kernel.release or env["kernel_release"],
-        "version": parsed.kernel.version or env["kernel_version"],
-        "machine": parsed.kernel.machine or env["machine"],
-        "preempt_rt": env["preempt_rt"],
+        "release": parsed.kernel.release or env.kernel_release,
+        "version": parsed.kernel.version or env.kernel_version,
+        "machine": parsed.kernel.machine or env.machine,
+        "preempt_rt": env.preempt_rt,
         "flavor": info.flavor,
     })
-    environment = dict(env)
-    environment["tools"] = {"cyclictest": info.cyclictest_version, **env["tools"]}
+    tools = {"cyclictest": info.cyclictest_version, **env.tools}
     tool = Tool(name="cyclictest", version=info.cyclictest_version,
                 cmdline=shlex.join(plan.cyclictest.argv))
     if plan.timerlat:
-        environment["tools"]["rtla"] = info.rtla_version
+        tools["rtla"] = info.rtla_version
         tool = Tool(name=plan.tool, version=info.rtla_version,
                     cmdline=shlex.join(plan.timerlat.argv))
-    environment |= {
-        "scale": plan.scale, "warmup_s": plan.warmup_s, "duration_s": plan.duration_s,
-        "cyclictest_notes": [] if plan.timerlat else plan.cyclictest.notes,
-        "loadavg_before": run_log.loadavg_before, "loadavg_after": run_log.loadavg_after,
-    }
-    if run_log.max_temp_c is not None:
-        environment |= {"max_temp_c": run_log.max_temp_c, "max_temp_zone": run_log.max_temp_zone}
+    temperature = {} if run_log.max_temp_c is None else {
+        "max_temp_c": run_log.max_temp_c, "max_temp_zone": run_log.max_temp_zone}
+    environment = env.updated(
+        tools=tools, scale=plan.scale, warmup_s=plan.warmup_s, duration_s=plan.duration_s,
+        cyclictest_notes=[] if plan.timerlat else plan.cyclictest.notes,
+        loadavg_before=run_log.loadavg_before, loadavg_after=run_log.loadavg_after,
+        **temperature)
     updated = parsed.model_copy(update={
         "board": Board(name=info.board, virtual=info.virtual),
         "kernel": kernel,
@@ -186,7 +185,7 @@ def assemble(plan: Plan, run_log: RunLog, env: dict[str, Any], rawdir: Path,
         "reasons": list(dict.fromkeys([*parsed.reasons, *partial, *degraded])),
         "loads": [Load(name=ld.spec.name, command=ld.spec.argv, exit_status=ld.early_exit,
                        early_exit=ld.early_exit is not None) for ld in run_log.loads],
-        "environment": environment,
+        "environment": environment.written(),
     })
     # model_copy skips validation: re-validate so a bug here cannot write an invalid result.
     return Result.model_validate(updated.model_dump(by_alias=True))

@@ -2,6 +2,10 @@
 
 Every probe tolerates absence (no cpufreq in a VM, no /sys/kernel/realtime on mainline): a missing
 file is recorded as None or empty, never an error — the measurement is still valid.
+
+``Environment`` is what every producer fills (this machine's probes, a guest's description, a
+board's own result) and what a result's ``environment`` section holds: typed here, written as
+the JSON object it always was, with the keys a producer set and no others, in one order.
 """
 
 from __future__ import annotations
@@ -14,7 +18,88 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from rtgate.result import is_preempt_rt
+from pydantic import BaseModel, ConfigDict, Field
+
+from rtgate.result import Result, is_preempt_rt
+
+
+class IrqAffinity(BaseModel):
+    """How many IRQs may run on which CPUs: a shield for RT CPUs shows up here."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    default: str | None
+    """/proc/irq/default_smp_affinity (a mask)."""
+    irqs: int
+    by_affinity: dict[str, int]
+    """smp_affinity_list → how many IRQs have it."""
+
+
+class Throttled(BaseModel):
+    """The firmware's get_throttled around a run (rpi5), as hex; None: no reading."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    before: str | None
+    after: str | None
+
+
+class Environment(BaseModel):
+    """The machine's state around one measurement (a result's ``environment``).
+
+    Every field is optional: a producer sets what it knows (a guest has no IRQ table, an old
+    result file has none of the later keys), and ``written()`` gives back exactly the keys set,
+    in the order of the fields here, which is the order every producer has written them in.
+    Keys rtgate does not know (an old file's, a board's own result's) are kept, after these.
+    """
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    # What does not change during a run (capture(), GuestFacts.environment).
+    uname: str | None = None
+    kernel_release: str | None = None
+    kernel_version: str | None = None
+    machine: str | None = None
+    cmdline: str | None = None
+    sys_kernel_realtime: str | None = None
+    """/sys/kernel/realtime's text; None where the file does not exist (mainline RT)."""
+    preempt_rt: bool | None = None
+    cpus_online: int | None = None
+    cpufreq_governors: dict[str, str] = Field(default_factory=dict)
+    isolated_cpus: str | None = None
+    irq_affinity: IrqAffinity | None = None
+    virtual: bool | None = None
+    virtual_detected_by: str | None = None
+    dt_compatible: list[str] = Field(default_factory=list)
+    """The device tree root's compatible strings (KCIDB's test.environment.compatible)."""
+    tools: dict[str, str | None] = Field(default_factory=dict)
+    """Tool → version, None when it is not installed or says none."""
+    # The run (rtgate.harness.assemble).
+    scale: float | None = None
+    warmup_s: float | None = None
+    duration_s: int | None = None
+    cyclictest_notes: list[str] = Field(default_factory=list)
+    loadavg_before: list[float] | None = None
+    loadavg_after: list[float] | None = None
+    max_temp_c: float | None = None
+    max_temp_zone: str | None = None
+    # What a controller checked on a board that runs the kernel under test (rpi5).
+    tool_sha256: dict[str, str] = Field(default_factory=dict)
+    privileges: dict[str, str] = Field(default_factory=dict)
+    throttled: Throttled | None = None
+
+    @classmethod
+    def of(cls, result: Result) -> Environment:
+        """A result's environment, typed (pydantic.ValidationError when a key has the wrong
+        type)."""
+        return cls.model_validate(result.environment)
+
+    def written(self) -> dict[str, Any]:
+        """The keys set, as result.json holds them."""
+        return self.model_dump(mode="json", exclude_unset=True)
+
+    def updated(self, **changes: Any) -> Environment:
+        """A copy with ``changes`` set (and validated)."""
+        return type(self).model_validate({**self.written(), **changes})
+
 
 SYS_CPU = Path("/sys/devices/system/cpu")
 PROC_IRQ = Path("/proc/irq")
@@ -49,12 +134,11 @@ def governors() -> dict[str, str]:
     return found
 
 
-def irq_affinity() -> dict[str, Any]:
-    """How many IRQs may run on which CPUs: a shield for RT CPUs shows up here."""
+def irq_affinity() -> IrqAffinity:
     lists = Counter(v for p in PROC_IRQ.glob("[0-9]*/smp_affinity_list")
                     if (v := _read(p)) is not None)
-    return {"default": _read(PROC_IRQ / "default_smp_affinity"), "irqs": sum(lists.values()),
-            "by_affinity": dict(sorted(lists.items()))}
+    return IrqAffinity(default=_read(PROC_IRQ / "default_smp_affinity"),
+                       irqs=sum(lists.values()), by_affinity=dict(sorted(lists.items())))
 
 
 def loadavg() -> list[float] | None:
@@ -96,28 +180,28 @@ def dt_compatible(path: Path = DEVICE_TREE_COMPATIBLE) -> list[str]:
     return [s for s in raw.decode("ascii", "replace").split("\0") if s]
 
 
-def capture() -> dict[str, Any]:
+def capture() -> Environment:
     """Everything that does not change during a run (loadavg and temperature are sampled apart)."""
     uname = platform.uname()
     proc = _run(["uname", "-a"])
     realtime = _read(Path("/sys/kernel/realtime"))
     isolated = _read(SYS_CPU / "isolated")
     is_virtual, how = virtualization()
-    return {
-        "uname": proc.stdout.strip() if proc else " ".join(uname),
-        "kernel_release": uname.release,
-        "kernel_version": uname.version,
-        "machine": uname.machine,
-        "cmdline": _read(Path("/proc/cmdline")),
-        "sys_kernel_realtime": realtime,
-        "preempt_rt": preempt_rt(uname.version, realtime),
-        "cpus_online": os.cpu_count(),
-        "cpufreq_governors": governors(),
-        "isolated_cpus": isolated or "",
-        "irq_affinity": irq_affinity(),
-        "virtual": is_virtual,
-        "virtual_detected_by": how,
-        "dt_compatible": dt_compatible(),
-        "tools": {"stress-ng": tool_version(["stress-ng", "--version"]),
-                  "iperf3": tool_version(["iperf3", "--version"])},
-    }
+    return Environment(
+        uname=proc.stdout.strip() if proc else " ".join(uname),
+        kernel_release=uname.release,
+        kernel_version=uname.version,
+        machine=uname.machine,
+        cmdline=_read(Path("/proc/cmdline")),
+        sys_kernel_realtime=realtime,
+        preempt_rt=preempt_rt(uname.version, realtime),
+        cpus_online=os.cpu_count(),
+        cpufreq_governors=governors(),
+        isolated_cpus=isolated or "",
+        irq_affinity=irq_affinity(),
+        virtual=is_virtual,
+        virtual_detected_by=how,
+        dt_compatible=dt_compatible(),
+        tools={"stress-ng": tool_version(["stress-ng", "--version"]),
+               "iperf3": tool_version(["iperf3", "--version"])},
+    )

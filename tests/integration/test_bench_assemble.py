@@ -10,6 +10,7 @@ from pathlib import Path
 
 from rtgate.cyclictest.version import parse_help
 from rtgate.harness.assemble import RunInfo, assemble
+from rtgate.harness.environment import Environment
 from rtgate.harness.loads import RunningLoad
 from rtgate.harness.plan import Params, PlannedLoad, make_plan
 from rtgate.harness.runner import RunLog
@@ -17,9 +18,9 @@ from rtgate.harness.scenario import load_scenario
 
 DATA = Path(__file__).parents[1] / "data"
 CAPS = parse_help((DATA / "help" / "cyclictest-2.40.txt").read_text())
-ENV = {"kernel_release": "6.18.44", "kernel_version": "#1 SMP PREEMPT_DYNAMIC @0",
-       "machine": "x86_64", "preempt_rt": False, "virtual": True,
-       "tools": {"stress-ng": "0.15.06", "iperf3": "3.12"}}
+ENV = Environment(kernel_release="6.18.44", kernel_version="#1 SMP PREEMPT_DYNAMIC @0",
+                  machine="x86_64", preempt_rt=False, virtual=True,
+                  tools={"stress-ng": "0.15.06", "iperf3": "3.12"})
 INFO = RunInfo(run_id="r1", board="local", virtual=True, flavor="stock",
                cyclictest_version="2.40")
 

@@ -19,6 +19,7 @@ from rtgate.board.tuning import Applied, load_profile, parse_readback
 from rtgate.cyclictest.version import parse_help
 from rtgate.errors import InfraError, InputError
 from rtgate.harness.assemble import RunInfo, assemble
+from rtgate.harness.environment import Environment
 from rtgate.harness.plan import Params, make_plan
 from rtgate.harness.runner import RunLog
 from rtgate.harness.scenario import Scenario, load_scenario
@@ -187,8 +188,9 @@ def _raw_run(tmp_path: Path, capture: Path, rc: int):
     (rawdir / "timerlat.stdout").write_bytes(capture.read_bytes())
     (rawdir / "timerlat.stderr").write_text("" if rc == 0 else "Could not apply config\n")
     host = replace(plan, timerlat=replace(plan.timerlat, stdout=str(rawdir / "timerlat.stdout")))
-    env = {"kernel_release": "6.12.117", "kernel_version": "#1 SMP PREEMPT_RT", "machine":
-           "aarch64", "preempt_rt": True, "tools": {"stress-ng": None, "iperf3": "3.12"}}
+    env = Environment(kernel_release="6.12.117", kernel_version="#1 SMP PREEMPT_RT",
+                      machine="aarch64", preempt_rt=True,
+                      tools={"stress-ng": None, "iperf3": "3.12"})
     info = RunInfo(run_id="r", board="qemu-arm64", virtual=True, flavor="rt",
                    cyclictest_version="2.5", rtla_version="6.12.117")
     return assemble(host, RunLog(cyclictest_rc=rc), env, rawdir, info)

@@ -16,14 +16,14 @@ import tarfile
 import zlib
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from rtgate.board import tarsafe
 from rtgate.board.loadreport import LoadRecord
 from rtgate.board.spec import BoardSpec
 from rtgate.cyclictest.version import parse_help
 from rtgate.errors import InfraError
-from rtgate.harness.environment import preempt_rt
+from rtgate.harness.environment import Environment, preempt_rt
 from rtgate.harness.plan import Plan
 from rtgate.harness.runner import RunLog
 
@@ -108,24 +108,24 @@ class GuestFacts:
     def preempt_rt(self) -> bool:
         return preempt_rt(self.get("uname-v"), self.get("realtime") or None)
 
-    def environment(self, spec: BoardSpec, vcpus: int) -> dict[str, Any]:
-        """The keys ``rtgate.harness.environment.capture`` records, as far as a guest knows them."""
-        return {
-            "uname": self.get("uname-a"),
-            "kernel_release": self.get("uname-r"),
-            "kernel_version": self.get("uname-v"),
-            "machine": self.get("uname-m"),
-            "cmdline": self.get("cmdline"),
-            "sys_kernel_realtime": self.get("realtime") or None,
-            "preempt_rt": self.preempt_rt,
-            "cpus_online": self.cpus,
-            "cpufreq_governors": {},
-            "isolated_cpus": self.get("isolated"),
-            "virtual": True,
-            "virtual_detected_by": f"board {spec.name}: {spec.driver} emulator, {vcpus} vCPUs",
-            "tools": {"stress-ng": _version(self.get("stress-ng-version")),
-                      "iperf3": _version(self.get("iperf3-version"))},
-        }
+    def environment(self, spec: BoardSpec, vcpus: int) -> Environment:
+        """What ``rtgate.harness.environment.capture`` records, as far as a guest knows it."""
+        return Environment(
+            uname=self.get("uname-a"),
+            kernel_release=self.get("uname-r"),
+            kernel_version=self.get("uname-v"),
+            machine=self.get("uname-m"),
+            cmdline=self.get("cmdline"),
+            sys_kernel_realtime=self.get("realtime") or None,
+            preempt_rt=self.preempt_rt,
+            cpus_online=self.cpus,
+            cpufreq_governors={},
+            isolated_cpus=self.get("isolated"),
+            virtual=True,
+            virtual_detected_by=f"board {spec.name}: {spec.driver} emulator, {vcpus} vCPUs",
+            tools={"stress-ng": _version(self.get("stress-ng-version")),
+                   "iperf3": _version(self.get("iperf3-version"))},
+        )
 
 
 def board_records(plan: Plan, state: Path) -> list[LoadRecord]:

@@ -9,13 +9,15 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from rtgate.board.loadreport import LoadReport
 from rtgate.board.peer import peer_records
 from rtgate.board.rawrun import RawRun
 from rtgate.board.rpi5 import throttle
 from rtgate.errors import InfraError, InputError
 from rtgate.harness.assemble import RunInfo, assemble
-from rtgate.harness.environment import preempt_rt
+from rtgate.harness.environment import Environment, Throttled, preempt_rt
 from rtgate.harness.runner import RunLog
 from rtgate.layout import RAW
 from rtgate.result import Result, Status, Trace, load_result
@@ -53,16 +55,13 @@ def computed(raw: RawRun, claimed: Result, *, board: str, virtual: bool,
     info = RunInfo(run_id=raw.run_id, board=board, virtual=virtual,
                    flavor=raw.flavor or flavor or ("rt" if rt else "stock"),
                    cyclictest_version=version)
-    env = {**claimed.environment, "kernel_release": running.release,
-           "kernel_version": running.version, "machine": running.machine,
-           "sys_kernel_realtime": running.realtime, "preempt_rt": rt,
-           "tool_sha256": raw.tool_sha256, "privileges": raw.privileges}
-    tools = env.get("tools")
-    env["tools"] = tools if isinstance(tools, dict) else {}
-    run_log = RunLog(start=raw.start, end=raw.end)
-    run_log.loadavg_before, run_log.loadavg_after = (env.get("loadavg_before"),
-                                                     env.get("loadavg_after"))
-    run_log.max_temp_c, run_log.max_temp_zone = env.get("max_temp_c"), env.get("max_temp_zone")
+    env = described(board, raw, claimed).updated(
+        kernel_release=running.release, kernel_version=running.version,
+        machine=running.machine, sys_kernel_realtime=running.realtime, preempt_rt=rt,
+        tool_sha256=raw.tool_sha256, privileges=raw.privileges)
+    run_log = RunLog(start=raw.start, end=raw.end,
+                     loadavg_before=env.loadavg_before, loadavg_after=env.loadavg_after,
+                     max_temp_c=env.max_temp_c, max_temp_zone=env.max_temp_zone)
     rawdir = (raw.out / RAW).resolve()
     result = _described(assemble(plan, run_log, env, rawdir, info, strict=True), claimed)
     try:
@@ -71,6 +70,18 @@ def computed(raw: RawRun, claimed: Result, *, board: str, virtual: bool,
         end = None  # every early exit of the peer's loads then counts: degraded, not a pass
     result = LoadReport(peer_records(raw.peer_loads, end)).apply(result)
     return _unthrottled(result, *(raw.throttled or [None, None]))
+
+
+def described(name: str, raw: RawRun, claimed: Result) -> Environment:
+    """The board's own account of its environment, typed: an InfraError when a key it wrote
+    has the wrong type (it is read, not trusted)."""
+    try:
+        return Environment.of(claimed)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(x) for x in first["loc"])
+        raise InfraError(f"`rtgate bench` on {name} wrote an unreadable result: environment."
+                         f"{where}: {first['msg']}", path=raw.out / CLAIMS) from exc
 
 
 def said(path: Path) -> str | None:
@@ -87,10 +98,10 @@ def _unthrottled(result: Result, before: int | None, after: int | None) -> Resul
     """``result`` with the firmware's throttling record; degraded when the Pi throttled or
     saw under-voltage while it measured (it measured its supply or cooling, not the kernel), or
     when the readings cannot tell (a sticky bit already set before, no reading after)."""
-    env = {**result.environment, "throttled": {
-        "before": None if before is None else hex(before),
-        "after": None if after is None else hex(after)}}
-    update: dict[str, object] = {"environment": env}
+    env = Environment.of(result).updated(throttled=Throttled(
+        before=None if before is None else hex(before),
+        after=None if after is None else hex(after)))
+    update: dict[str, object] = {"environment": env.written()}
     reasons = []
     if happened := throttle.during(before, after):
         reasons.append(f"the Pi reported {', '.join(happened)} during the run (vcgencmd "
