@@ -9,7 +9,7 @@ HISTORY ?= out/history
 SITE ?= out/site
 DEPS := scripts/deps.sh
 
-.PHONY: deps demo demo-local check test test-lab test-integration test-e2e bench bench-ab-modes bench-stall-test bench-pwcet \
+.PHONY: deps demo demo-local demo-regression check test test-lab test-integration test-e2e bench bench-ab-modes bench-stall-test bench-plan-bounds bench-pwcet \
   bench-kernel bench-bisect bench-calibration lint schema clean \
   kernel-builder
 
@@ -49,6 +49,16 @@ demo-local: deps
 	$(PYTHON) -m rtgate check $(OUT)-local/result.json --thresholds thresholds.yml \
 	  --junit $(OUT)-local/junit.xml --markdown $(OUT)-local/summary.md; rc=$$?; \
 	  echo "result: $(OUT)-local/result.json"; echo "junit:  $(OUT)-local/junit.xml"; exit $$rc
+
+# The gate refusing a regression: main's kernel for the virtual Pi against the same plus the
+# planted latency (1 s with interrupts off every ~3 s), interleaved A/B rounds on qemu-arm64 under
+# the gate's budgets and plan until it decides; prints the verdict, the effect and the stall
+# counts. The planted kernel's first build takes minutes (ccache), later runs take it from the
+# cache; the rounds take 5-15 minutes. DEMO_REGRESSION_ARGS=--plan-only plans without a board.
+DEMO_REGRESSION_ARGS ?=
+demo-regression: deps
+	@$(DEPS) kernel qemu
+	$(PYTHON) scripts/demo_regression.py --out $(OUT)-regression $(DEMO_REGRESSION_ARGS)
 
 # The suite in tiers (tests/README.md): tests/unit runs no external program (its conftest fails a
 # test that starts one), tests/integration runs real tools for seconds, tests/e2e builds kernels
@@ -106,6 +116,11 @@ bench-ab-modes: deps
 # The stall test's choice (level of four tests at 3-8 rounds a side) and power: about 3 min.
 bench-stall-test: deps
 	nice -n 10 $(PYTHON) benchmarks/stall_test.py
+
+# A calibration record's plan and claims judged against the truth on simulated boards (200 banks
+# of 24 rounds a cell, planned from the bank's log-sd bound and from its point estimate): ~20 min.
+bench-plan-bounds: deps
+	nice -n 10 $(PYTHON) benchmarks/plan_bounds.py
 
 # pWCET interval coverage on synthetic GEV maxima, 400 trials in each of 15 cells: about an hour.
 bench-pwcet: deps
