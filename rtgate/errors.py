@@ -6,8 +6,12 @@ The exit codes are part of the interface: CI steps branch on them.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from enum import IntEnum
 from pathlib import Path
+from typing import TypeVar
+
+_T = TypeVar("_T")
 
 
 class Exit(IntEnum):
@@ -74,3 +78,29 @@ def raise_found(problems: list[InputError], before: str) -> None:
             print(f"rtgate: {problem.oneline()}", file=sys.stderr)
         raise InputError(f"{len(problems)} problems found before {before} (above): nothing "
                          "was run")
+
+
+class Problems:
+    """What a command finds while it resolves its plan, before anything runs: every InputError
+    kept, each once (two inputs may name one bad file), then raised together (``raise_found``)."""
+
+    def __init__(self) -> None:
+        self.found: list[InputError] = []
+
+    def add(self, problem: InputError) -> None:
+        if problem.oneline() not in {p.oneline() for p in self.found}:
+            self.found.append(problem)
+
+    def attempt(self, step: Callable[[], _T]) -> _T | None:
+        """``step()``, or None with the InputError it raised kept."""
+        try:
+            return step()
+        except InputError as exc:
+            self.add(exc)
+            return None
+
+    def __bool__(self) -> bool:
+        return bool(self.found)
+
+    def raise_found(self, before: str) -> None:
+        raise_found(self.found, before)

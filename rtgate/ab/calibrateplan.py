@@ -15,7 +15,7 @@ from rtgate.ab import plan as abplan
 from rtgate.ab.calibrate import EFFECTS, STALLS, TARGET_ALPHA, CalibrateSettings
 from rtgate.ab.loop import ABRun, check
 from rtgate.board.spec import kind_of
-from rtgate.errors import InputError, raise_found
+from rtgate.errors import InputError
 from rtgate.layout import ROUND_RESULTS
 
 
@@ -53,13 +53,13 @@ def validate(s: CalibrateSettings) -> CalibratePlan:
     out = s.ab.rounds.out
     banked = len(list(out.glob(ROUND_RESULTS))) if out.is_dir() else 0
     if not s.pairs and not banked:
-        problems.append(InputError(f"--rounds 0 replays the bank in {out}, which holds no "
-                                   "rounds (A|B/round-N/FLAVOR/SCENARIO/result.json)"))
+        problems.add(InputError(f"--rounds 0 replays the bank in {out}, which holds no "
+                                "rounds (A|B/round-N/FLAVOR/SCENARIO/result.json)"))
     record = s.record
     if record is None and run is not None:
         record = calibration.DIRECTORY / f"{kind_of(run.spec)}.json"
     if record is not None and not record.parent.is_dir():
-        problems.append(InputError("no such directory for the record", path=record.parent))
-    raise_found(problems, "the first round")
+        problems.add(InputError("no such directory for the record", path=record.parent))
+    problems.raise_found("the first round")
     assert run is not None and record is not None
     return CalibratePlan(run, banked, record)

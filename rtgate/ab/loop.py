@@ -28,10 +28,8 @@ that the lab failed to measure ends the loop with exit 3: no verdict rests on it
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TypeVar
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn
@@ -42,7 +40,7 @@ from rtgate.ab.settings import ABSettings, RoundSettings
 from rtgate.board.base import KernelArtifacts
 from rtgate.board.measure import measure
 from rtgate.board.spec import BoardSpec, flavors_of, kind_of, load_board, scenarios_of
-from rtgate.errors import Exit, InfraError, InputError, KernelCrash, raise_found
+from rtgate.errors import Exit, InfraError, InputError, KernelCrash, Problems
 from rtgate.gate import infrarecord, written
 from rtgate.gate.thresholds import Budget, Thresholds, flavor_of, load_thresholds
 from rtgate.gate.verdict import Crash, Evaluation, Infra, Verdict, evaluate
@@ -53,8 +51,6 @@ from rtgate.outcome import AB_EXIT, ABOutcome, Comparison
 from rtgate.result import Result, load_result
 from rtgate.stats import ab
 from rtgate.textfmt import fmt
-
-_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -326,52 +322,43 @@ class ABRun:
         return AB_EXIT[self.outcome]
 
 
-def check(settings: ABSettings) -> tuple[ABRun | None, list[InputError]]:
+def check(settings: ABSettings) -> tuple[ABRun | None, Problems]:
     """The run `rtgate ab` asks for, resolved with its plan, and every problem found on the way:
     the board, its sides' kernels and scenarios, the budgets, each target's keys. Nothing is
     written or measured; the run is None when a problem leaves no plan to make."""
     spec = load_board(settings.board)  # nothing else resolves without the board
-    problems: list[InputError] = []
-
-    def attempt(step: Callable[[], _T]) -> _T | None:
-        try:
-            return step()
-        except InputError as exc:
-            # Both sides may name one directory (rtgate calibrate): one problem, said once.
-            if exc.oneline() not in {p.oneline() for p in problems}:
-                problems.append(exc)
-            return None
-
+    problems = Problems()
     if spec.kernel_target and (settings.base is None or settings.cand is None) \
             and not settings.plan_only:
-        problems.append(InputError(f"board {spec.name!r} boots the kernels it measures: give "
-                                   "--base and --cand (DIR/<flavor>/ from `rtgate kernel build "
-                                   "--out`)"))
+        problems.add(InputError(f"board {spec.name!r} boots the kernels it measures: give "
+                                "--base and --cand (DIR/<flavor>/ from `rtgate kernel build "
+                                "--out`)"))
     if not spec.kernel_target and (settings.base or settings.cand):
-        problems.append(InputError(f"board {spec.name!r} measures its running kernel: both "
-                                   "sides are it; give no --base/--cand (--cand-scenario-dir "
-                                   "plants a difference)"))
+        problems.add(InputError(f"board {spec.name!r} measures its running kernel: both "
+                                "sides are it; give no --base/--cand (--cand-scenario-dir "
+                                "plants a difference)"))
     sides = (Side("A", "base", settings.base, None),
              Side("B", "candidate", settings.cand, settings.cand_scenario_dir))
-    flavors = attempt(lambda: flavors_of(spec, list(settings.flavors) if settings.flavors
-                                         else None)) or []
+    flavors = problems.attempt(lambda: flavors_of(
+        spec, list(settings.flavors) if settings.flavors else None)) or []
     scenarios = scenarios_of(spec, list(settings.scenarios) if settings.scenarios else None)
-    thresholds = attempt(lambda: load_thresholds(settings.thresholds))
+    thresholds = problems.attempt(lambda: load_thresholds(settings.thresholds))
     for scenario in scenarios:
-        attempt(lambda sc=scenario: load_scenario(sc))
+        problems.attempt(lambda sc=scenario: load_scenario(sc))
     for side in sides:
         for flavor in flavors if side.kernels and not settings.plan_only else []:
-            attempt(lambda d=side.kernels / flavor: KernelArtifacts.from_dir(d))
+            problems.attempt(lambda d=side.kernels / flavor: KernelArtifacts.from_dir(d))
         for scenario in scenarios if side.scenarios else []:
             ref = str(side.scenarios / f"{scenario}.yml")
-            named = attempt(lambda r=ref: load_scenario(r)[0].name)
+            named = problems.attempt(lambda r=ref: load_scenario(r)[0].name)
             if named is not None and named != scenario:
-                problems.append(InputError(f"names scenario {named!r}, not {scenario!r}: its "
-                                           "rounds would not pair with the base's", path=ref))
+                problems.add(InputError(f"names scenario {named!r}, not {scenario!r}: its "
+                                        "rounds would not pair with the base's", path=ref))
     rounds = settings.rounds
     notes = []
     if rounds.calibration is None:
-        rounds = replace(rounds, calibration=attempt(lambda: calibration.for_kind(kind_of(spec))))
+        rounds = replace(rounds, calibration=problems.attempt(
+            lambda: calibration.for_kind(kind_of(spec))))
     if rounds.calibration is None:
         notes.append(f"no calibration record for {kind_of(spec)!r} (bench/calibration/): each "
                      "key's primary metric is the rule's default, and the false-alarm rate and "
@@ -387,18 +374,18 @@ def check(settings: ABSettings) -> tuple[ABRun | None, list[InputError]]:
     # Each target's keys on their own first, so that every missing budget or minimum effect is
     # named; then the whole run, whose cap must hold every target's rounds.
     for target in targets:
-        attempt(lambda t=target: run_of([t]).resolve())
+        problems.attempt(lambda t=target: run_of([t]).resolve())
     if problems:
         return None, problems
     run = run_of(targets)
-    return (run, problems) if attempt(run.resolve) is not None else (None, problems)
+    return (run, problems) if problems.attempt(run.resolve) is not None else (None, problems)
 
 
 def prepare(settings: ABSettings, console: Console) -> ABRun:
     """The run `rtgate ab` asks for, with everything a round needs checked before the first
     boot (every problem at once, exit 2), its plan printed."""
     run, problems = check(settings)
-    raise_found(problems, "the first round")
+    problems.raise_found("the first round")
     assert run is not None
     return ready(run, settings, console)
 

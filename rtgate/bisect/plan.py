@@ -5,9 +5,7 @@ without a device (``--dry-run``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
 
 import yaml
 from rich.console import Console
@@ -18,14 +16,12 @@ from rtgate.ab.plan import RoundPlan
 from rtgate.bisect.measure import step_gate
 from rtgate.bisect.settings import BisectSettings
 from rtgate.board.spec import BoardSpec, kind_of, load_target_board, scenarios_of
-from rtgate.errors import InputError, raise_found
+from rtgate.errors import InputError, Problems
 from rtgate.gate.thresholds import Thresholds, load_thresholds
 from rtgate.harness.scenario import load_scenario
 from rtgate.kernel.cache import trust_domain
 from rtgate.kernel.patches import SeriesPatch, read_series
 from rtgate.kernel.plan import flavor_fragment
-
-_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -67,40 +63,33 @@ def validate(s: BisectSettings) -> BisectPlan:
     reported (rtgate.errors.raise_found, exit 2)."""
     spec = load_target_board(s.board, "nothing to build, nothing to bisect (use a kernel board "
                                       "such as qemu-arm64)")  # nothing else resolves without it
-    problems: list[InputError] = []
+    problems = Problems()
 
-    def attempt(step: Callable[[], _T]) -> _T | None:
-        try:
-            return step()
-        except InputError as exc:
-            problems.append(exc)
-            return None
-
-    series = attempt(lambda: read_series(s.series))
+    series = problems.attempt(lambda: read_series(s.series))
     n = len(series) if series is not None else 0
     good, bad = s.good, n if s.bad is None else s.bad
     if series is not None and not 0 <= good < bad <= n:
-        problems.append(InputError(f"--good {good} --bad {bad}: need 0 <= good < bad <= {n} "
-                                   "(patches in the series)", path=s.series))
+        problems.add(InputError(f"--good {good} --bad {bad}: need 0 <= good < bad <= {n} "
+                                "(patches in the series)", path=s.series))
     if s.replay is not None and s.planned_rounds is None:
-        problems.append(InputError("--replay needs --planned-rounds, as the bisect had it: "
-                                   "without a plan fixed before the first round its looks "
-                                   "cannot be made again"))
-    thresholds = attempt(lambda: load_thresholds(s.thresholds))
-    trust = attempt(lambda: trust_domain(s.trust))
+        problems.add(InputError("--replay needs --planned-rounds, as the bisect had it: "
+                                "without a plan fixed before the first round its looks "
+                                "cannot be made again"))
+    thresholds = problems.attempt(lambda: load_thresholds(s.thresholds))
+    trust = problems.attempt(lambda: trust_domain(s.trust))
     scenarios = scenarios_of(spec, s.scenarios)
     steps = None
     if s.replay is None:
-        fragment = attempt(lambda: flavor_fragment(s.flavor))
-        loaded = [attempt(lambda sc=sc: load_scenario(sc)) for sc in scenarios]
+        fragment = problems.attempt(lambda: flavor_fragment(s.flavor))
+        loaded = [problems.attempt(lambda sc=sc: load_scenario(sc)) for sc in scenarios]
         if thresholds is not None and fragment is not None and all(loaded):
             # Each scenario's keys on their own first, so that every missing budget or margin
             # is named; then the whole step, whose cap holds every scenario's rounds.
             for scenario in scenarios:
-                attempt(lambda sc=scenario: _step_plan(spec, s, [sc], thresholds))
+                problems.attempt(lambda sc=scenario: _step_plan(spec, s, [sc], thresholds))
             if not problems:
-                steps = attempt(lambda: _step_plan(spec, s, scenarios, thresholds))
-    raise_found(problems, "any build or boot")
+                steps = problems.attempt(lambda: _step_plan(spec, s, scenarios, thresholds))
+    problems.raise_found("any build or boot")
     assert series is not None and thresholds is not None and trust is not None
     return BisectPlan(spec, series, good, bad, scenarios, thresholds, trust, steps)
 

@@ -4,10 +4,8 @@ device (``--dry-run``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
 
 import yaml
 
@@ -22,7 +20,7 @@ from rtgate.board.spec import (
 )
 from rtgate.board.tuning import Profile, load_profile
 from rtgate.breach import BreachTracing
-from rtgate.errors import InputError, raise_found
+from rtgate.errors import InputError, Problems
 from rtgate.gate.thresholds import Thresholds, load_thresholds
 from rtgate.harness.scenario import load_scenario
 from rtgate.pipeline.kernels import kernel_of
@@ -50,7 +48,6 @@ def with_kernel_args(spec: BoardSpec, words: list[str]) -> BoardSpec:
     options = spec.options.model_copy(update={"append": [*spec.options.append, *words]})
     return spec.model_copy(update={"options": options})
 
-_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -98,25 +95,18 @@ def validate(s: PipelineSettings) -> PipelinePlan:
     """Every flavor × scenario resolved to its scenario, tool, budget, tuning and kernel before
     any build or boot; every problem found is reported (rtgate.errors.raise_found, exit 2)."""
     spec = load_board(s.board)  # nothing else can be resolved without the board
-    problems: list[InputError] = []
+    problems = Problems()
 
-    def attempt(step: Callable[[], _T]) -> _T | None:
-        try:
-            return step()
-        except InputError as exc:
-            problems.append(exc)
-            return None
-
-    flavors = attempt(lambda: flavors_of(spec, s.flavors)) or []
-    thresholds = attempt(lambda: load_thresholds(s.thresholds))
-    profile = attempt(lambda: tuning_profile(spec, s.tuning, s.allow_host_changes))
-    booted = attempt(lambda: with_kernel_args(spec, s.kernel_args)) or spec
+    flavors = problems.attempt(lambda: flavors_of(spec, s.flavors)) or []
+    thresholds = problems.attempt(lambda: load_thresholds(s.thresholds))
+    profile = problems.attempt(lambda: tuning_profile(spec, s.tuning, s.allow_host_changes))
+    booted = problems.attempt(lambda: with_kernel_args(spec, s.kernel_args)) or spec
     kernels = {flavor: where for flavor in flavors
-               if (where := attempt(lambda f=flavor: kernel_of(spec, f, s.kernel)))}
+               if (where := problems.attempt(lambda f=flavor: kernel_of(spec, f, s.kernel)))}
     kind = kind_of(spec)
     runs = []
     for scenario in scenarios_of(spec, s.scenarios):
-        loaded = attempt(lambda sc=scenario: load_scenario(sc))
+        loaded = problems.attempt(lambda sc=scenario: load_scenario(sc))
         if loaded is None:
             continue
         found, source = loaded
@@ -127,14 +117,14 @@ def validate(s: PipelineSettings) -> PipelinePlan:
                                            profile.name if profile else "none", found.tool)
                 budget = paths.shown_source(chosen.source) if chosen else None
                 if chosen is None and not s.allow_unbudgeted:
-                    problems.append(InputError(
-                        f"no budget matches board={spec.name} flavor={flavor} "
-                        f"scenario={found.name}" + ("" if found.tool == "cyclictest" else
-                                                    f" tool={found.tool}")
-                        + " (--allow-unbudgeted measures it unjudged)", path=s.thresholds))
+                    problems.add(InputError(
+                     f"no budget matches board={spec.name} flavor={flavor} "
+                     f"scenario={found.name}" + ("" if found.tool == "cyclictest" else
+                                                 f" tool={found.tool}")
+                     + " (--allow-unbudgeted measures it unjudged)", path=s.thresholds))
             runs.append(PlannedRun(flavor or None, scenario, found.name, source, found.tool,
                                    budget))
-    raise_found(problems, "any build or boot")
+    problems.raise_found("any build or boot")
     assert thresholds is not None
     tracing = (BreachTracing(s.trace_on_breach, s.trace_cap, thresholds, paths.BOARDS)
                if s.trace_on_breach is not None else None)

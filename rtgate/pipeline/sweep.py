@@ -12,10 +12,8 @@ per model). RT is its own build either way (6.12's PREEMPT_DYNAMIC excludes PREE
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
 
 import yaml
 from rich.console import Console
@@ -26,7 +24,7 @@ from rtgate.board.base import KernelArtifacts
 from rtgate.board.measure import measure
 from rtgate.board.spec import BoardSpec, kind_of, load_target_board, scenarios_of
 from rtgate.board.tuning import BootParam, Profile, load_profile
-from rtgate.errors import Exit, InfraError, InputError, KernelCrash, raise_found
+from rtgate.errors import Exit, InfraError, InputError, KernelCrash, Problems
 from rtgate.harness.scenario import load_scenario
 from rtgate.jsonfile import write_atomic
 from rtgate.kernel.cache import cache_root
@@ -35,8 +33,6 @@ from rtgate.kernel.runtime import get_runtime
 from rtgate.pipeline.kernels import build_seconds, dynamic, kernel_for, kernel_of
 from rtgate.pipeline.settings import MODELS, STATIC_FLAVOR, KernelSource, SweepSettings
 from rtgate.pipeline.sweeprender import Point, build_note, page, plots_for, table
-
-_T = TypeVar("_T")
 
 
 def static_builds(board: str, models: list[str],
@@ -156,35 +152,27 @@ def _expects_dynamic(s: SweepSettings) -> tuple[bool, str]:
 def validate(spec: BoardSpec, s: SweepSettings) -> SweepPlan:
     """The models, the tuning profile, every scenario and the kernels of the builds it expects,
     resolved before the first build or boot (rtgate.errors.raise_found, exit 2)."""
-    problems: list[InputError] = []
-
-    def attempt(step: Callable[[], _T]) -> _T | None:
-        try:
-            return step()
-        except InputError as exc:
-            if exc.oneline() not in {p.oneline() for p in problems}:
-                problems.append(exc)
-            return None
+    problems = Problems()
 
     unknown = [m for m in s.models if m not in MODELS]
     if unknown:
-        problems.append(InputError(f"unknown preemption model(s) {', '.join(unknown)} "
-                                   f"(known: {', '.join(MODELS)})"))
-    base = attempt(lambda: load_profile(s.tuning) if s.tuning else None)
+        problems.add(InputError(f"unknown preemption model(s) {', '.join(unknown)} "
+                                f"(known: {', '.join(MODELS)})"))
+    base = problems.attempt(lambda: load_profile(s.tuning) if s.tuning else None)
     scenarios = []
     for ref in scenarios_of(spec, s.scenarios):
-        if loaded := attempt(lambda r=ref: load_scenario(r)):
+        if loaded := problems.attempt(lambda r=ref: load_scenario(r)):
             scenarios.append(SweepScenario(ref, loaded[0].name, loaded[1], loaded[0].tool))
     # A dynamic sweep falls back to one build per model: every fragment either way.
     flavors = {"stock", *(STATIC_FLAVOR[m] for m in s.models if m in MODELS)}
     for flavor in sorted(flavors) if s.kernel.kernels is None else []:
-        attempt(lambda f=flavor: flavor_fragment(f))
-    expected = attempt(lambda: _expects_dynamic(s)) or (False, "")
+        problems.attempt(lambda f=flavor: flavor_fragment(f))
+    expected = problems.attempt(lambda: _expects_dynamic(s)) or (False, "")
     models = [m for m in s.models if m in MODELS]
     kernels = {flavor: where for flavor in dict.fromkeys(r.flavor for r in runs_of(
                    models, expected[0]))
-               if (where := attempt(lambda f=flavor: kernel_of(spec, f, s.kernel)))}
-    raise_found(problems, "any build or boot")
+               if (where := problems.attempt(lambda f=flavor: kernel_of(spec, f, s.kernel)))}
+    problems.raise_found("any build or boot")
     return SweepPlan(spec, base, scenarios, expected[0], expected[1], kernels)
 
 
