@@ -16,11 +16,15 @@ ELISION = re.compile(r"(?i)\.\.\.|…|\b(more|omitted|snip(ped)?|skipped|truncat
 
 
 def quoted(line: str, width: int = 60) -> str:
-    """A line for an error message: its start quoted, or what it is when it shows nothing (the
-    one-line error collapses runs of blanks, so a quoted ``'   '`` would read ``' '``)."""
+    """A line for an error message: its start quoted from its first visible character, or what
+    it is when it shows nothing. (The one-line error collapses runs of blanks, so a quoted
+    ``'   '``, or the first 60 characters of a note indented under the column it points at,
+    would read ``' '``.)"""
     if line and not line.strip():
         return f"a line of only {len(line)} blank character(s)"
-    return repr(line[:width])
+    text = line.lstrip()
+    indent = len(line) - len(text)
+    return repr(text[:width]) + (f" (indented {indent} blank character(s))" if indent else "")
 
 
 def note(path: Path, line_no: int, what: str, line: str) -> str:

@@ -17,9 +17,10 @@ rt-tests 1.x too, or only its '#' footer lines), verbose -v logs, and T: summary
 the live screen). Several files of the same run are merged; files that contradict each other
 are refused. cyclictest's WARN: lines (stderr captured with 2>&1), lines before its output (a
 file name, the shell prompt with the command: read as the command line) and a shell prompt
-after it are kept as notes in the result, when the output itself is complete; so is text in
-any script after a complete histogram footer. Rows the author cut ('...') fall back to the
-footer's totals.
+after it are kept as notes in the result, when the output itself is complete; so are an
+author's notes in any script after the output or between its parts ('^^^ hmm' under the T:
+lines, a line before '# Histogram', '-- text' after a row's counts), never among its rows or
+samples. Rows the author cut ('...') fall back to the footer's totals.
 
 A verbose log's samples are also reduced to per-thread block maxima, as `rtgate bench` records
 them (blocks of one second's cycles, checked against the run's histogram: a -v log given with

@@ -3,12 +3,15 @@ source is in the README beside it; every number checked is one the file prints."
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+from clirun import RunCli
 
 from rtgate.cyclictest.parse import parse
 from rtgate.errors import InputError
+from rtgate.result import Result, load_result
 
 REAL = Path(__file__).resolve().parents[1] / "data" / "realworld"
 
@@ -42,6 +45,88 @@ def test_a_last_line_that_may_have_lost_digits_is_still_dropped(tmp_path: Path) 
     r = parse([cut], lenient=True)
     assert r.status == "partial" and r.threads[1].samples == 4
     assert r.reasons == ["cut.txt: last line 15 is cut off; it was dropped"]
+
+
+# -- class 5: authors' notes after or inside the output -----------------------------------------
+
+NOTES = REAL / "notes"
+
+
+def cli_result(rtgate_cli: RunCli, tmp_path: Path, path: Path) -> Result:
+    out = tmp_path / f"{path.name}.result.json"
+    proc = rtgate_cli("parse", str(path), "-o", str(out))
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    return load_result(out)
+
+
+def test_a_caret_note_under_the_t_lines_is_a_note_and_the_numbers_hold(
+        rtgate_cli: RunCli, tmp_path: Path) -> None:
+    # Mike Galbraith's LKML posting: '^^^ hmm' under the Avg column, then a line of prose.
+    r = cli_result(rtgate_cli, tmp_path, NOTES / "lkml-summary-caret-note.txt")
+    assert r.status == "complete"
+    assert [(t.thread, t.samples, t.min_us, t.avg_us, t.max_us) for t in r.threads] == [
+        (0, 297014, 1, 79, 9584), (1, 198401, 1, 118, 9995), (2, 149137, 1, 125, 8863),
+        (3, 119519, 1, 218, 9704), (4, 99760, 1, 134, 11108), (5, 85731, 1, 234, 9649),
+        (6, 75321, 2, 139, 7351), (7, 66929, 3, 191, 6469)]
+    assert all(t.avg_truncated for t in r.threads)  # the T: lines' integer averages
+    assert r.notes[-2:] == [
+        "lkml-summary-caret-note.txt line 12: an author's note between parts of cyclictest's "
+        "output: '" + " " * 63 + "^^^ hmm'",
+        "lkml-summary-caret-note.txt line 13: an author's note between parts of cyclictest's "
+        "output: 'Those Avg: numbers follow the custom slice.'"]
+
+
+def test_an_indented_note_is_quoted_from_its_first_visible_character(tmp_path: Path) -> None:
+    # The same lines as the harness's own raw file (strict): the note is named, not as ' '.
+    raw = tmp_path / "stdout.txt"
+    raw.write_text("".join((NOTES / "lkml-summary-caret-note.txt").read_text()
+                           .splitlines(keepends=True)[2:]))
+    with pytest.raises(InputError) as exc:
+        parse([raw])
+    assert exc.value.oneline() == (f"{raw}: line 10: not cyclictest output: '^^^ hmm' "
+                                   "(indented 63 blank character(s))")
+
+
+SCREEN_HIST = [  # cyclictest's own --json of the run (screen-hist.json)
+    (0, 200, 17, 30.75, 51),
+    # 4 overflows: the footer's integer average (the JSON's 46.13 cut toward zero)
+    (1, 200, 14, 46, 2309)]
+
+
+@pytest.mark.parametrize("name, line, note", [
+    ("screen-hist-comment-before-histogram.edited.txt", 86,
+     "an author's note between parts of cyclictest's output: '# note: the 2309 us max on "
+     "thread 1 came while a kernel build ran'"),
+    ("screen-hist-row-comment.edited.txt", 138,
+     "a comment beside a histogram row: 'thread 0 max'"),
+    ("screen-hist-gbk-note.edited.txt", 196,
+     "after cyclictest's output: " + repr(
+         "测试通过：线程 1 的 2309 微秒来自内核编译".encode("gbk").decode(
+             "ascii", "backslashreplace"))),
+])
+def test_an_authors_note_in_a_histogram_file_is_a_note_and_the_numbers_hold(
+        rtgate_cli: RunCli, tmp_path: Path, name: str, line: int, note: str) -> None:
+    doc = json.loads((NOTES / "screen-hist.json").read_text())
+    assert [(n, t["cycles"], t["min"], t["avg"], t["max"])
+            for n, t in ((int(k), v) for k, v in doc["thread"].items())] == [
+        (0, 200, 17, 30.75, 51), (1, 200, 14, 46.13, 2309)]
+    for path in (NOTES / "screen-hist.txt", NOTES / name):
+        r = cli_result(rtgate_cli, tmp_path, path)
+        assert r.status == "complete"
+        assert [(t.thread, t.samples, t.min_us, t.avg_us, t.max_us)
+                for t in r.threads] == SCREEN_HIST
+    assert f"{name} line {line}: {note}" in r.notes
+    with pytest.raises(InputError, match=f"line {line}: "):
+        parse([NOTES / name])  # the harness's own files stay strict
+
+
+def test_a_line_among_histogram_rows_is_still_refused(tmp_path: Path) -> None:
+    # Between rows a foreign line may be two files spliced: not a note.
+    lines = (NOTES / "screen-hist.txt").read_text().splitlines(keepends=True)
+    path = tmp_path / "spliced.txt"
+    path.write_text("".join([*lines[:120], "second board:\n", *lines[120:]]))
+    with pytest.raises(InputError, match="line 121: not cyclictest output: 'second board:'"):
+        parse([path], lenient=True)
 
 
 # -- class 5: an offending line of blanks is said to be one -------------------------------------

@@ -39,7 +39,7 @@ from rtgate.cyclictest.formats.view import (
     says_nsecs,
 )
 from rtgate.errors import InputError
-from rtgate.pastedtext import ELISION, note
+from rtgate.pastedtext import ELISION, note, quoted
 from rtgate.result import NSEC_US, RESOLUTION_US
 from rtgate.stats.histogram import Sparse
 
@@ -79,6 +79,9 @@ _FULL_FOOTER = ("Total", "Min Latencies", "Avg Latencies", "Max Latencies", "His
 _ROWS_FOOTER = _FULL_FOOTER[1:]
 # A footer line with a user's comment beside its values (lenient only).
 _COMMENTED_FOOTER = re.compile(r"^(# [A-Z][A-Za-z ]+:(?:\s+\d+)*)\s+#\s*(.*)$")
+# A histogram row with a user's comment after its counts: "000045 000001   -- the spike".
+_COMMENTED_ROW = re.compile(r"^(\d+(?:[ \t]+\d+)+)[ \t]+(?:--+|#|//|<-+)[ \t]*(.*)$")
+_CONTROL = re.compile(rb"[\x00-\x08\x0b-\x1f\x7f]")
 _OUTPUT_LIKE = re.compile(r"^(T:|#\s*(Histogram|Total|Min|Avg|Max|Thread)|\d+\s+\d+$)")
 _NO_SAMPLE_MIN = 1000000  # cyclictest's initial minimum, printed before a thread's first sample
 
@@ -182,9 +185,10 @@ def _block(state: _State, data: bytes) -> None:
             line = _ESCAPE.sub(b"", raw).decode("ascii")
         except UnicodeDecodeError:
             problem = state.fail("binary data, not cyclictest output")
-            text = _utf8(raw) if state.around.lenient and state.around.seen_output else None
+            text = _text(raw) if state.around.lenient and state.around.seen_output else None
             if text is not None:
-                # A user's comment in any script: beside a footer's values, or after the output.
+                # A user's comment in any script or legacy encoding (GBK, Latin-1: kept escaped):
+                # beside a footer's values, or after or inside the output.
                 _line(state, text.rstrip())
                 continue
             if not (state.around.lenient and not state.around.seen_output):
@@ -218,16 +222,25 @@ def _screen(state: _State, data: bytes) -> bool:
     return True
 
 
-def _utf8(raw: bytes) -> str | None:
+def _text(raw: bytes) -> str | None:
+    """A line of text in any script: UTF-8, else a legacy 8-bit encoding kept with its bytes
+    escaped; None for a NUL or a control byte, which text does not hold."""
+    if _CONTROL.search(raw):
+        return None
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
-        return None
+        return raw.decode("ascii", "backslashreplace")
 
 
 def _line(state: _State, line: str) -> None:
     if state.around.lenient and (m := _COMMENTED_FOOTER.match(line)):
         state.notes.append(note(state.path, state.line_no, "a comment beside the footer",
+                                m[2]))
+        line = m[1]
+    elif (state.around.lenient and state.in_histogram and not state.footer
+          and (m := _COMMENTED_ROW.match(line))):
+        state.notes.append(note(state.path, state.line_no, "a comment beside a histogram row",
                                 m[2]))
         line = m[1]
     if state.around.prompt_line is None and _cyclictest_line(state, line):
@@ -241,9 +254,10 @@ def _line(state: _State, line: str) -> None:
         state.notes.append(note(state.path, state.line_no, "rows cut by the file's author", line))
     elif state.around.output_complete and state.around.prompt_line is None and (
             _OUTPUT_LIKE.match(line)):
-        raise state.fail(f"not cyclictest output: {line[:60]!r}")
+        raise state.fail(f"not cyclictest output: {quoted(line)}")
     elif line:
-        state.around.take(line, state.line_no, state.fail(f"not cyclictest output: {line[:60]!r}"))
+        state.around.take(line, state.line_no, state.fail(f"not cyclictest output: {quoted(line)}"),
+                          between_sections=not state.in_histogram)
 
 
 def _cyclictest_line(state: _State, line: str) -> bool:
@@ -285,7 +299,7 @@ def _summary(state: _State, line: str) -> None:
         state.notes.append(note(state.path, state.line_no, "'T:' line cut off, dropped", line))
         return
     if not m:
-        raise state.fail(f"summary line cut off or malformed: {line[:80]!r}")
+        raise state.fail(f"summary line cut off or malformed: {quoted(line, 80)}")
     _summary_groups(state, list(m.groups()))
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Literal
 
 from rtgate.errors import InputError
-from rtgate.pastedtext import SHELL_OPERATOR, note
+from rtgate.pastedtext import SHELL_OPERATOR, note, quoted
 from rtgate.result import NSEC_US, RESOLUTION_US, BlockMaxima, Format
 from rtgate.stats.histogram import Sparse
 
@@ -27,6 +27,7 @@ _PROMPT = re.compile(r"^(?:\([^()\s]+\) )?(?P<who>\[[^\]]+\]|[\w.-]+@[\w.-]+(?::
 # The cyclictest command in a prompt line, up to a pipe, redirection or next command.
 _COMMAND = re.compile(r"(?:^|\s)((?:\S*/)?cyclictest(?:\s.*)?)$")
 _AFTER = "after cyclictest's output"
+_INSIDE = "an author's note between parts of cyclictest's output"
 _CRASH = re.compile(r"(?i)segmentation fault|killed|aborted|core dumped|error|fail")
 
 
@@ -63,21 +64,26 @@ class Surroundings:
     """The reader has seen the end of a complete output (a histogram's whole footer): after it,
     a user's file may hold anything (comments in any script, the next prompt)."""
 
-    def take(self, line: str, line_no: int, problem: InputError) -> None:
-        """Keep ``line`` as a note, or raise ``problem`` (the reader's words for it)."""
+    def take(self, line: str, line_no: int, problem: InputError, *,
+             between_sections: bool = False) -> None:
+        """Keep ``line`` as a note, or raise ``problem`` (the reader's words for it).
+        ``between_sections``: the reader is between two parts of the output (after the 'T:'
+        lines, before '# Histogram'), where an author's note splits no stream of samples."""
         found = around_output(line, before=not self.seen_output) if self.lenient else None
-        if (found is None and self.lenient and self.output_complete and self.prompt_line is None
-                and not _CRASH.search(line)):
-            # Text after a complete histogram (a comment, in any script) is kept as a note; a
-            # crash report, or anything after the next prompt, is not.
-            found = (_AFTER, None)
+        if (found is None and self.lenient and self.seen_output and self.prompt_line is None
+                and (self.output_complete or between_sections) and not _CRASH.search(line)):
+            # An author's note (in any script) after the output or between its parts: '^^^ hmm'
+            # under the 'T:' lines, a line before '# Histogram'. Kept as a note, numbers
+            # untouched, and only if the output proves complete (``foreign``). Among samples or
+            # rows (two files spliced?), a crash report, or after the next prompt: refused.
+            found = (_AFTER if self.output_complete else _INSIDE, None)
         if found is None:
             if self.prompt_line is not None:
                 raise InputError(f"line {line_no}: not cyclictest output after the shell prompt "
-                                 f"on line {self.prompt_line}: {line[:60]!r}", path=self.path)
+                                 f"on line {self.prompt_line}: {quoted(line)}", path=self.path)
             raise problem
         what, command = found
-        if self.seen_output and what != _AFTER:
+        if self.seen_output and what not in (_AFTER, _INSIDE):
             self.prompt_line = self.prompt_line or line_no
         # The last command before the output ran it.
         self.typed_cmdline = command or self.typed_cmdline
