@@ -10,6 +10,6 @@ The preemption-model sweep (``sweep``) is the same loop over models instead of f
 The rooms: ``settings`` (what `rtgate pipeline` and `rtgate sweep` are asked), ``kernels``
 (where a flavor's kernel comes from, and what a built one can do), ``plan`` (every flavor ×
 scenario resolved before any build or boot, printable as YAML), ``engine`` (``pipeline``),
-``render`` (comparison.md), ``sweep`` (its plan and engine) and ``sweeprender`` (sweep.md, its
-plots and page).
+``render`` (comparison.md), and the sweep's ``sweepplan``, ``sweep`` (its engine) and
+``sweeprender`` (sweep.md, its plots and page).
 """

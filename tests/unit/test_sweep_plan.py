@@ -1,5 +1,5 @@
 """`rtgate sweep` resolves its models, tuning profile, scenarios and the kernels of the builds it
-expects before the first build or boot (rtgate.pipeline.sweep.validate): every problem named,
+expects before the first build or boot (rtgate.pipeline.sweepplan.validate): every problem named,
 exit 2, nothing made; `--dry-run` prints the plan."""
 
 from __future__ import annotations
