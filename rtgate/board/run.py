@@ -13,7 +13,7 @@ from rtgate import paths
 from rtgate.board.base import KernelArtifacts, MeasuredRun
 from rtgate.board.measure import measure
 from rtgate.board.spec import BoardSpec, kind_of, load_board
-from rtgate.errors import InputError, raise_found
+from rtgate.errors import Problems
 from rtgate.harness.scenario import Scenario, load_scenario
 
 
@@ -51,22 +51,13 @@ class BoardRunPlan:
 
 def validate(s: BoardRunSettings) -> BoardRunPlan:
     """The board, the kernel build and the scenario resolved before the board is touched; every
-    problem reported (rtgate.errors.raise_found, exit 2). A kernel directory that is no usable build
+    problem reported (rtgate.errors.Problems, exit 2). A kernel directory that is no usable build
     stays an InfraError (exit 3), as it was."""
     spec = load_board(s.board)  # nothing else can be checked without the board
-    problems: list[InputError] = []
-    kernel = None
-    if s.kernel:
-        try:
-            kernel = KernelArtifacts.from_dir(s.kernel)
-        except InputError as exc:
-            problems.append(exc)
-    loaded = None
-    try:
-        loaded = load_scenario(s.scenario)
-    except InputError as exc:
-        problems.append(exc)
-    raise_found(problems, "the board was touched")
+    problems = Problems()
+    kernel = problems.attempt(lambda: KernelArtifacts.from_dir(s.kernel)) if s.kernel else None
+    loaded = problems.attempt(lambda: load_scenario(s.scenario))
+    problems.raise_found("the board was touched")
     assert loaded is not None
     return BoardRunPlan(spec, kernel, *loaded)
 
