@@ -49,7 +49,6 @@ def with_kernel_args(spec: BoardSpec, words: list[str]) -> BoardSpec:
     return spec.model_copy(update={"options": options})
 
 
-
 @dataclass(frozen=True)
 class PlannedRun:
     flavor: str | None

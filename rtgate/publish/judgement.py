@@ -11,6 +11,7 @@ from rtgate.outcome import GATE_OF_AB, GATE_OF_EXIT, ABOutcome, GateOutcome, wor
 
 
 def kind_of(outcomes: list[Ruling]) -> GateOutcome:
+    """The worst outcome among a board's rulings (``rtgate.outcome.WORST_FIRST``)."""
     return worst_outcome({_kind(o) for o in outcomes})
 
 
@@ -20,7 +21,6 @@ def _kind(o: Ruling) -> GateOutcome:
     if isinstance(o, Infra):
         return GateOutcome.INFRASTRUCTURE
     return GATE_OF_EXIT[o.exit]
-
 
 
 @dataclass(frozen=True)

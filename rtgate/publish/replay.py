@@ -20,7 +20,7 @@ from rtgate.publish.judgement import BoardJudgement
 
 
 def ab_board(name: str, directory: Path, spec: BoardSpec, flavors: list[str],
-              scenarios: list[str], thresholds: Thresholds, plan: ABPlan) -> BoardJudgement:
+             scenarios: list[str], thresholds: Thresholds, plan: ABPlan) -> BoardJudgement:
     """Re-decide one board's A/B rounds from their results with the gate's plan, and with the
     calibration record it names (the default branch's: one that changed since is refused)."""
     record = None
