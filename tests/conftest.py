@@ -53,6 +53,8 @@ LANES = {
     "integration/test_blocks_cyclictest.py": "measuring",
     "integration/test_tuning_local.py": "measuring",
     "integration/test_pipeline_local.py": "measuring",
+    # The publisher under act on a 3 s measurement of this machine (four act runs, ~70 s).
+    "integration/test_act_publish.py": "measuring",
     "integration/test_board_local.py": "measuring",
     "integration/test_board_peer_loads.py": "measuring",
     "integration/test_trace_breaktrace_local.py": "measuring",

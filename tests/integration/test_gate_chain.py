@@ -245,12 +245,22 @@ def publish_check(context: Path, tmp: Path, *artifacts: Path) -> tuple[int, dict
                            "--junit", "junit.xml", "--outcome", "outcome.json"],
                           cwd=work, capture_output=True, text=True, timeout=120,
                           env={**os.environ, "RTGATE_ROOT": str(ROOT)})
+    # The conclusion step computes the check (act stops there: tests/actlab.py), the Check run
+    # step adds the commit and posts it.
+    conclude = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c",
+                               step(REPORT, "The check's conclusion")["run"]], cwd=work,
+                              capture_output=True, text=True,
+                              env={"PATH": os.environ["PATH"],
+                                   "GITHUB_OUTPUT": str(work / "outputs")})
+    assert conclude.returncode == 0, conclude.stderr
     script = step(REPORT, "Check run")["run"]
     assert script.count("| gh api") == 1, "the Check run step no longer pipes jq to gh api"
     payload = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c",
                               script.split("| gh api")[0]], cwd=work, capture_output=True,
                              text=True, env={"PATH": os.environ["PATH"], "SHA": "c" * 40})
     assert payload.returncode == 0, payload.stderr
+    assert f"conclusion={json.loads(payload.stdout)['conclusion']}\n" in \
+        (work / "outputs").read_text()
     return proc.returncode, json.loads(payload.stdout), (work / "comment.md").read_text()
 
 

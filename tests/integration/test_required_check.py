@@ -91,7 +91,8 @@ def test_the_publisher_posts_the_check_as_the_lab_app_only() -> None:
     assert len([k for k in token["with"] if k.startswith("permission-")]) == 1
     check = steps["Check run"]
     assert check["env"]["GH_TOKEN"] == "${{ steps.app.outputs.token }}"
-    assert f'name: "{CHECK}"' in check["run"]
+    assert f'name: "{CHECK}"' in steps["The check's conclusion"]["run"]
+    assert "check-run.json" in check["run"]
 
 
 def test_no_workflow_token_may_write_checks_or_statuses() -> None:
