@@ -96,11 +96,14 @@ class Job:
     label: str
     seconds: float
     escape: bool = False  # the job leaves a process running in a session of its own
+    script: str = ""  # a `run:` step for the runner to run (else it waits `seconds`)
     id: int = 0
     runner: str = ""
     env: dict[str, str] = field(default_factory=dict)
     done: bool = False
     cancelled: bool = False
+    returncode: int | None = None  # the script's exit status
+    log: str = ""  # the end of the script's output
 
 
 class FakeGitHub:
@@ -149,9 +152,10 @@ class FakeGitHub:
         with self.lock:
             self.scripted.setdefault(endpoint, deque()).extend(answers)
 
-    def queue_job(self, label: str, seconds: float, escape: bool = False) -> Job:
+    def queue_job(self, label: str, seconds: float, escape: bool = False,
+                  script: str = "") -> Job:
         with self.lock:
-            job = Job(label, seconds, escape, id=len(self.jobs) + 1)
+            job = Job(label, seconds, escape, script, id=len(self.jobs) + 1)
             self.jobs.append(job)
             return job
 
@@ -355,11 +359,12 @@ class FakeGitHub:
                     return 200, {}
                 job.runner, runner.busy = runner.name, True
                 return 200, {"job": {"id": job.id, "seconds": job.seconds,
-                                     "escape": job.escape}}
+                                     "escape": job.escape, "script": job.script}}
             if call == "done":
                 job = self.jobs[int(body["job_id"]) - 1]
                 job.env, job.done = dict(body.get("env", {})), True
                 job.cancelled = bool(body.get("cancelled"))
+                job.returncode, job.log = body.get("returncode"), str(body.get("log", ""))
                 del self.runners[runner.id]  # an ephemeral runner goes with its job
                 return 200, {}
             if call == "disconnect":

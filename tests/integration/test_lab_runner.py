@@ -405,3 +405,21 @@ def test_a_stop_in_the_middle_of_a_job_cancels_it_and_seals_what_it_wrote(
                for line in sup.lines()), sup.lines()
     assert _owner_mode(run)[0] == 0 and _owner_mode(run / "gate-rpi5")[0] == 0
     assert list((sup.state / "jobs").iterdir()) == []
+
+
+def test_a_jobs_run_step_runs_as_the_runner_runs_bash(controller: Controller) -> None:
+    """A job with a `run:` step (the lab e2e's gate job): bash -eo pipefail in the runner's
+    workspace as the runner user, with the board's .env and the runner's step variables; the
+    first failing command ends it with its status."""
+    fake = controller.fake
+    job = fake.queue_job("board-rpi5", 0, script=(
+        'echo "run $GITHUB_RUN_ID-$GITHUB_RUN_ATTEMPT on $RTGATE_BOARD as $(id -un) in '
+        '$(basename "$PWD") ($RUNNER_NAME)"\ntest -d "$RUNNER_TEMP"\nfalse\necho unreachable\n'))
+    sup = controller.start("rpi5")
+    try:
+        wait_for("the job", lambda: job.done)
+    finally:
+        assert sup.stop() == 0, sup.lines()
+    assert job.returncode == 1, job.log
+    assert f"run {job.id}-1 on rpi5 as nobody in rtgate ({job.runner})" in job.log, job.log
+    assert "unreachable" not in job.log
