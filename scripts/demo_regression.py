@@ -46,7 +46,8 @@ def rtgate(*args: str) -> int:
 
 def summary(ab_json: Path) -> list[str]:
     doc = json.loads(ab_json.read_text())
-    lines = [f"verdict: {doc['outcome']} (exit {doc['exit']}): {doc['why']}"]
+    lines = [f"verdict: {doc['outcome']} (exit {doc['exit']})"
+             + (f": {doc['why']}" if doc["why"] else "")]
     for d in doc["decisions"]:
         key = f"{d['board']}/{d['flavor']}/{d['scenario']}"
         head = next((e for e in d["effects"] if e["metric"] == d["primary_metric"]), None)

@@ -259,3 +259,41 @@ def test_pwcet_without_block_maxima_is_incomplete(tmp_path: Path) -> None:
     assert check.why == "no valid estimate: thread 0 has no block maxima; thread 1 has no " \
         "block maxima"
     assert check.measured_text == "no valid estimate"
+
+
+def _two_regimes(seed: int, blocks: int, second_us: float) -> np.ndarray:
+    """Gumbel block maxima (50 µs, scale 5), 10 % of blocks from a second regime at
+    ``second_us`` (issue 36's audit: at 75 µs the truth at 1e-9/h is 208 µs)."""
+    rng = np.random.default_rng(seed)
+    x = rng.gumbel(50.0, 5.0, blocks)
+    second = rng.random(blocks) < 0.1
+    x[second] = rng.gumbel(second_us, 5.0, int(second.sum()))
+    return np.floor(x)
+
+
+@pytest.mark.parametrize(("seed", "blocks", "second_us", "truth_us"),
+                         [(0, 500, 75.0, 208.3), (1, 130, 100.0, 233.0)])
+def test_two_regime_maxima_are_refused_not_given_a_confident_wrong_number(
+        seed: int, blocks: int, second_us: float, truth_us: float) -> None:
+    """Until 2026-11-28 these series passed every check (fitted xi about 0.2) and got a pWCET
+    whose LOWER bound lay far above the truth (thousands of µs for about 210): a budget would
+    fail a kernel that meets it. The upper-tail Anderson-Darling check refuses them."""
+    x = _two_regimes(seed, blocks, second_us)
+    p = tail.per_block(1e-9, 1.0, tail.HOUR_S)
+    xc = tail.continuous(x)
+    with np.errstate(all="ignore"):
+        old = tail._gev_profile(p, xc, tail.CONFIDENCE, tail._gev_fit(xc))
+    assert not isinstance(old, str) and old[1] > 5 * truth_us, old
+    est = tail.pwcet(x, 1.0, 1e-9)
+    assert not est.valid
+    assert est.why_not.startswith("fit FAILED: upper-tail Anderson-Darling"), est.why_not
+
+
+def test_true_gev_maxima_pass_the_upper_tail_fit_check() -> None:
+    for seed, xi in enumerate((-0.1, 0.0, 0.2, 0.4)):
+        x = np.floor(stats.genextreme.rvs(-xi, loc=50, scale=5, size=130,
+                                          random_state=np.random.default_rng(seed)))
+        xc = tail.continuous(x)
+        with np.errstate(all="ignore"):
+            fit = tail._upper_fit(xc, tail._gev_fit(xc).x)
+        assert fit.ok, (xi, fit)
