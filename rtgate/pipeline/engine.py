@@ -1,10 +1,7 @@
-"""The pipeline: build → deploy → boot → bench → restore → check, for every flavor × scenario.
-
-It is a thin loop over the stages: the kernel stage builds (or takes from the cache, or from
-``--kernels``), the board stage measures, the gate judges. An infrastructure failure of one run
-(no boot, wrong release, timeout) is recorded and the loop goes on, so one stuck emulator does
-not hide the verdicts of the other runs; it still makes the whole pipeline exit 3.
-"""
+"""``pipeline``: the plan (``plan.validate``) run flavor by flavor — the kernel built or taken,
+each scenario measured on the board — then judged: JUnit, summary.md and comparison.md written,
+the worst run's exit code. A run the lab could not measure is recorded (infra.json) and the
+loop goes on."""
 
 from __future__ import annotations
 
