@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -50,8 +51,8 @@ REPOSITORY = "OWNER/rtgate"
 sys.path.insert(0, str(STANDINS))
 from artifacts import upload  # noqa: E402 - the stand-ins' own module, stdlib only
 
-__all__ = ["Published", "default_branch", "keep_context", "keep_results", "plan", "publish",
-           "pull_request", "upload"]
+__all__ = ["Published", "default_branch", "gate_pr_job", "keep_context", "keep_results", "plan",
+           "publish", "pull_request", "upload"]
 
 
 def remote_actions(workflow: Path, job: str) -> set[str]:
@@ -155,6 +156,30 @@ def keep_context(store: Path, run_id: int, tmp: Path) -> None:
     upload(store, str(run_id), "run-context", str(tmp / "plan" / "run-context"), overwrite=True)
 
 
+def gate_pr_job(*, origin: str, ab_plan: dict[str, Any], scenarios: str, base: str,
+                cand: str) -> str:
+    """The `run:` script of a pull request's lab gate job (latency-gate.yml's `gate` job) for a
+    runner stand-in: the default branch checked out (actions/checkout, here a clone of
+    ``origin``), the board the runner serves (its .env), and the measuring step's A/B command
+    with the run context's plan, into RESULTS/RUN-ATTEMPT/gate-BOARD. What it cannot do here:
+    build main's and the pull request's kernels (``base``, ``cand``: built elsewhere) and the
+    preflight; the Verdict step's job failure is its exit status."""
+    return f"""git clone -q --depth 1 --branch main {shlex.quote(origin)} .
+export RTGATE_ROOT=$GITHUB_WORKSPACE
+board=${{RTGATE_BOARD:?no RTGATE_BOARD in the runner .env}}
+out="$RTGATE_RESULTS_DIR/$GITHUB_RUN_ID-$GITHUB_RUN_ATTEMPT/gate-$board"
+mkdir -p "$(dirname "$out")"
+mkdir "$out"
+rc=0
+"$RTGATE_PYTHON" -I .github/rtgate ab --board "$board" --base {shlex.quote(base)} \\
+  --cand {shlex.quote(cand)} --flavors stock,rt --scenarios {shlex.quote(scenarios)} \\
+  --round-duration {ab_plan["round_s"]}s --max-time {ab_plan["max_time_s"]}s \\
+  --planned-rounds {ab_plan["rounds"]} --out "$out" || rc=$?
+echo "gate output: $out (rtgate ab exit $rc)"
+exit "$rc"
+"""
+
+
 def workflow_run_event(*, run_id: int, event: str, head_sha: str, conclusion: str,
                        main_sha: str) -> dict[str, Any]:
     """The `workflow_run` (completed) payload of the gate's run, as GitHub documents it."""
@@ -191,7 +216,7 @@ def publish(main: Path, store: Path, *, gate_run: int, event: str, head_sha: str
                                  conclusion=gate_conclusion,
                                  main_sha=git(main, "rev-parse", "HEAD").strip())
     (tmp / "event.json").write_text(json.dumps(payload))
-    publisher_run = gate_run + 1
+    publisher_run = 900_000 + gate_run  # its own run, apart from any gate run's artifacts
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     proc = subprocess.run(
         [act, "workflow_run", "-W", str(main / REPORT), "-j", "publish",
