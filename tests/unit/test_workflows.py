@@ -903,3 +903,23 @@ def test_the_gate_fans_out_over_a_kinds_boards_and_queues_on_their_runners() -> 
     later = yaml.safe_dump([s for s in job["steps"][2:]
                             if s.get("uses") != "./.github/actions/keep-results"])
     assert "matrix.board" not in later and "matrix.kind" not in later
+
+
+def test_every_download_of_gate_artifacts_lands_each_in_a_directory_of_its_name() -> None:
+    """download-artifact v5+ (the pinned v8.0.1, src/download-artifact.ts: `isSingleArtifactDownload
+    || inputs.mergeMultiple || artifacts.length === 1 ? resolvedPath : path.join(resolvedPath,
+    artifact.name)`) extracts a pattern's LONE match into the path itself: a one-board gate's
+    results would not be in gate/gate-BOARD/, where every reader looks. Matching the run
+    context too (every gate run uploads it) keeps two matches at least."""
+    from fnmatch import fnmatchcase
+
+    for path in sorted((GITHUB / "workflows").glob("*.yml")):
+        for _, job in jobs(load(path)):
+            for s in job.get("steps", []):
+                if not s.get("uses", "").startswith("actions/download-artifact@"):
+                    continue
+                pattern = s["with"].get("pattern")
+                if pattern is None or not fnmatchcase("gate-x", pattern.strip("{}").split(",")[0]):
+                    continue
+                assert pattern == "{gate-*,run-context}", f"{path.name}: {pattern}"
+                assert s["with"].get("merge-multiple", False) in (False, "false"), path.name
