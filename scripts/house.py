@@ -101,7 +101,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("trace",),
     ("kernel",),
     ("harness",),
-    ("parsefiles", "cyclictest", "timerlat"),
+    ("parsefiles", "tools", "cyclictest", "timerlat"),
     ("stats",),
     ("result", "calibration"),
     ("", "errors", "paths", "inputfile", "jsonfile", "layout", "outcome", "textfmt", "ciout",

@@ -9,6 +9,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from rtgate import tools
 from rtgate.board.spec import BoardSpec, board_path, load_board
 from rtgate.ciout import escape
 from rtgate.cyclictest.version import detect
@@ -19,7 +20,6 @@ from rtgate.harness.runner import execute, planned
 from rtgate.harness.scenario import load_scenario
 from rtgate.layout import RAW, RESULT
 from rtgate.result import Result, Trace
-from rtgate.timerlat.command import TOOL as TIMERLAT
 from rtgate.trace import autoanalysis, breaktrace, explain
 
 RAW_OUTPUTS = ("cyclictest.json", "cyclictest.hist", "cyclictest.stdout", "cyclictest.stderr")
@@ -54,11 +54,13 @@ def measure(settings: BenchSettings) -> Result:
     """Measure here; the result is written to OUT/result.json and summed up on stderr."""
     board = _local(settings.board)
     scenario, source = load_scenario(settings.scenario)
-    if scenario.tool == TIMERLAT:
+    measuring = tools.get(scenario.tool)
+    if not measuring.local:
         # Never a cyclictest run in its place: the budget that judges it would be another tool's.
-        why = autoanalysis.missing() or "rtgate runs rtla timerlat on qemu-arm64 only so far"
-        raise InfraError(f"scenario {scenario.name!r} measures with timerlat, which cannot run "
-                         f"on board {board.name!r}: {why}", path=source)
+        why = (measuring.tracer and autoanalysis.missing(tracer=measuring.tracer)) or (
+            f"rtgate runs {measuring.name} on qemu-arm64 only so far")
+        raise InfraError(f"scenario {scenario.name!r} measures with {measuring.name}, which "
+                         f"cannot run on board {board.name!r}: {why}", path=source)
     caps = detect()
     out = settings.out
     rawdir = (out / RAW).resolve()

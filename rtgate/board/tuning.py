@@ -25,7 +25,7 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from rtgate import paths
+from rtgate import paths, tools
 from rtgate.errors import InputError
 from rtgate.harness.scenario import Scenario
 from rtgate.result import Result, Tuning, TuningCheck
@@ -400,9 +400,9 @@ class Applied:
 
     def verify_tasks(self, rb: dict[str, list[str]], loads: list[str],
                      root: int | None = None) -> list[TuningCheck]:
-        """The measuring threads (cyclictest's, or rtla timerlat's kernel threads ``timerlat/N``)
-        on the isolated CPUs, the loads on the housekeeping; with ``root``, only that process's
-        descendants count (a shared host runs others')."""
+        """The measuring threads (any tool's: cyclictest's, rtla timerlat's kernel threads
+        ``timerlat/N``) on the isolated CPUs, the loads on the housekeeping; with ``root``, only
+        that process's descendants count (a shared host runs others')."""
         rows = [p for line in rb.get("task", []) if len(p := line.split(" ", 4)) == 5]
         parent = {r[0]: r[2] for r in rows if r[0] == r[1]}
 
@@ -419,8 +419,8 @@ class Applied:
         checks = []
         pin = self.profile.pin
         if pin.cyclictest:
-            threads = [t for t in tasks if (t[3] == "cyclictest" and t[0] != t[1])
-                       or t[3].startswith("timerlat/")]
+            threads = [t for t in tasks if any(tool.measuring_thread(t[3], main=t[0] == t[1])
+                                               for tool in tools.every())]
             want = set(self.isolated)
             wrong = [t for t in threads if t[2] is None or not t[2] <= want]
             checks.append(self._check(
@@ -449,12 +449,11 @@ class Applied:
         """The scenario with cyclictest on the isolated CPUs and the loads on the others."""
         update: dict[str, object] = {}
         if self.profile.pin.cyclictest:
-            ct = scenario.cyclictest
-            update["cyclictest"] = ct.model_copy(
-                update={"args": [*ct.args, f"-a{cpu_list(self.isolated)}"]})
-            # The same CPUs when rtla timerlat measures instead (tool: timerlat).
-            update["timerlat"] = scenario.timerlat.model_copy(
-                update={"cpus": cpu_list(self.isolated) or None})
+            cpus = cpu_list(self.isolated)
+            update["cyclictest"] = tools.get("cyclictest").pinned(scenario.cyclictest, cpus)
+            # The same CPUs when another tool measures.
+            update["tool_options"] = {name: tools.get(name).pinned(options, cpus)
+                                      for name, options in scenario.tool_options.items()}
         if self.profile.pin.loads:
             update["loads"] = [ld.model_copy(update={
                 "argv": ["taskset", "-c", cpu_list(self.housekeeping), *ld.argv]})

@@ -32,7 +32,7 @@ from pydantic import (
     model_validator,
 )
 
-from rtgate import inputfile, paths
+from rtgate import inputfile, paths, tools
 from rtgate.board.spec import board_kind
 from rtgate.result import Result, profile_of
 from rtgate.schemafile import schema_of
@@ -113,9 +113,10 @@ class Budget(BaseModel):
     _source: str = PrivateAttr("")
 
     @model_validator(mode="after")
-    def _context_is_timerlat(self) -> Budget:
-        if self.context != "thread" and self.tool != "timerlat":
-            raise ValueError(f"context {self.context!r} is rtla timerlat's: tool is {self.tool!r}")
+    def _context_is_the_tools(self) -> Budget:
+        if self.context != "thread" and self.context not in tools.get(self.tool).contexts:
+            raise ValueError(f"context {self.context!r} is not one of {self.tool}'s (tool: "
+                             f"{self.tool!r})")
         return self
 
     @property

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from rtgate import tools
 from rtgate.cyclictest.command import CyclictestCommand, build
 from rtgate.cyclictest.version import Capabilities
 from rtgate.harness.scenario import PLACEHOLDER, SCALED, Scenario
-from rtgate.timerlat import command as rtla
 
 TIMEOUT_MARGIN_S = 30
 """Loads get this much beyond warm-up + duration, so they never end before rtgate stops them."""
@@ -55,13 +56,17 @@ class Plan:
     warmup_s: float
     duration_s: int
     scale: float
-    timerlat: rtla.TimerlatCommand | None = None
-    """Set when rtla timerlat hist measures instead of cyclictest (``tool: timerlat``)."""
+    tool: str = "cyclictest"
+    """What measures (a tool of rtgate.tools): its raw files are raw/TOOL.stdout and .stderr."""
+    measure: Any = None
+    """The measuring tool's command (a ``tools.ToolCommand`` of the tool's own type, which only
+    the tool reads) when it is not cyclictest, whose is ``cyclictest``: planned for every
+    scenario, since the breach tracer's follow-up run measures with it."""
 
     @property
-    def tool(self) -> str:
-        """What measures: its raw files are raw/TOOL.stdout and .stderr."""
-        return rtla.TOOL if self.timerlat else "cyclictest"
+    def command(self) -> tools.ToolCommand:
+        """The measuring tool's planned command."""
+        return self.cyclictest if self.measure is None else self.measure
 
 
 def timeout_for(scenario: Scenario, duration_s: int) -> int:
@@ -75,7 +80,7 @@ def make_plan(scenario: Scenario, source: Path, caps: Capabilities, *, duration_
     loads = [PlannedLoad(spec.name, [render(a, params) for a in spec.argv],
                          None if spec.listens_on is None else int(render(spec.listens_on, params)))
              for spec in scenario.loads]
-    measure = (rtla.build(scenario.timerlat, duration_s=duration_s, outdir=outdir)
-               if scenario.tool == rtla.TOOL else None)
+    measure = None if scenario.tool == "cyclictest" else tools.get(scenario.tool).command(
+        scenario.options(), caps=caps, duration_s=duration_s, outdir=outdir, source=source)
     return Plan(scenario.name, source, command, loads, scenario.warmup_s, duration_s,
-                params.scale, measure)
+                params.scale, scenario.tool, measure)

@@ -1,5 +1,6 @@
-"""Scenarios are data: which measuring tool (cyclictest, or ``tool: timerlat`` for rtla timerlat
-hist) with which options, and which loads, one YAML file each.
+"""Scenarios are data: which measuring tool (cyclictest, or another of ``rtgate.tools``: ``tool:
+timerlat`` for rtla timerlat hist) with which options (a block named after the tool), and which
+loads, one YAML file each.
 
 Loads are argv templates. Placeholders are filled in when a run is planned:
 
@@ -16,13 +17,12 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from rtgate import paths
+from rtgate import paths, tools
 from rtgate.cyclictest.command import CyclictestSpec
-from rtgate.timerlat.command import TimerlatSpec
 from rtgate.yamlsource import load_named
 
 PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
@@ -65,12 +65,49 @@ class Scenario(BaseModel):
         description="Multiplies {scaled:N} counts; `rtgate bench --scale` overrides it.")
     warmup_s: float = Field(2.0, ge=0, le=600,
                             description="Seconds the loads run before cyclictest starts.")
-    tool: Literal["cyclictest", "timerlat"] = Field(
-        "cyclictest", description="What measures: cyclictest, or rtla timerlat hist (on boards "
-                                  "whose kernel has the timerlat tracer: qemu-arm64).")
-    cyclictest: CyclictestSpec = Field(default_factory=CyclictestSpec)
-    timerlat: TimerlatSpec = Field(default_factory=TimerlatSpec)
+    tool: str = Field(
+        "cyclictest", description="What measures: a tool of rtgate.tools (cyclictest; timerlat, "
+                                  "rtla timerlat hist, on boards whose kernel has the timerlat "
+                                  "tracer: qemu-arm64). Its options are the block named after "
+                                  "it.")
+    cyclictest: CyclictestSpec = Field(
+        default_factory=CyclictestSpec,
+        description="cyclictest's options; kept for every tool, since the breach tracer's "
+                    "follow-up run measures with cyclictest where the kernel has no timerlat.")
+    tool_options: dict[str, Any] = Field(default_factory=dict, exclude=True)
+    """The other tools' blocks, each validated by its tool's options model."""
     loads: list[LoadSpec] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _tool_blocks(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            blocks = {k: data[k] for k in data if k != "cyclictest" and k in tools.names()}
+            data = {k: v for k, v in data.items() if k not in blocks}
+            data["tool_options"] = {**data.get("tool_options", {}), **blocks}
+        return data
+
+    @field_validator("tool")
+    @classmethod
+    def _known_tool(cls, tool: str) -> str:
+        if tool not in tools.names():
+            raise ValueError(f"unknown tool {tool!r} (known: {', '.join(tools.names())})")
+        return tool
+
+    @model_validator(mode="after")
+    def _options(self) -> Scenario:
+        for name, block in list(self.tool_options.items()):
+            model = tools.get(name).options
+            self.tool_options[name] = (block if isinstance(block, model)
+                                       else model.model_validate(block))
+        if self.tool != "cyclictest":
+            self.tool_options.setdefault(self.tool, tools.get(self.tool).options())
+        return self
+
+    def options(self, tool: str | None = None) -> Any:
+        """The options of ``tool`` (default: the measuring one) as its model holds them."""
+        name = tool or self.tool
+        return self.cyclictest if name == "cyclictest" else self.tool_options[name]
 
     @field_validator("loads")
     @classmethod

@@ -107,22 +107,22 @@ def _named(b: TraceBreach, tasks: dict[int, str]) -> TraceBreach:
     return b
 
 
-def missing(tracefs: Path = Path("/sys/kernel/tracing")) -> str | None:
-    """Why the running kernel cannot run timerlat, or None when it can."""
+def missing(tracefs: Path = Path("/sys/kernel/tracing"), tracer: str = "timerlat") -> str | None:
+    """Why the running kernel cannot run ``tracer`` (rtla's), or None when it can."""
     try:
         tracers = (tracefs / "available_tracers").read_text().split()
     except OSError:
         return (f"the running kernel has no tracefs at {tracefs} (CONFIG_FTRACE off, or not "
                 "mounted): neither rtla timerlat nor cyclictest's breaktrace can trace here")
-    return lacking(" ".join(tracers), "the running kernel")
+    return lacking(" ".join(tracers), "the running kernel", tracer)
 
 
-def lacking(tracers: str, kernel: str) -> str | None:
-    """Why ``kernel`` with these available_tracers cannot run timerlat, or None when it can."""
-    if "timerlat" in tracers.split():
+def lacking(tracers: str, kernel: str, tracer: str = "timerlat") -> str | None:
+    """Why ``kernel`` with these available_tracers cannot run ``tracer``, or None when it can."""
+    if tracer in tracers.split():
         return None
-    return (f"{kernel} has no timerlat tracer (available: {' '.join(tracers.split()) or 'none'})"
-            ": CONFIG_TIMERLAT_TRACER is needed")
+    return (f"{kernel} has no {tracer} tracer (available: {' '.join(tracers.split()) or 'none'})"
+            f": CONFIG_{tracer.upper()}_TRACER is needed")
 
 
 def trace(stdout: Path, stderr: Path, rc: int | None, *, threshold_us: float, cap_s: int,

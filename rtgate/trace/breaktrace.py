@@ -195,8 +195,9 @@ def run(scenario: str, threshold_us: float, cap_s: int, out: Path, *,
         try:
             with planned(spec, source, caps, duration_s=cap_s, rawdir=staging,
                                    scale=scale) as (plan, scratch):
-                # cyclictest traces even a `tool: timerlat` scenario: breaktrace is its trigger.
-                armed = replace(plan, timerlat=None, cyclictest=replace(
+                # cyclictest traces whatever tool the scenario measures with: breaktrace is its
+                # trigger.
+                armed = replace(plan, tool="cyclictest", measure=None, cyclictest=replace(
                     plan.cyclictest, argv=arm(plan.cyclictest.argv, threshold_us)))
                 with ftrace.Session() as session:
                     run_log = execute(armed, staging, scratch)

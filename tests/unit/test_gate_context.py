@@ -54,5 +54,5 @@ def test_a_result_without_the_context_is_incomplete() -> None:
 
 
 def test_only_timerlat_has_contexts() -> None:
-    with pytest.raises(ValidationError, match="rtla timerlat's"):
+    with pytest.raises(ValidationError, match="context 'user' is not one of cyclictest's"):
         budget(tool="cyclictest", context="user")

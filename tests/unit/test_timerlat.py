@@ -25,7 +25,7 @@ from rtgate.harness.runner import RunLog
 from rtgate.harness.scenario import Scenario, load_scenario
 from rtgate.result import Percentile, load_result
 from rtgate.timerlat import hist
-from rtgate.timerlat.command import TimerlatSpec
+from rtgate.timerlat.command import TimerlatCommand, TimerlatSpec
 from rtgate.trace import autoanalysis
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -162,11 +162,11 @@ def _plan(scenario: Scenario, source: Path, duration_s: int = 20):
 def test_shipped_scenario_runs_rtla_in_the_guest_instead_of_cyclictest() -> None:
     scenario, source = load_scenario("timerlat-net")
     plan = _plan(scenario, source)
-    assert plan.tool == "timerlat" and plan.timerlat is not None
-    assert plan.timerlat.argv == ["rtla", "timerlat", "hist", "-k", "--no-aa", "-d", "20s",
+    assert plan.tool == "timerlat" and isinstance(plan.measure, TimerlatCommand)
+    assert plan.command.argv == ["rtla", "timerlat", "hist", "-k", "--no-aa", "-d", "20s",
                                   "-E", "20000", "-b", "1"]
     script = guestscript.render(plan, ["iperf3-server", "iperf3-client"], epoch=0)
-    assert shlex.join(plan.timerlat.argv) in script
+    assert shlex.join(plan.command.argv) in script
     assert f">{guestscript.RAW}/timerlat.stdout 2>{guestscript.RAW}/timerlat.stderr &" in script
     assert f"{guestscript.STATE}/timerlat-rc" in script and "cyclictest" not in script
     # The same run path as cyclictest's: loads, markers, the hang guard, sending raw/ back.
@@ -174,8 +174,8 @@ def test_shipped_scenario_runs_rtla_in_the_guest_instead_of_cyclictest() -> None
                    f"{guestscript.STATE}/hung", "start_load iperf3-server", "RTGATE-BEGIN"):
         assert marker in script
     pinned = TimerlatSpec(cpus="1", bucket_us=10, histogram_us=50000, period_us=2000)
-    plan = _plan(scenario.model_copy(update={"timerlat": pinned}), source)
-    assert plan.timerlat is not None and plan.timerlat.argv[-8:] == [
+    plan = _plan(scenario.model_copy(update={"tool_options": {"timerlat": pinned}}), source)
+    assert plan.command.argv[-8:] == [
         "-E", "5000", "-b", "10", "-p", "2000", "-c", "1"]
 
 
@@ -184,10 +184,10 @@ def _raw_run(tmp_path: Path, capture: Path, rc: int):
     rawdir = tmp_path / "raw"
     rawdir.mkdir()
     plan = _plan(scenario, source)
-    assert plan.timerlat is not None
+    assert isinstance(plan.measure, TimerlatCommand)
     (rawdir / "timerlat.stdout").write_bytes(capture.read_bytes())
     (rawdir / "timerlat.stderr").write_text("" if rc == 0 else "Could not apply config\n")
-    host = replace(plan, timerlat=replace(plan.timerlat, stdout=str(rawdir / "timerlat.stdout")))
+    host = replace(plan, measure=replace(plan.measure, stdout=str(rawdir / "timerlat.stdout")))
     env = Environment(kernel_release="6.12.117", kernel_version="#1 SMP PREEMPT_RT",
                       machine="aarch64", preempt_rt=True,
                       tools={"stress-ng": None, "iperf3": "3.12"})
@@ -243,7 +243,7 @@ def test_tuning_checks_timerlat_threads_on_the_isolated_cpus() -> None:
     finds its kernel threads there (not "no cyclictest thread seen": incomplete for nothing)."""
     applied = Applied(load_profile("isolated"), "qemu-arm64", 2)
     scenario, _ = load_scenario("timerlat-net")
-    assert applied.pin(scenario).timerlat.cpus == "1"
+    assert applied.pin(scenario).options().cpus == "1"
     rb = parse_readback("task\t40 40 2 1 timerlat/1\ntask\t50 50 1 0 iperf3\n")
     checks = {c.setting: c for c in applied.verify_tasks(rb, ["iperf3"])}
     assert checks["cyclictest-affinity"].status == "ok", checks["cyclictest-affinity"]

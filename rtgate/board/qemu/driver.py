@@ -18,6 +18,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from rtgate import tools
 from rtgate.board.base import BoardDriver, KernelArtifacts, MeasuredRun
 from rtgate.board.loadreport import LoadReport
 from rtgate.board.peer import PeerLoads, controller_cpus, peer_records, split
@@ -273,9 +274,10 @@ class QemuBoard(BoardDriver):
         if infra.is_file():
             raise InfraError(f"in the guest: {note(infra).strip()}", path=infra)
         tracers = state / "tracers"
-        if plan.timerlat and tracers.is_file() and (
-                why := autoanalysis.lacking(note(tracers, FACTS_CAP), "the guest kernel")):
-            raise InfraError(f"scenario {plan.scenario!r} measures with timerlat: {why}",
+        tracer = tools.get(plan.tool).tracer
+        if tracer and tracers.is_file() and (
+                why := autoanalysis.lacking(note(tracers, FACTS_CAP), "the guest kernel", tracer)):
+            raise InfraError(f"scenario {plan.scenario!r} measures with {plan.tool}: {why}",
                              path=self.console_log)
         loads = LoadReport([*board_records(plan, state), *peer_records(raw.peer_loads, raw.end)])
         read_log(run_log, plan, state)

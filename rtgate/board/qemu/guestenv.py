@@ -18,9 +18,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeVar
 
+from rtgate import tools
 from rtgate.board import tarsafe
 from rtgate.board.loadreport import LoadRecord
 from rtgate.board.spec import BoardSpec
+from rtgate.cyclictest.command import CyclictestCommand
 from rtgate.cyclictest.version import parse_help
 from rtgate.errors import InfraError
 from rtgate.harness.environment import Environment, preempt_rt
@@ -202,16 +204,10 @@ def read_log(log: RunLog, plan: Plan, state: Path) -> None:
     log.loadavg_after = _loadavg(state / "loadavg-after")
 
 
-def _moved(guest_path: str | None, rawdir: Path) -> str | None:
-    return None if guest_path is None else str(rawdir / Path(guest_path).name)
-
-
 def on_controller(plan: Plan, rawdir: Path) -> Plan:
     """``plan`` with its raw files where they are now, in ``rawdir`` on the controller, for the
     parser to read."""
-    command = replace(plan.cyclictest, json_path=_moved(plan.cyclictest.json_path, rawdir),
-                      histfile=_moved(plan.cyclictest.histfile, rawdir),
-                      blocks=_moved(plan.cyclictest.blocks, rawdir))
-    measure = plan.timerlat and replace(plan.timerlat,
-                                        stdout=str(rawdir / Path(plan.timerlat.stdout).name))
-    return replace(plan, cyclictest=command, timerlat=measure)
+    cyclictest = tools.get("cyclictest").on_controller(plan.cyclictest, rawdir)
+    assert isinstance(cyclictest, CyclictestCommand)
+    measure = plan.measure and tools.get(plan.tool).on_controller(plan.measure, rawdir)
+    return replace(plan, cyclictest=cyclictest, measure=measure)

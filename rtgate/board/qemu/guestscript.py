@@ -1,11 +1,11 @@
 """A bench Plan as a busybox shell script, for a guest that has no Python.
 
 The script does in the guest what ``rtgate.harness.runner`` does on the host: start the loads (a
-listening load must listen before the next starts), warm up, run cyclictest (or, for a scenario
-with ``tool: timerlat``, rtla timerlat hist) with a hang guard,
-then note which loads died early and stop the rest. It prints markers on the console so the host
-can start the peer's loads and time the measurement, and ends by sending every raw file back as
-base64 of a tar.gz between ``RTGATE-BEGIN`` and ``RTGATE-END <sha256>``.
+listening load must listen before the next starts), warm up, run the measuring tool (its part
+of the script is the tool's: rtgate.tools) with a hang guard, then note which loads died early
+and stop the rest. It prints markers on the console so the host can start the peer's loads and
+time the measurement, and ends by sending every raw file back as base64 of a tar.gz between
+``RTGATE-BEGIN`` and ``RTGATE-END <sha256>``.
 
 cyclictest's -v stream is reduced in the guest, by the same awk program as on every board
 (busybox awk here), reading it from a FIFO: the serial console carries ~10 KB/s, while the
@@ -18,7 +18,7 @@ from __future__ import annotations
 import shlex
 import time
 
-from rtgate.cyclictest.command import REDUCER
+from rtgate import tools
 from rtgate.harness.plan import Plan
 from rtgate.harness.runner import HANG_MARGIN_S
 
@@ -27,13 +27,11 @@ RAW = f"{GUEST_ROOT}/raw"
 META = f"{GUEST_ROOT}/meta"
 STATE = f"{GUEST_ROOT}/state"
 SCRATCH = "/tmp/rtgate-scratch"
-GUEST_REDUCER = "/tmp/rtgate-blockmaxima.awk"
-VERBOSE_FIFO = "/tmp/rtgate-verbose"
 LISTEN_TIMEOUT_S = 10
 STOP_GRACE_S = 5
 TRACEFS = "/sys/kernel/tracing"
 TRACE_TAIL_LINES = 4000
-# The kernel's tracers, noted: a guest kernel without timerlat says so in state/tracers.
+# The kernel's tracers, noted: a guest kernel without a tool's tracer says so in state/tracers.
 _TRACEFS = [f"  mount -t tracefs nodev {TRACEFS} 2>/dev/null",
             f"  cat {TRACEFS}/available_tracers >{STATE}/tracers 2>/dev/null"]
 
@@ -103,7 +101,7 @@ def render(plan: Plan, guest_loads: list[str], epoch: float | None = None,
         f"  sleep {plan.warmup_s:g}",
         f"  cat /proc/loadavg >{STATE}/loadavg-before",
         "  echo RTGATE-MEASURE-START",
-        *(_traced(tracer) if tracer else _timerlat(plan) if plan.timerlat else _measured(plan)),
+        *(_traced(tracer) if tracer else _measured(plan)),
         "  echo RTGATE-MEASURE-END",
         f"  cat /proc/loadavg >{STATE}/loadavg-after",
         "fi",
@@ -143,26 +141,10 @@ def _guarded(plan: Plan, start: str) -> list[str]:
 
 
 def _measured(plan: Plan) -> list[str]:
-    """cyclictest, its -v stream reduced through a FIFO, with a hang guard."""
-    program = REDUCER.read_text()
-    return [
-        f"  cat >{GUEST_REDUCER} <<'RTGATE-AWK'\n{program}RTGATE-AWK",
-        f"  rm -f {VERBOSE_FIFO} && mkfifo {VERBOSE_FIFO}",
-        f"  {_q(plan.cyclictest.reducer(GUEST_REDUCER))} <{VERBOSE_FIFO} "
-        f">{RAW}/cyclictest.stdout 2>{RAW}/reducer.stderr &",
-        "  red=$!",
-        *_guarded(plan, f"{_q(plan.cyclictest.argv)} >{VERBOSE_FIFO} "
-                        f"2>{RAW}/cyclictest.stderr &"),
-        f"  wait $red; echo $? >{STATE}/reducer-rc",
-    ]
-
-
-def _timerlat(plan: Plan) -> list[str]:
-    """rtla timerlat hist, its histogram on stdout, with the same hang guard."""
-    assert plan.timerlat is not None
-    return [*_TRACEFS,
-            *_guarded(plan, f"{_q(plan.timerlat.argv)} >{plan.timerlat.stdout} "
-                            f"2>{RAW}/{plan.tool}.stderr &")]
+    """The measuring tool's part of the script, under the hang guard."""
+    shell = tools.GuestShell(raw=RAW, state=STATE, quote=_q,
+                             guarded=lambda start: _guarded(plan, start), tracefs=_TRACEFS)
+    return tools.get(plan.tool).guest_lines(plan.command, shell)
 
 
 def probe() -> str:
