@@ -316,6 +316,7 @@ class Lab:
         self.switch_ns = f"rtl{self.id}-sw"
         self.hosts: dict[str, Host] = {}
         self.timings: dict[str, float] = {}
+        self.started = 0.0  # time.monotonic() when start() began: fresh machines, nothing booted
         self._netns: list[str] = []
         self._mounts: list[Path] = []
         self.key = self.dir / "admin_ed25519"
@@ -420,6 +421,7 @@ class Lab:
                        "--bind=/dev/cpu_dma_latency"]
 
     def start(self) -> Lab:
+        self.started = time.monotonic()
         self._network()
         for name, address, netns in (
                 ("controller", f"{UPLINK}.2", f"rtl{self.id}-ctl"),

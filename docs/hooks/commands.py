@@ -36,7 +36,7 @@ GUIDES: dict[str, tuple[str, str]] = {
     "sweep": ("The preemption-model sweep", "tuning.md#the-preemption-model-sweep-rtgate-sweep"),
     "report": ("Publishing", "publishing.md"),
     "compare": ("Publishing: before and after", "publishing.md#before-and-after-rtgate-compare"),
-    "lab": ("Lab setup: a controller host", "lab.md#setting-up-a-controller-host"),
+    "lab": ("Lab setup: the runner supervisors", "lab.md#the-runner-supervisors"),
 }
 
 
