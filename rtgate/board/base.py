@@ -1,13 +1,17 @@
 """The one board interface every driver implements, and what flows through it.
 
-A pipeline is a thin loop over it::
+A pipeline is a thin loop over it (rtgate.board.measure)::
 
     with open_board(spec) as board:          # restore() runs on the way out, whatever happened
         board.deploy(kernel)                  # copy the built kernel where the board boots it
         board.boot()                          # boot it; the running `uname -r` must match
-        raw = board.run(scenario, duration, out)   # measure under the scenario's load
-        measurement = board.collect(raw)      # -> Result (+ the raw files, kept in out/)
+        raw = board.run(scenario, duration, out)   # measure under the scenario's load: a RawRun
+        measurement = collect(raw)            # -> Result (+ the raw files, kept in out/), the
+                                              # same step for every board (rtgate.board.collect)
         board.restore()                       # back to the known-good kernel
+
+A driver deploys, boots, runs and restores, nothing else: what it learns about a run (where the
+raw files are, what the board says about itself, the tuning read back) goes into the RawRun.
 
 Every failure of the lab or the emulator is an InfraError (exit 3, never a pass); the console or
 session log is saved in the output directory first.
@@ -100,7 +104,7 @@ class MeasuredRun:
 
 
 class BoardDriver(ABC):
-    """deploy → boot → run → collect → restore. Drivers keep state between the steps."""
+    """deploy → boot → run → restore. Drivers keep state between the steps."""
 
     def __init__(self, spec: BoardSpec) -> None:
         self.spec = spec
@@ -123,11 +127,8 @@ class BoardDriver(ABC):
     @abstractmethod
     def run(self, scenario: str, duration_s: int, out: Path, *, flavor: str | None = None,
             scale: float | None = None) -> RawRun:
-        """Measure under the scenario's load; raw outputs land in ``out/raw/``."""
-
-    @abstractmethod
-    def collect(self, raw: RawRun) -> MeasuredRun:
-        """Turn a run's raw outputs into ``out/result.json``."""
+        """Measure under the scenario's load; raw outputs land in ``out/raw/``, what the board
+        reported about itself in the RawRun (the tuning read back at its end too)."""
 
     @abstractmethod
     def restore(self) -> None:

@@ -16,15 +16,14 @@ from pathlib import Path
 
 import yaml
 
-from rtgate.board.base import BoardDriver, KernelArtifacts, MeasuredRun
-from rtgate.board.localbench import BenchSettings, measure
-from rtgate.board.rawrun import RawRun
+from rtgate.board.base import BoardDriver, KernelArtifacts
+from rtgate.board.localbench import BenchSettings, record
+from rtgate.board.rawrun import RawRun, TuningReadings
 from rtgate.board.spec import BoardSpec
-from rtgate.board.tuning import Applied, parse_readback, programs, recorded
-from rtgate.errors import InfraError, InputError
+from rtgate.board.tuning import Applied, parse_readback, programs
+from rtgate.errors import InputError
 from rtgate.harness.scenario import load_scenario
-from rtgate.layout import RAW, RESULT
-from rtgate.result import Result, Trace, TuningCheck, load_result
+from rtgate.result import Trace, TuningCheck
 from rtgate.trace import breaktrace
 
 STATE = Path(os.environ.get("RTGATE_TUNING_STATE", "/var/lib/rtgate/tuning-state"))
@@ -61,8 +60,7 @@ class LocalBoard(BoardDriver):
 
     def run(self, scenario: str, duration_s: int, out: Path, *, flavor: str | None = None,
             scale: float | None = None) -> RawRun:
-        # The local bench writes result.json itself (collect() reads it back, with the tuning
-        # record added); the run's id is the one it made.
+        """The local bench's run (rtgate.board.localbench), with the tuning read back."""
         sampler = None
         scenario = self._pinned(scenario, out)
         if self.tuned:
@@ -72,12 +70,18 @@ class LocalBoard(BoardDriver):
                              f"{self.tuned.readback_script(tasks=True)}"],
                 stdout=open(out / "tuning-run.txt", "wb"), stdin=subprocess.DEVNULL)
         try:
-            result = measure(BenchSettings(scenario=scenario, duration_s=duration_s, out=out,
-                                           board=self.spec.name, flavor=flavor, scale=scale))
+            raw = record(BenchSettings(scenario=scenario, duration_s=duration_s, out=out,
+                                       board=self.spec.name, flavor=flavor, scale=scale))
         finally:
             if sampler is not None:
                 sampler.wait()
-        return RawRun(out=out, scenario=scenario, flavor=flavor, run_id=result.run_id)
+        if not self.tuned:
+            return raw
+        during = parse_readback((out / "tuning-run.txt").read_text(errors="replace"))
+        readings = TuningReadings(
+            profile=self.tuned.profile, cpus=self.tuned.cpus, boot=self.checks, during=during,
+            end=self._readback(), programs=programs(raw.plan.loads), root=os.getpid())
+        return raw.model_copy(update={"tuning": readings})
 
     def _pinned(self, scenario: str, out: Path) -> str:
         """The scenario as it runs here: a tuned board's is pinned, written beside the result
@@ -90,25 +94,6 @@ class LocalBoard(BoardDriver):
         path.write_text(yaml.safe_dump(pinned.model_dump(exclude_none=True), sort_keys=False),
                         encoding="utf-8")
         return str(path)
-
-    def collect(self, raw: RawRun) -> MeasuredRun:
-        path = raw.out / RESULT
-        if not path.is_file():
-            raise InfraError("the local run wrote no result.json", path=raw.out)
-        result = load_result(path)
-        if self.tuned:
-            result = self._verified(result, raw)
-            result.write(path)
-        return MeasuredRun(result=result, result_path=path, raw_dir=raw.out / RAW)
-
-    def _verified(self, result: Result, raw: RawRun) -> Result:
-        assert self.tuned is not None
-        during = parse_readback((raw.out / "tuning-run.txt").read_text(errors="replace"))
-        plan_loads, _ = load_scenario(raw.scenario)
-        names = programs(plan_loads.loads)
-        checks = [*self.checks, *self.tuned.verify_tasks(during, names, root=os.getpid()),
-                  *self.tuned.verify(self._readback(), "end")]
-        return recorded(result, self.tuned.record(checks))
 
     def trace(self, scenario: str, threshold_us: float, cap_s: int, out: Path, *,
               scale: float | None = None) -> Trace:

@@ -10,15 +10,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rtgate import tools
+from rtgate.board.collect import collect
+from rtgate.board.rawrun import RawRun
 from rtgate.board.spec import BoardSpec, board_path, load_board
 from rtgate.ciout import escape
 from rtgate.cyclictest.version import detect
 from rtgate.errors import InfraError, InputError
 from rtgate.harness import environment
-from rtgate.harness.assemble import RunInfo, assemble, run_id
 from rtgate.harness.runner import execute, planned
 from rtgate.harness.scenario import load_scenario
-from rtgate.layout import RAW, RESULT
+from rtgate.layout import RAW
 from rtgate.result import Result, Trace
 from rtgate.trace import autoanalysis, breaktrace, explain
 
@@ -50,8 +51,9 @@ def _local(name: str) -> BoardSpec:
     return board
 
 
-def measure(settings: BenchSettings) -> Result:
-    """Measure here; the result is written to OUT/result.json and summed up on stderr."""
+def record(settings: BenchSettings) -> RawRun:
+    """Measure here: the raw files in OUT/raw/, what this machine and its runner saw in the
+    RawRun, for the collect step."""
     board = _local(settings.board)
     scenario, source = load_scenario(settings.scenario)
     measuring = tools.get(scenario.tool)
@@ -66,7 +68,6 @@ def measure(settings: BenchSettings) -> Result:
     rawdir = (out / RAW).resolve()
     env = environment.capture()
     virtual = bool(env.virtual) if board.virtual == "auto" else bool(board.virtual)
-    flavor = settings.flavor or ("rt" if env.preempt_rt else "stock")
     with planned(scenario, source, caps, duration_s=settings.duration_s, rawdir=rawdir,
                  scale=settings.scale) as (plan, scratch):
         try:
@@ -78,10 +79,14 @@ def measure(settings: BenchSettings) -> Result:
         for name in RAW_OUTPUTS:
             (rawdir / name).unlink(missing_ok=True)
         log = execute(plan, rawdir, scratch)
-    info = RunInfo(run_id=run_id(board.name, scenario.name, log.start), board=board.name,
-                   virtual=virtual, flavor=flavor, cyclictest_version=caps.version)
-    result = assemble(plan, log, env, rawdir, info)
-    path = result.write(out / RESULT)
+    return RawRun(out=out, board=board.name, virtual=virtual, plan=plan, flavor=settings.flavor,
+                  log=log, environment=env, cyclictest_version=caps.version)
+
+
+def measure(settings: BenchSettings) -> Result:
+    """Measure here; the result is written to OUT/result.json and summed up on stderr."""
+    measured = collect(record(settings))
+    result, path = measured.result, measured.result_path
     t = result.totals
     summary = (f"{t.samples} samples, max {t.max_us:g} us, avg {t.avg_us:.2f} us"
                if t.max_us is not None and t.avg_us is not None else f"{t.samples} samples")

@@ -1,5 +1,6 @@
 """One measurement on one board: deploy → boot → run → collect → restore, the step every loop
-(pipeline, A/B rounds, bisect steps, the sweep) repeats."""
+(pipeline, A/B rounds, bisect steps, the sweep) repeats; the driver runs, the one collect step
+(rtgate.board.collect) makes the result."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rtgate.board.base import BoardDriver, KernelArtifacts, MeasuredRun
+from rtgate.board.collect import collect
 from rtgate.board.drivers import open_board
 from rtgate.board.spec import BoardSpec
 from rtgate.board.tuning import Profile
@@ -25,5 +27,5 @@ def measure(spec: BoardSpec, kernel: KernelArtifacts | None, scenario: str, dura
         board.deploy(kernel)
         board.boot()
         raw = board.run(scenario, duration_s, out, flavor=flavor, scale=scale)
-        measured = board.collect(raw)
+        measured = collect(raw)
         return follow_up(board, measured) if follow_up else measured

@@ -69,8 +69,8 @@ def _reasons(plan: Plan, run_log: RunLog, rawdir: Path) -> tuple[list[str], list
         detail = _last_line(rawdir / "reducer.stderr")
         partial.append(f"the block-maxima reducer exited {exit_text(run_log.reducer_rc)}"
                        + (f": {detail}" if detail else ""))
-    degraded = [f"load {ld.spec.name!r} exited early {exit_text(ld.early_exit)} after "
-                f"{ld.early_after_s:.1f} s (see raw/{ld.spec.name}.stderr)"
+    degraded = [f"load {ld.name!r} exited early {exit_text(ld.early_exit)} after "
+                f"{ld.early_after_s or 0:.1f} s (see raw/{ld.name}.stderr)"
                 for ld in run_log.loads if ld.early_exit is not None]
     return partial, degraded
 
@@ -121,7 +121,7 @@ def assemble(plan: Plan, run_log: RunLog, env: Environment, rawdir: Path,
         "end": parsed.end or (run_log.end.isoformat() if run_log.end else None),
         "status": status,
         "reasons": list(dict.fromkeys([*parsed.reasons, *partial, *degraded])),
-        "loads": [Load(name=ld.spec.name, command=ld.spec.argv, exit_status=ld.early_exit,
+        "loads": [Load(name=ld.name, command=ld.argv, exit_status=ld.early_exit,
                        early_exit=ld.early_exit is not None) for ld in run_log.loads],
         "environment": environment.written(),
     })

@@ -18,7 +18,16 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    SerializerFunctionWrapHandler,
+    ValidatorFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 from rtgate.result import Result, is_preempt_rt
 
@@ -47,8 +56,9 @@ class Environment(BaseModel):
 
     Every field is optional: a producer sets what it knows (a guest has no IRQ table, an old
     result file has none of the later keys), and ``written()`` gives back exactly the keys set,
-    in the order of the fields here, which is the order every producer has written them in.
-    Keys rtgate does not know (an old file's, a board's own result's) are kept, after these.
+    in the order they were first set (as the dict merges that filled it before kept them), so
+    history's bytes do not move. Keys rtgate does not know (an old file's, a board's own
+    result's) are kept.
     """
 
     model_config = ConfigDict(extra="allow", frozen=True)
@@ -86,6 +96,22 @@ class Environment(BaseModel):
     privileges: dict[str, str] = Field(default_factory=dict)
     throttled: Throttled | None = None
 
+    _order: tuple[str, ...] = PrivateAttr(default=())
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _keep_order(cls, data: Any, handler: ValidatorFunctionWrapHandler) -> Environment:
+        made: Environment = handler(data)
+        if isinstance(data, dict):
+            made._order = tuple(data)
+        return made
+
+    @model_serializer(mode="wrap")
+    def _in_order(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        dumped: dict[str, Any] = handler(self)
+        known = self.model_fields_set | set(self.__pydantic_extra__ or {})
+        return {k: dumped[k] for k in (*self._order, *dumped) if k in known and k in dumped}
+
     @classmethod
     def of(cls, result: Result) -> Environment:
         """A result's environment, typed (pydantic.ValidationError when a key has the wrong
@@ -94,10 +120,11 @@ class Environment(BaseModel):
 
     def written(self) -> dict[str, Any]:
         """The keys set, as result.json holds them."""
-        return self.model_dump(mode="json", exclude_unset=True)
+        return self.model_dump(mode="json")
 
     def updated(self, **changes: Any) -> Environment:
-        """A copy with ``changes`` set (and validated)."""
+        """A copy with ``changes`` set (and validated): a key already set keeps its place, a
+        new one comes last."""
         return type(self).model_validate({**self.written(), **changes})
 
 

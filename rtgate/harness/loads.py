@@ -24,6 +24,17 @@ STOP_GRACE_S = 5.0
 TCP_LISTEN = "0A"
 
 
+@dataclass(frozen=True)
+class EndedLoad:
+    """A load of this machine as the run recorded it, once it was stopped."""
+
+    name: str
+    argv: list[str]
+    early_exit: int | None
+    """Exit status of a load that ended on its own while it should have been running."""
+    early_after_s: float | None
+
+
 @dataclass
 class RunningLoad:
     spec: PlannedLoad
@@ -33,6 +44,9 @@ class RunningLoad:
     early_exit: int | None = None
     """Exit status of a load that ended on its own while it should have been running."""
     early_after_s: float | None = None
+
+    def ended(self) -> EndedLoad:
+        return EndedLoad(self.spec.name, self.spec.argv, self.early_exit, self.early_after_s)
 
     def check(self) -> bool:
         """True when the load has just been found dead (before rtgate stopped it)."""

@@ -17,17 +17,18 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType, TracebackType
 
+from pydantic import BaseModel, ConfigDict, Field
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn
 
 from rtgate.cyclictest.version import Capabilities
 from rtgate.errors import InfraError
 from rtgate.harness import environment, loads
+from rtgate.harness.loads import EndedLoad
 from rtgate.harness.plan import Params, Plan, make_plan, timeout_for
 from rtgate.harness.scenario import Scenario
 from rtgate.harness.thermal import ThermalSampler
@@ -62,11 +63,13 @@ class Interrupts:
             signal.signal(sig, handler)  # type: ignore[arg-type]
 
 
-@dataclass
-class RunLog:
-    """What happened during a run, for the result's status, loads and environment."""
+class RunLog(BaseModel):
+    """What happened during a run, for the result's status, loads and environment: what the
+    runner here saw, or what a board's run script noted (rtgate.board.qemu.guestenv)."""
 
-    loads: list[loads.RunningLoad] = field(default_factory=list)
+    model_config = ConfigDict(extra="forbid")
+    loads: list[EndedLoad] = Field(default_factory=list)
+    """This machine's loads (a remote board's are load records of the collect step)."""
     start: datetime | None = None
     end: datetime | None = None
     measured_s: float = 0.0
@@ -90,6 +93,7 @@ class _Run:
     def __init__(self, plan: Plan, rawdir: Path, scratch: Path) -> None:
         self.plan, self.rawdir, self.scratch = plan, rawdir, scratch
         self.run_log = RunLog()
+        self.loads: list[loads.RunningLoad] = []
         self.interrupts = Interrupts()
         self.progress = _progress()
         self.task = self.progress.add_task(f"{plan.scenario}: starting loads",
@@ -97,7 +101,7 @@ class _Run:
         self.t0 = time.monotonic()
 
     def _tick(self, phase: str) -> None:
-        for load in self.run_log.loads:
+        for load in self.loads:
             if load.check():
                 self.progress.console.print(
                     f"rtgate bench: load {load.spec.name!r} exited early with status "
@@ -111,7 +115,7 @@ class _Run:
         for spec in self.plan.loads:
             if self.interrupts.received:
                 return
-            self.run_log.loads.append(loads.start(spec, self.rawdir, self.scratch))
+            self.loads.append(loads.start(spec, self.rawdir, self.scratch))
             self._tick(f"{self.plan.scenario}: starting loads")
 
     def _warm_up(self) -> None:
@@ -174,8 +178,9 @@ class _Run:
             finally:
                 # Reverse order: an iperf3 client goes before its server, so it is not the
                 # server's disappearance that ends it.
-                for load in reversed(self.run_log.loads):
+                for load in reversed(self.loads):
                     loads.stop(load)
+                self.run_log.loads = [load.ended() for load in self.loads]
             self.run_log.interrupted = self.interrupts.received
         self.run_log.max_temp_c, self.run_log.max_temp_zone = thermal.max_c, thermal.zone
         self.run_log.loadavg_after = environment.loadavg()

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from rtgate.board.base import KernelArtifacts
+from rtgate.board.collect import collect
 from rtgate.board.drivers import open_board
 from rtgate.board.qemu.driver import QemuBoard
 from rtgate.board.spec import load_board
@@ -93,7 +94,7 @@ def test_the_guest_reaches_no_host_listener_and_iperf3_still_runs(
         assert netdev.count("hostfwd=") == 1 and "guestfwd" not in netdev
 
         raw = board.run("net", 3, tmp_path / "out", flavor="rt", scale=0.5)
-        measured = board.collect(raw)
+        measured = collect(raw)
         assert measured.result.status == "complete"
         loads = {ld.name: ld for ld in measured.result.loads}
         assert set(loads) == {"iperf3-server", "iperf3-client"}

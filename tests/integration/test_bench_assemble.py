@@ -4,15 +4,15 @@ the thermal sampler on a fake sysfs tree."""
 from __future__ import annotations
 
 import shutil
-import subprocess
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 from rtgate.cyclictest.version import parse_help
 from rtgate.harness.assemble import RunInfo, assemble
 from rtgate.harness.environment import Environment
-from rtgate.harness.loads import RunningLoad
-from rtgate.harness.plan import Params, PlannedLoad, make_plan
+from rtgate.harness.loads import EndedLoad
+from rtgate.harness.plan import Params, make_plan
 from rtgate.harness.runner import RunLog
 from rtgate.harness.scenario import load_scenario
 
@@ -31,12 +31,8 @@ def _plan(rawdir: Path, scenario: str = "net", duration_s: int = 20):
     return make_plan(sc, source, CAPS, duration_s=duration_s, params=params, outdir=str(rawdir))
 
 
-def _finished_load(name: str, argv: list[str], early: int | None) -> RunningLoad:
-    proc = subprocess.Popen(["true"])
-    proc.wait()
-    load = RunningLoad(PlannedLoad(name, argv, None), proc, 0.0)
-    load.early_exit, load.early_after_s = early, (None if early is None else 2.5)
-    return load
+def _finished_load(name: str, argv: list[str], early: int | None) -> EndedLoad:
+    return EndedLoad(name, argv, early, None if early is None else 2.5)
 
 
 def _run_log(plan, **kw) -> RunLog:
@@ -96,7 +92,7 @@ def test_interrupted_run_with_a_killed_load(tmp_path: Path) -> None:
     plan = _plan(tmp_path)
     run_log = _run_log(plan, interrupted="SIGTERM", measured_s=1.0, max_temp_c=61.5,
                        max_temp_zone="thermal_zone0 cpu-thermal")
-    run_log.loads[1].early_exit, run_log.loads[1].early_after_s = -9, 0.5
+    run_log.loads[1] = replace(run_log.loads[1], early_exit=-9, early_after_s=0.5)
     result = assemble(plan, run_log, ENV, tmp_path, INFO)
     assert result.status == "partial"  # partial outranks degraded; both reasons are kept
     assert "interrupted by SIGTERM after 1.0 s of 20 s of measurement" in result.reasons

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rtgate.board.rawrun import RawRun
-from rtgate.board.rpi5.collect import CLAIMS, described
+from rtgate.board.rpi5.claims import CLAIMS, described
 from rtgate.errors import InfraError
 from rtgate.harness.environment import Environment, IrqAffinity, Throttled
 from rtgate.result import load_result
@@ -41,16 +40,19 @@ def test_an_old_results_environment_reads_typed_and_writes_back_byte_for_byte(
     assert again.to_json() == result.to_json()
 
 
-def test_the_fields_are_typed_and_the_unknown_keys_kept_after_them() -> None:
+def test_the_fields_are_typed_the_keys_kept_in_their_order_and_new_ones_last() -> None:
     env = Environment.model_validate({"emulator": "qemu", "uname": "Linux",
                                       "irq_affinity": {"default": "f", "irqs": 3,
                                                        "by_affinity": {"0-3": 3}}})
     assert env.irq_affinity == IrqAffinity(default="f", irqs=3, by_affinity={"0-3": 3})
-    assert list(env.written()) == ["uname", "irq_affinity", "emulator"]
-    later = env.updated(throttled=Throttled(before="0x0", after=None), kernel_release="6.6")
-    assert list(later.written()) == ["uname", "kernel_release", "irq_affinity", "throttled",
-                                     "emulator"]
+    assert list(env.written()) == ["emulator", "uname", "irq_affinity"]
+    later = env.updated(throttled=Throttled(before="0x0", after=None), uname="Linux pi")
+    assert list(later.written()) == ["emulator", "uname", "irq_affinity", "throttled"]
     assert later.written()["throttled"] == {"before": "0x0", "after": None}
+    assert later.uname == "Linux pi" and env.uname == "Linux"
+    # Through a raw run's JSON and back: the same keys, in the same order.
+    again = Environment.model_validate_json(later.model_dump_json())
+    assert again == later and list(again.written()) == list(later.written())
     with pytest.raises(ValueError, match="cpus_online"):
         Environment.model_validate({"cpus_online": "many"})
 
@@ -58,10 +60,10 @@ def test_the_fields_are_typed_and_the_unknown_keys_kept_after_them() -> None:
 def test_a_boards_own_environment_of_the_wrong_type_is_an_infrastructure_failure(
         tmp_path: Path) -> None:
     claimed = load_result(DATA / "report" / "local" / "stock-cpu" / "result.json")
-    raw = RawRun(out=tmp_path, scenario="cpu", flavor=None, run_id="pi-cpu-x")
-    assert described("pi", raw, claimed).kernel_release == claimed.environment["kernel_release"]
+    env = described("pi", tmp_path, claimed)
+    assert env.kernel_release == claimed.environment["kernel_release"]
     forged = claimed.model_copy(update={"environment": {
         **claimed.environment, "loadavg_before": "low"}})
     with pytest.raises(InfraError, match=r"environment\.loadavg_before") as caught:
-        described("pi", raw, forged)
+        described("pi", tmp_path, forged)
     assert caught.value.path == str(tmp_path / CLAIMS)

@@ -47,10 +47,9 @@ import yaml
 from rich.console import Console
 
 from rtgate import paths
-from rtgate.board.base import BoardDriver, KernelArtifacts, MeasuredRun
+from rtgate.board.base import BoardDriver, KernelArtifacts
 from rtgate.board.lava.client import Lava, LavaError, lava_error, target_lines, token
 from rtgate.board.lava.store import ImageServer, ImageStore
-from rtgate.board.loadreport import LoadReport
 from rtgate.board.qemu import guestscript, initramfs
 from rtgate.board.qemu.guestenv import (
     WIRE_CAP,
@@ -65,12 +64,11 @@ from rtgate.board.rawrun import RawRun
 from rtgate.board.spec import BoardSpec, LavaOptions, board_path
 from rtgate.cyclictest.version import Capabilities, parse_help
 from rtgate.errors import InfraError, InputError
-from rtgate.harness.assemble import RunInfo, assemble, run_id
 from rtgate.harness.plan import Params, Plan, make_plan, timeout_for
 from rtgate.harness.runner import RunLog
 from rtgate.harness.scenario import load_scenario
 from rtgate.kernel.source import sha256_file
-from rtgate.layout import RAW, RESULT
+from rtgate.layout import RAW
 
 TEMPLATES = paths.ROOT / "bench" / "lava"
 QUEUED = ("Submitted", "Scheduling", "Scheduled")
@@ -254,9 +252,29 @@ class LavaBoard(BoardDriver):
             {"job": self.lava.job_url(self.finished or 0), "device": self.device,
              "sha256": {role: digest for role, (_, digest) in images.items()},
              "url": {role: url for role, (url, _) in images.items()}}, indent=2) + "\n")
-        return RawRun(out=out, scenario=plan.scenario, flavor=flavor,
-                      run_id=run_id(self.spec.name, plan.scenario, job=self.finished or 0),
-                      plan=plan, start=run_log.start, end=run_log.end)
+        return self._left(out, plan, run_log, flavor)
+
+    def _left(self, out: Path, plan: Plan, run_log: RunLog, flavor: str | None) -> RawRun:
+        """What the job's run left in ``out`` (raw/, meta/, state/) and its log's times; an
+        InfraError when the device booted another kernel or cyclictest, or reported a failure."""
+        assert self.kernel is not None and self.caps is not None  # deployed
+        facts = GuestFacts.from_tar(_meta_tar(out / "meta"))
+        if problem := self.kernel.mismatch(facts.get("uname-r"), facts.get("uname-v")):
+            raise InfraError(f"{problem}; LAVA log kept", path=out / "lava-job.log")
+        if parse_help(facts.cyclictest_help).options.keys() != self.caps.options.keys():
+            raise InfraError("the device's cyclictest is not the one the command was built for",
+                             path=out / "meta" / "cyclictest-help")
+        state = out / "state"
+        infra = state / "infra"
+        if infra.is_file():
+            raise InfraError(f"in the job: {note(infra).strip()}", path=infra)
+        read_log(run_log, plan, state)
+        return RawRun(out=out, board=self.spec.name, virtual=self.virtual,
+                      plan=on_controller(plan, (out / RAW).resolve()),
+                      flavor=flavor or self.kernel.flavor, log=run_log,
+                      environment=facts.environment(self.spec, facts.cpus),
+                      cyclictest_version=facts.cyclictest_version, job=self.finished or 0,
+                      strict=True, loads=board_records(plan, state))
 
     @contextmanager
     def _published(self, files: dict[str, Path]) -> Iterator[dict[str, tuple[str, str]]]:
@@ -340,34 +358,6 @@ class LavaBoard(BoardDriver):
                 self._status.print(f"rtgate: canceled LAVA job {self.lava.job_url(job_id)}")
             except LavaError as exc:
                 self._status.print(f"rtgate: could not cancel LAVA job {job_id}: {exc}")
-
-    def collect(self, raw: RawRun) -> MeasuredRun:
-        assert self.kernel is not None and self.caps is not None
-        plan = raw.plan
-        assert plan is not None
-        run_log = RunLog(start=raw.start, end=raw.end)
-        rawdir = (raw.out / RAW).resolve()
-        state = raw.out / "state"
-        facts = GuestFacts.from_tar(_meta_tar(raw.out / "meta"))
-        if problem := self.kernel.mismatch(facts.get("uname-r"), facts.get("uname-v")):
-            raise InfraError(f"{problem}; LAVA log kept", path=raw.out / "lava-job.log")
-        if parse_help(facts.cyclictest_help).options.keys() != self.caps.options.keys():
-            raise InfraError("the device's cyclictest is not the one the command was built for",
-                             path=raw.out / "meta" / "cyclictest-help")
-        infra = state / "infra"
-        if infra.is_file():
-            raise InfraError(f"in the job: {note(infra).strip()}", path=infra)
-        read_log(run_log, plan, state)
-        info = RunInfo(run_id=raw.run_id, board=self.spec.name, virtual=self.virtual,
-                       flavor=raw.flavor or self.kernel.flavor
-                       or ("rt" if facts.preempt_rt else "stock"),
-                       cyclictest_version=facts.cyclictest_version)
-        env = facts.environment(self.spec, facts.cpus)
-        loads = LoadReport(board_records(plan, state))
-        result = loads.apply(assemble(on_controller(plan, rawdir), run_log, env, rawdir, info,
-                                      strict=True))
-        path = result.write(raw.out / RESULT)
-        return MeasuredRun(result=result, result_path=path, raw_dir=rawdir)
 
     def restore(self) -> None:
         """A LAVA job leaves nothing behind on the device; cancel one still running."""

@@ -19,9 +19,8 @@ from pathlib import Path
 from rich.console import Console
 
 from rtgate import tools
-from rtgate.board.base import BoardDriver, KernelArtifacts, MeasuredRun
-from rtgate.board.loadreport import LoadReport
-from rtgate.board.peer import PeerLoads, controller_cpus, peer_records, split
+from rtgate.board.base import BoardDriver, KernelArtifacts
+from rtgate.board.peer import PeerLoads, controller_cpus, split
 from rtgate.board.qemu import guestscript, initramfs
 from rtgate.board.qemu.console import SerialConsole
 from rtgate.board.qemu.guestenv import (
@@ -35,17 +34,16 @@ from rtgate.board.qemu.guestenv import (
     read_log,
     unpack,
 )
-from rtgate.board.rawrun import RawRun
+from rtgate.board.rawrun import PeerLoad, RawRun, TuningReadings
 from rtgate.board.spec import BoardSpec, QemuOptions
-from rtgate.board.tuning import Applied, parse_readback, programs, recorded
+from rtgate.board.tuning import Applied, parse_readback, programs
 from rtgate.cyclictest.version import parse_help
 from rtgate.errors import InfraError, InputError
-from rtgate.harness.assemble import RunInfo, assemble, run_id
 from rtgate.harness.loads import free_port
 from rtgate.harness.plan import Params, Plan, make_plan, timeout_for
 from rtgate.harness.runner import RunLog
 from rtgate.harness.scenario import load_scenario
-from rtgate.layout import RAW, RESULT
+from rtgate.layout import RAW
 from rtgate.result import Trace, TuningCheck
 from rtgate.trace import autoanalysis, rtla
 
@@ -195,9 +193,41 @@ class QemuBoard(BoardDriver):
             run_log = RunLog()
             data = self._drive(plan, peer, run_log)
         unpack(data, out)
-        return RawRun(out=out, scenario=plan.scenario, flavor=flavor,
-                      run_id=run_id(self.spec.name, plan.scenario, run_log.start),
-                      plan=plan, start=run_log.start, end=run_log.end, peer_loads=peer.ended())
+        return self._left(out, plan, run_log, peer.ended(), flavor)
+
+    def _left(self, out: Path, plan: Plan, run_log: RunLog, peer_loads: list[PeerLoad],
+              flavor: str | None) -> RawRun:
+        """What the guest's run left in ``out`` (raw/, meta/, state/) and the controller saw,
+        with the tuning read back at its end; an InfraError for what the guest reported."""
+        rawdir = (out / RAW).resolve()
+        state = out / "state"
+        infra = state / "infra"
+        if infra.is_file():
+            raise InfraError(f"in the guest: {note(infra).strip()}", path=infra)
+        tracers = state / "tracers"
+        tracer = tools.get(plan.tool).tracer
+        if tracer and tracers.is_file() and (
+                why := autoanalysis.lacking(note(tracers, FACTS_CAP), "the guest kernel", tracer)):
+            raise InfraError(f"scenario {plan.scenario!r} measures with {plan.tool}: {why}",
+                             path=self.console_log)
+        read_log(run_log, plan, state)
+        facts = self.facts
+        assert facts is not None  # booted, checked above
+        tuning = None
+        if self.tuned:
+            tuning = TuningReadings(
+                profile=self.tuned.profile, cpus=self.tuned.cpus, boot=self.tuning_checks,
+                during=parse_readback(note(state / "tuning-run", FACTS_CAP)),
+                end=self._readback(name="tuning-end"), programs=programs(plan.loads))
+        if (out / "console.log").resolve() != self.console_log.resolve():
+            shutil.copyfile(self.console_log, out / "console.log")
+        return RawRun(out=out, board=self.spec.name, virtual=True,
+                      plan=on_controller(plan, rawdir),
+                      flavor=flavor or (self.kernel.flavor if self.kernel else None),
+                      log=run_log, environment=facts.environment(self.spec, self.smp),
+                      cyclictest_version=facts.cyclictest_version,
+                      rtla_version=facts.get("rtla-version") or None,
+                      loads=board_records(plan, state), peer_loads=peer_loads, tuning=tuning)
 
     def trace(self, scenario: str, threshold_us: float, cap_s: int, out: Path, *,
               scale: float | None = None) -> Trace:
@@ -262,42 +292,6 @@ class QemuBoard(BoardDriver):
                         return self._receive(deadline)
         finally:
             peer.stop()
-
-    def collect(self, raw: RawRun) -> MeasuredRun:
-        assert self.facts is not None
-        plan = raw.plan
-        assert plan is not None
-        run_log = RunLog(start=raw.start, end=raw.end)
-        rawdir = (raw.out / RAW).resolve()
-        state = raw.out / "state"
-        infra = state / "infra"
-        if infra.is_file():
-            raise InfraError(f"in the guest: {note(infra).strip()}", path=infra)
-        tracers = state / "tracers"
-        tracer = tools.get(plan.tool).tracer
-        if tracer and tracers.is_file() and (
-                why := autoanalysis.lacking(note(tracers, FACTS_CAP), "the guest kernel", tracer)):
-            raise InfraError(f"scenario {plan.scenario!r} measures with {plan.tool}: {why}",
-                             path=self.console_log)
-        loads = LoadReport([*board_records(plan, state), *peer_records(raw.peer_loads, raw.end)])
-        read_log(run_log, plan, state)
-        info = RunInfo(run_id=raw.run_id, board=self.spec.name, virtual=True,
-                       flavor=raw.flavor or (self.kernel.flavor if self.kernel else None)
-                       or ("rt" if self.facts.preempt_rt else "stock"),
-                       cyclictest_version=self.facts.cyclictest_version,
-                       rtla_version=self.facts.get("rtla-version") or None)
-        env = self.facts.environment(self.spec, self.smp)
-        result = loads.apply(assemble(on_controller(plan, rawdir), run_log, env, rawdir, info))
-        if self.tuned:
-            during = parse_readback(note(state / "tuning-run", FACTS_CAP))
-            checks = [*self.tuning_checks,
-                      *self.tuned.verify_tasks(during, programs(plan.loads)),
-                      *self.tuned.verify(self._readback(name="tuning-end"), "end")]
-            result = recorded(result, self.tuned.record(checks))
-        path = result.write(raw.out / RESULT)
-        if (raw.out / "console.log").resolve() != self.console_log.resolve():
-            shutil.copyfile(self.console_log, raw.out / "console.log")
-        return MeasuredRun(result=result, result_path=path, raw_dir=rawdir)
 
     def restore(self) -> None:
         """Power the guest off: the next boot starts from the pristine image and initramfs."""

@@ -7,7 +7,7 @@ runs on a controller host, because a job cannot survive its own machine rebootin
 runs ``rtgate bench`` and the controller is the iperf3 peer (rtgate.board.rpi5.remote).
 
 The board runs the kernel under test, so nothing it says is taken on trust: the controller
-computes the result from the raw cyclictest files it pulls (rtgate.board.rpi5.collect), and
+computes the result from the raw cyclictest files it pulls (rtgate.board.rpi5.claims), and
 checks the board's tools against the sha256s pinned in the board file before every deploy and
 every run (rtgate.board.rpi5.digests).
 
@@ -28,26 +28,44 @@ import hashlib
 import shlex
 import shutil
 import tempfile
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from rtgate.board.base import BoardDriver, KernelArtifacts, MeasuredRun
+from rtgate.board.base import BoardDriver, KernelArtifacts
 from rtgate.board.evidence import ConsoleCapture
 from rtgate.board.localbench import TRACE_READING
-from rtgate.board.rawrun import RawRun
-from rtgate.board.rpi5 import collect, digests, remote, slot, tuning
+from rtgate.board.rawrun import PeerLoad, RawRun, TuningReadings
+from rtgate.board.rpi5 import claims, digests, remote, slot, tuning
 from rtgate.board.rpi5.boot import CONSOLE_LOG, Reboots, crashed
-from rtgate.board.rpi5.session import Pi
+from rtgate.board.rpi5.session import Pi, RunningKernel
 from rtgate.board.spec import BoardSpec
-from rtgate.board.tuning import Applied, parse_readback, programs, recorded
+from rtgate.board.tuning import Applied, parse_readback, programs
 from rtgate.cyclictest.command import build
 from rtgate.errors import InfraError, InputError, KernelCrash
-from rtgate.harness.assemble import run_id
 from rtgate.harness.plan import Plan
-from rtgate.harness.scenario import load_scenario
-from rtgate.layout import RAW, RESULT
+from rtgate.harness.runner import RunLog
+from rtgate.harness.scenario import LoadSpec, load_scenario
+from rtgate.layout import RAW
 from rtgate.result import Trace, TuningCheck
 from rtgate.trace import breaktrace
+
+
+@dataclass(frozen=True)
+class PiRun:
+    """What the controller saw of the board's run."""
+
+    plan: Plan
+    start: datetime
+    end: datetime
+    peer_loads: list[PeerLoad]
+    board_exit: int
+    cyclictest_version: str
+    kernel: RunningKernel
+    tool_sha256: dict[str, str]
+    board_loads: list[LoadSpec]
+    privileges: dict[str, str]
+    throttled: tuple[int | None, int | None]
 
 
 class Rpi5Board(BoardDriver):
@@ -172,14 +190,43 @@ class Rpi5Board(BoardDriver):
             self.serial.stop()
         self.pi.ssh.close()
 
-    # run / trace / collect ------------------------------------------------------------------
+    # run / trace ------------------------------------------------------------------------
 
     def run(self, scenario: str, duration_s: int, out: Path, *, flavor: str | None = None,
             scale: float | None = None) -> RawRun:
         try:
-            return self._run(scenario, duration_s, out, flavor=flavor, scale=scale)
+            ran = self._run(scenario, duration_s, out, flavor=flavor, scale=scale)
         except InfraError as exc:
             raise self._lost(exc) from exc
+        return self._left(out, ran, flavor)
+
+    def _left(self, out: Path, ran: PiRun, flavor: str | None) -> RawRun:
+        """The run as the controller saw it, with what the board says about it (read, never
+        trusted) and the tuning read back at its end."""
+        # What the board says about its run: read, never trusted (rtgate.board.rpi5.claims).
+        claimed = claims.claims(self.spec.name, out, ran.board_exit)
+        env = claims.environment(self.spec.name, out, claimed, ran.kernel,
+                                 tool_sha256=ran.tool_sha256, privileges=ran.privileges)
+        readings = None
+        if self.tuned:
+            during = parse_readback((out / "tuning-run.txt").read_text(errors="replace"))
+            root = (during.get("root") or [""])[-1]
+            # No bench pid read: no task of the run can be told apart, so none counts as pinned.
+            readings = TuningReadings(
+                profile=self.tuned.profile, cpus=self.tuned.cpus, boot=self.tuning_checks,
+                during=during, end=tuning.readback(self.pi, self.tuned),
+                programs=programs(ran.board_loads), root=int(root) if root.isdigit() else -1)
+        return RawRun(out=out, board=self.spec.name, virtual=self.virtual, plan=ran.plan,
+                      flavor=flavor or (self.kernel.flavor if self.kernel else None),
+                      log=RunLog(start=ran.start, end=ran.end,
+                                 loadavg_before=env.loadavg_before,
+                                 loadavg_after=env.loadavg_after,
+                                 max_temp_c=env.max_temp_c, max_temp_zone=env.max_temp_zone),
+                      environment=env, cyclictest_version=ran.cyclictest_version, strict=True,
+                      peer_loads=ran.peer_loads, measured_until="result",
+                      claims=claims.lent(claimed), throttled=claims.readings(*ran.throttled),
+                      degraded_by=claims.throttling(*ran.throttled),
+                      tuning=readings)
 
     def _lost(self, exc: InfraError) -> InfraError | KernelCrash:
         """What a failure during the run was: the kernel under test's crash when the board
@@ -212,7 +259,7 @@ class Rpi5Board(BoardDriver):
         return InfraError(said, path=pi.ssh.log)
 
     def _run(self, scenario: str, duration_s: int, out: Path, *, flavor: str | None,
-             scale: float | None) -> RawRun:
+             scale: float | None) -> PiRun:
         pi = self.pi
         spec, source = load_scenario(scenario)
         # Under the kernel under test, right before it measures.
@@ -224,7 +271,7 @@ class Rpi5Board(BoardDriver):
         # A previous run's files in the same OUT must not pass for this run's.
         shutil.rmtree(rawdir, ignore_errors=True)
         rawdir.mkdir()
-        (out / collect.CLAIMS).unlink(missing_ok=True)
+        (out / claims.CLAIMS).unlink(missing_ok=True)
         on_board, on_peer, staged = remote.stage(pi, spec, self.tuned)
         # The board's cyclictest writes where the plan says; the controller reads the same
         # files here, so it, not the board, decides which raw files the run must leave.
@@ -256,14 +303,12 @@ class Rpi5Board(BoardDriver):
             raise InfraError(f"`rtgate bench` on {self.spec.name} ended (exit {rc}) before its "
                              "servers listened for the peer's loads; its log kept",
                              path=out / "bench.log")
-        remote.fetch(pi, f"{staged}/out", out, keep_as=collect.CLAIMS)
-        return RawRun(out=out, scenario=spec.name, flavor=flavor,
-                      run_id=run_id(self.spec.name, spec.name, start),
-                      plan=plan, start=start, end=end, peer_loads=peer.ended(), board_exit=rc,
-                      cyclictest_version=caps.version, kernel=running, tool_sha256=tools,
-                      board_loads=on_board.loads,
-                      privileges={**trial.facts, "loads_as": trial.facts.get("user", "")},
-                      throttled=[throttled_before, throttled_after])
+        remote.fetch(pi, f"{staged}/out", out, keep_as=claims.CLAIMS)
+        return PiRun(plan=plan, start=start, end=end, peer_loads=peer.ended(), board_exit=rc,
+                    cyclictest_version=caps.version, kernel=running, tool_sha256=tools,
+                    board_loads=on_board.loads,
+                    privileges={**trial.facts, "loads_as": trial.facts.get("user", "")},
+                    throttled=(throttled_before, throttled_after))
 
     def trace(self, scenario: str, threshold_us: float, cap_s: int, out: Path, *,
               scale: float | None = None) -> Trace:
@@ -283,7 +328,7 @@ class Rpi5Board(BoardDriver):
         # A previous trace's files in the same OUT must not pass for this one's.
         for old in rawdir.glob("trace-*"):
             old.unlink()
-        (out / collect.TRACE_CLAIMS).unlink(missing_ok=True)
+        (out / claims.TRACE_CLAIMS).unlink(missing_ok=True)
         _, on_peer, staged = remote.stage(pi, spec, self.tuned)
         what = "rtgate bench --trace-breach"
         bench = f"{remote.bench_command(pi, staged, spec.name, cap_s, scale)} --trace-breach " \
@@ -299,32 +344,14 @@ class Rpi5Board(BoardDriver):
                 for path in sorted(Path(tmp).iterdir()):
                     shutil.move(path, rawdir / f"trace-{path.name}")
         remote.fetch(pi, f"{staged}/out", out, claims=TRACE_READING,
-                     keep_as=collect.TRACE_CLAIMS, prefix="trace-")
+                     keep_as=claims.TRACE_CLAIMS, prefix="trace-")
         names = [f"raw/{path.name}" for path in sorted(rawdir.glob("trace-*"))]
         if (rawdir / "trace-cyclictest.stdout").is_file():
             return breaktrace.parsed(rawdir, names, threshold_us=threshold_us, cap_s=cap_s,
                                      version=caps.version)
-        if (said := collect.said(out / collect.TRACE_CLAIMS)) is None:
+        if (said := claims.said(out / claims.TRACE_CLAIMS)) is None:
             raise InfraError(f"`{what}` on {self.spec.name} left no trace (exit {rc}); its log "
                              "kept", path=log)
         return Trace(tool=breaktrace.TOOL, version=caps.version, threshold_us=threshold_us,
                      cap_s=cap_s, breached=False, raw=names,
                      note=f"{self.spec.name} took no trace; it says: {said}")
-
-    def collect(self, raw: RawRun) -> MeasuredRun:
-        """The result the controller computes from the raw files it pulled; the board's own
-        result lends descriptions only (rtgate.board.rpi5.collect)."""
-        claimed = collect.claims(self.spec.name, raw)
-        result = collect.computed(raw, claimed, board=self.spec.name, virtual=self.virtual,
-                                  flavor=self.kernel.flavor if self.kernel else None)
-        if self.tuned:
-            during = parse_readback((raw.out / "tuning-run.txt").read_text(errors="replace"))
-            root = (during.get("root") or [""])[-1]
-            # No bench pid read: no task of the run can be told apart, so none counts as pinned.
-            checks = [*self.tuning_checks,
-                      *self.tuned.verify_tasks(during, programs(raw.board_loads),
-                                               root=int(root) if root.isdigit() else -1),
-                      *self.tuned.verify(tuning.readback(self.pi, self.tuned), "end")]
-            result = recorded(result, self.tuned.record(checks))
-        path = result.write(raw.out / RESULT)
-        return MeasuredRun(result=result, result_path=path, raw_dir=(raw.out / RAW).resolve())

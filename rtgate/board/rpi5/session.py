@@ -11,12 +11,21 @@ from pathlib import Path
 from rich.console import Console
 
 from rtgate.board.privileges import TRIAL, Trial, judge
-from rtgate.board.rawrun import RunningKernel
 from rtgate.board.rpi5 import throttle
 from rtgate.board.rpi5.ssh import SSH_FAILED, SshSession
 from rtgate.board.spec import BoardSpec, SshOptions
 from rtgate.cyclictest.version import Capabilities, parse_help
 from rtgate.errors import InfraError
+
+
+@dataclass(frozen=True)
+class RunningKernel:
+    """What the controller reads from the booted board before a run, for the result."""
+
+    release: str
+    version: str
+    machine: str
+    realtime: str | None
 
 
 @dataclass
