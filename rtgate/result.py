@@ -18,7 +18,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    model_serializer,
+    model_validator,
+)
 
 from rtgate import inputfile, jsonfile
 from rtgate.errors import InputError
@@ -77,9 +85,17 @@ MAX_BUCKETS = 1_000_000
 MAX_BUCKET_US = 1_000_000
 
 
+EXACT_NS_BITS = 11
+"""Log-linear ns bins (``rtgate.stats.histogram.log_linear``): 1 ns wide below 2^11 ns, then
+each power of two cut into 2^10 bins."""
+Edge = Annotated[int | float, Field(ge=0)]
+"""A bin's lower edge or a block's maximum, µs: whole, or to the ns (3 decimals) with -N."""
+
+
 class Histogram(_Model):
-    """A histogram of ``bucket_us``-wide bins (1 µs unless rtla timerlat's ``-b`` said otherwise):
-    sparse ``[latency_us, count]`` pairs, each bin's lower edge, ascending, zero bins omitted."""
+    """A histogram of ``bucket_us``-wide bins (1 µs unless rtla timerlat's ``-b`` said otherwise)
+    or of log-linear ns bins (``log_linear``): sparse ``[latency_us, count]`` pairs, each bin's
+    lower edge, ascending, zero bins omitted."""
 
     limit_us: int = Field(ge=1, le=MAX_HISTOGRAM_US, description=(
         "Latencies >= limit_us are counted as overflows; every bin lies below it."))
@@ -91,7 +107,12 @@ class Histogram(_Model):
     bucket_us: int = Field(1, ge=1, le=MAX_BUCKET_US, description=(
         "Bin width: a bin [v, v + bucket_us). Percentiles and the standard deviation are only "
         "computed from 1 µs bins."))
-    buckets: list[tuple[Annotated[int, Field(ge=0)], Annotated[int, Field(ge=0)]]] = Field(
+    log_linear: bool = Field(False, description=(
+        "True: latencies measured in ns (cyclictest -N) in HdrHistogram's bins at 3 significant "
+        "digits: 1 ns wide below 2.048 µs, above that 1024 bins per power of two, each lower "
+        "edge (µs to the ns) within 2^-10 (< 0.1 %) below every latency in its bin; bucket_us "
+        "is then 1 and unused. Percentiles are bins' lower edges, as with 1 µs bins."))
+    buckets: list[tuple[Edge, Annotated[int, Field(ge=0)]]] = Field(
         default_factory=list, max_length=MAX_BUCKETS,
         description="Each bin's lower edge is below limit_us, the edges ascending.")
     overflows: int = Field(0, ge=0)
@@ -99,10 +120,23 @@ class Histogram(_Model):
         default_factory=list, max_length=MAX_BUCKETS,
         description="Cycle numbers of (the first reported) overflowing samples.")
 
+    @model_serializer(mode="wrap")
+    def _log_linear_when_so(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # µs histograms are written as before the field existed: a result's bytes change only
+        # where its bins did.
+        data: dict[str, Any] = handler(self)
+        if not self.log_linear:
+            data.pop("log_linear", None)
+        return data
+
     @model_validator(mode="after")
     def _bins_inside(self) -> Histogram:
         last = -1
         for latency, _ in self.buckets:
+            if not (_log_linear_edge(latency) if self.log_linear else
+                    float(latency).is_integer()):
+                raise ValueError(f"a bin at {latency} µs is no lower edge of this histogram's "
+                                 + ("log-linear ns bins" if self.log_linear else "µs bins"))
             if latency >= self.limit_us:
                 raise ValueError(f"a bin at {latency} µs, at or above the histogram's limit of "
                                  f"{self.limit_us} µs (such samples are overflows)")
@@ -110,6 +144,12 @@ class Histogram(_Model):
                 raise ValueError(f"bins not ascending: {latency} µs after {last} µs")
             last = latency
         return self
+
+
+def _log_linear_edge(latency_us: float) -> bool:
+    ns = round(latency_us * 1000)
+    shift = max(0, ns.bit_length() - EXACT_NS_BITS)
+    return ns / 1000 == latency_us and ns >> shift << shift == ns
 
 
 class BlockMaxima(_Model):
@@ -126,7 +166,7 @@ class BlockMaxima(_Model):
 
     block_cycles: int = Field(ge=1)
     cycles: int = Field(ge=0)
-    maxima_us: list[Annotated[int, Field(ge=0)]] = Field(default_factory=list)
+    maxima_us: list[Edge] = Field(default_factory=list)
 
 
 class Thread(_Model):
@@ -324,8 +364,8 @@ class Result(_Model):
     totals: Totals
     resolution_us: Literal[0.001, 1.0] = Field(RESOLUTION_US, description=(
         "The unit the tool printed min, avg and max in (threads and totals): 0.001 when "
-        "cyclictest measured in nanoseconds (-N/--nsecs), else 1 µs. Histogram bins, the "
-        "percentiles taken from them and block maxima are whole µs (bucket_us) either way."))
+        "cyclictest measured in nanoseconds (-N/--nsecs), else 1 µs. Block maxima are in the "
+        "same unit; histograms of ns are log-linear (Histogram.log_linear)."))
     status: Status
     reasons: list[str] = Field(default_factory=list)
     notes: list[str] = Field(

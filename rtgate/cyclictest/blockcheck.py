@@ -28,7 +28,6 @@ the reason.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 from rtgate.cyclictest.formats.view import ReducedStream, ThreadView
@@ -104,7 +103,7 @@ def reconcile(t: ThreadView, stream: ReducedStream) -> Reconciled:
                        f"other {tail} never reached the -v stream, more than a block ({block} "
                        "cycles)")
     top = max(maxima) if maxima else None
-    run_max = _max_bin(t)
+    run_max = t.max_us
     # Without the stall's block the largest maximum may be below cyclictest's: that is no loss.
     if run_max is not None and top is not None and (top > run_max if notes
                                                     else top != run_max):
@@ -114,19 +113,18 @@ def reconcile(t: ThreadView, stream: ReducedStream) -> Reconciled:
                       reasons, notes)
 
 
-def _unprinted_max(t: ThreadView, unprinted: Sparse, maxima: list[int],
-                   overflows: int) -> int | None:
-    """The largest of the run's unprinted last samples, when it is known."""
-    if not overflows:
-        return int(unprinted.values[-1])
-    run_max = _max_bin(t)
-    if run_max is None or not float(run_max).is_integer():
-        return None
-    return int(run_max) if not maxima or max(maxima) < run_max else None
-
-
-def _max_bin(t: ThreadView) -> float | None:
-    """cyclictest's maximum in the blocks' unit: whole µs, cut toward zero from -N's ns."""
-    if t.max_us is None or t.resolution_us == RESOLUTION_US:
-        return t.max_us
-    return float(math.floor(t.max_us))
+def _unprinted_max(t: ThreadView, unprinted: Sparse, maxima: list[float],
+                   overflows: int) -> float | None:
+    """The largest of the run's unprinted last samples, when it is known: cyclictest's maximum
+    when no printed sample reached it, else their highest bin (in ns bins its lower edge, within
+    the bins' relative error below the sample)."""
+    run_max = t.max_us
+    if run_max is not None and t.resolution_us == RESOLUTION_US:
+        # Whole µs stay ints in the result; a fractional maximum is no µs block's.
+        run_max = int(run_max) if run_max.is_integer() else None
+    holds_max = run_max is not None and (not maxima or max(maxima) < run_max)
+    if overflows:
+        return run_max if holds_max else None
+    if unprinted.unit_ns == 1:
+        return run_max if holds_max else float(unprinted.us[-1])
+    return int(unprinted.values[-1])

@@ -7,6 +7,7 @@ standard deviation need a histogram of every thread: from summary lines alone th
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -50,11 +51,12 @@ def parse(paths: Sequence[Path], *, board: str = "unknown", virtual: bool = Fals
                 for p in paths]
     said = {v.resolution_us for views in per_file for v in views} - {None}
     if said == {NSEC_US}:
-        # A -v log cannot tell its unit (no 'T:' lines); the run's --json or summary can: the
-        # log is read again in it (a rare pairing: one more pass over that log).
+        # A -v log or -h file cannot tell its unit (no 'T:' lines); the run's --json or
+        # summary can: the file is read again in it (a rare pairing: one more pass over it).
         per_file = [read_views(Path(p), lenient=lenient, block_cycles=block_cycles,
                                unit=NSEC_US)
-                    if any(v.format == "verbose" and v.resolution_us is None for v in views)
+                    if any(v.format in ("verbose", "histogram") and v.resolution_us is None
+                           for v in views)
                     else views for p, views in zip(paths, per_file, strict=True)]
     run = merge([v for views in per_file for v in views])
     # A file's first view is the one read from its start: it holds the whole file's hash.
@@ -97,7 +99,7 @@ def _thread(t: ThreadView) -> Thread:
     if t.hist is not None:
         limit = t.limit if t.limit is not None else _exact_limit(t.hist)
         hist = Histogram(limit_us=limit, buckets=t.hist.pairs(), overflows=t.overflows,
-                         overflow_cycles=t.overflow_cycles)
+                         overflow_cycles=t.overflow_cycles, log_linear=t.hist.unit_ns == 1)
     return Thread(thread=t.thread, cpu=t.cpu, tid=t.tid, priority=t.priority,
                   interval_us=t.interval_us, samples=t.samples or 0, min_us=t.min_us,
                   avg_us=t.avg_us, avg_truncated=t.avg_truncated and t.avg_us is not None,
@@ -106,7 +108,7 @@ def _thread(t: ThreadView) -> Thread:
 
 def _exact_limit(hist: Sparse) -> int:
     # An exact histogram has no overflows: any limit above its highest bin says so.
-    return int(hist.values[-1]) + 1 if len(hist.values) else 1
+    return math.floor(hist.us[-1]) + 1 if len(hist.values) else 1
 
 
 def _totals(run: Merged) -> Totals:

@@ -219,10 +219,10 @@ def _take_histogram(out: ThreadView, sources: list[Source]) -> None:
     if not hist.total:
         return
     if out.min_us is None:  # rows ascend: even a cut histogram holds the lowest bins
-        out.min_us = float(hist.values[0])
+        out.min_us = float(hist.us[0])
     if overflows == 0 and (t.finality == "final" or limit is None):
         out.avg_us = out.avg_us if out.avg_us is not None else mean(hist)
-        out.max_us = out.max_us if out.max_us is not None else float(hist.values[-1])
+        out.max_us = out.max_us if out.max_us is not None else float(hist.us[-1])
 
 
 def _complete_exact(exact: Hist, limited: Hist) -> Sparse | None:

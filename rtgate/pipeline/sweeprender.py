@@ -15,7 +15,7 @@ from rtgate.errors import InfraError
 from rtgate.gate import markdown
 from rtgate.jsonfile import write_atomic
 from rtgate.pipeline.kernels import build_seconds
-from rtgate.report import plots
+from rtgate.report import bins, plots
 from rtgate.report.summary import safe_name
 from rtgate.result import Result
 
@@ -65,7 +65,7 @@ def _merged(result: Result) -> tuple[dict[int, int], int]:
     for t in result.threads:
         if t.histogram:
             limit = max(limit, t.histogram.limit_us)
-            for latency, count in t.histogram.buckets:
+            for latency, count in bins.whole_us(t.histogram.buckets).items():
                 merged[latency] += count
     return dict(merged), limit
 

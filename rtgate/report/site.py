@@ -358,7 +358,7 @@ class Site:
             title = f"{name} max {_us(t.max_us)} µs"
             if t.histogram.overflows:
                 title += f", {t.histogram.overflows} ≥ {t.histogram.limit_us}"
-            columns.append((title, dict(t.histogram.buckets)))
+            columns.append((title, bins.whole_us(t.histogram.buckets)))
         limit = max(t.histogram.limit_us for t in threads if t.histogram)
         budgets = page.judged.lines(("max", "p99.99"))
         log = self._plan("histogram.gp", f"runs/{page.summary.dir}/histogram", columns, limit,

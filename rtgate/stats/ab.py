@@ -48,7 +48,7 @@ import numpy as np
 from scipy import stats
 
 from rtgate.outcome import Comparison
-from rtgate.result import Result
+from rtgate.result import NSEC_US, Result
 from rtgate.stats import stalls as stalls_
 
 Key = tuple[str, str, str]
@@ -102,7 +102,10 @@ class Round:
     blocks: dict[int, np.ndarray] = field(default_factory=dict)
     """Block maxima (µs) per thread number, for threads that recorded them."""
     bin_us: float = RESOLUTION_US
-    """The widest histogram bin of the round (rtla's -b): its quantiles' resolution."""
+    """The widest histogram bin of the round (rtla's -b): its quantiles' resolution. Log-linear
+    ns bins count as 1 ns: wider only above 2.048 µs, and there under 0.1 % of the value."""
+    resolution_us: float = RESOLUTION_US
+    """The block maxima's unit: 1 µs, or 1 ns with cyclictest -N."""
     summaries: dict[str, float | None] = field(default_factory=dict, compare=False, repr=False)
     """The round's metrics once computed (a calibration replays each round thousands of times)."""
 
@@ -113,7 +116,7 @@ class Round:
 
     @classmethod
     def of(cls, result: Result) -> Round:
-        merged: dict[int, int] = {}
+        merged: dict[float, int] = {}
         overflows, limits = 0, set()
         has_histogram = bool(result.threads) and all(t.histogram for t in result.threads)
         for thread in result.threads if has_histogram else []:
@@ -122,15 +125,17 @@ class Round:
             overflows += thread.histogram.overflows
             for value, count in thread.histogram.buckets:
                 merged[value] = merged.get(value, 0) + count
-        values = np.array(sorted(merged), dtype=float)
+        edges = sorted(merged)
         return cls(
-            run_id=result.run_id, samples=result.totals.samples, values_us=values,
-            counts=np.array([merged[int(v)] for v in values], dtype=np.int64),
+            run_id=result.run_id, samples=result.totals.samples,
+            values_us=np.array(edges, dtype=float),
+            counts=np.array([merged[v] for v in edges], dtype=np.int64),
             overflows=overflows, limit_us=min(limits) if limits else None,
             blocks={t.thread: np.asarray(t.blocks.maxima_us, dtype=float)
                     for t in result.threads if t.blocks and t.blocks.maxima_us},
-            bin_us=max((t.histogram.bucket_us for t in result.threads if t.histogram),
-                       default=RESOLUTION_US))
+            bin_us=max((NSEC_US if t.histogram.log_linear else t.histogram.bucket_us
+                        for t in result.threads if t.histogram), default=RESOLUTION_US),
+            resolution_us=result.resolution_us)
 
 
 @dataclass(frozen=True)
@@ -203,10 +208,11 @@ class Margin:
 
 
 def resolution(rounds: Sequence[Round], metric: str) -> float:
-    """The data's resolution for ``metric``, the floor of its margin: block maxima are whole
-    µs, a histogram quantile is as fine as the widest bin it is read from."""
+    """The data's resolution for ``metric``, the floor of its margin: block maxima are in the
+    rounds' unit (µs, ns with -N), a histogram quantile is as fine as the widest bin it is read
+    from."""
     if metric == BLOCK_METRIC:
-        return RESOLUTION_US
+        return max((r.resolution_us for r in rounds), default=RESOLUTION_US)
     return max((r.bin_us for r in rounds), default=RESOLUTION_US)
 
 

@@ -11,15 +11,18 @@ write_stats() writes ``"resolution_in_ns": use_nsecs`` into the --json file. The
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from rtgate.cyclictest.formats.text import summary_unit
 from rtgate.cyclictest.parse import parse
 from rtgate.errors import InputError
 from rtgate.result import NSEC_US, RESOLUTION_US, Result, load_result
+from rtgate.stats.histogram import log_linear
 
 DATA = Path(__file__).parents[1] / "data" / "cyclictest"
 
@@ -53,7 +56,7 @@ def test_json_says_its_unit() -> None:
 
 def test_verbose_with_its_exit_summary_keeps_every_ns(tmp_path: Path) -> None:
     """-N -v -q: the samples, then each thread's 'T:' line; the exact mean of the ns samples,
-    1 µs bins and block maxima cut toward zero, as cyclictest's own µs are."""
+    block maxima to the ns, the histogram in log-linear ns bins (issue 40, item 2)."""
     path = DATA / "nsecs-verbose-quiet.txt"
     result = parse([path])
     assert result.status == "complete", result.reasons
@@ -69,13 +72,20 @@ def test_verbose_with_its_exit_summary_keeps_every_ns(tmp_path: Path) -> None:
     assert (t0.min_us, t0.max_us) == (8.69, 1370.713)
     assert t0.avg_us == pytest.approx(sum(ns0) / 2500 / 1000, abs=1e-12)
     assert t0.histogram is not None
-    assert dict(t0.histogram.buckets) == dict(Counter(v // 1000 for v in ns0))
+    assert t0.histogram.log_linear
+    edges = log_linear(np.array(ns0, dtype=np.int64)).tolist()
+    assert dict(t0.histogram.buckets) == {e / 1000: n for e, n in Counter(edges).items()}
+    assert len(t0.histogram.buckets) < len(set(ns0))  # bins, not every ns value
     assert t0.blocks is not None and t0.blocks.block_cycles == 1000
-    assert t0.blocks.maxima_us == [max(ns0[i:i + 1000]) // 1000 for i in (0, 1000, 2000)]
-    assert t0.blocks.maxima_us == [660, 1370, 259]
+    assert t0.blocks.maxima_us == [max(ns0[i:i + 1000]) / 1000 for i in (0, 1000, 2000)]
+    assert t0.blocks.maxima_us == [660.069, 1370.713, 259.955]
     # Thread 1's last sample never reached the -v stream: the 'T:' line's cut average stays.
     assert (t1.min_us, t1.avg_us, t1.max_us, t1.samples) == (9.649, 28.852, 275.72, 1672)
-    assert result.totals.p99 is not None and result.totals.p99.value_us == 76.0
+    # The 99th percentile of both threads' ns samples, as its bin's lower edge.
+    everything = sorted(v for series in samples.values() for _, v in series)
+    rank = math.ceil(0.99 * len(everything))
+    assert result.totals.p99 is not None
+    assert result.totals.p99.value_us == log_linear(np.array([everything[rank - 1]]))[0] / 1000
     # The result says so, and reads back.
     written = result.write(tmp_path / "result.json")
     assert load_result(written).resolution_us == NSEC_US
@@ -99,8 +109,40 @@ def test_the_typed_command_line_tells_the_unit(tmp_path: Path) -> None:
     assert (result.threads[0].min_us, result.threads[0].max_us) == (12.368, 1033.824)
 
 
-def test_a_histogram_in_ns_bins_is_refused_for_what_it_is() -> None:
-    with pytest.raises(InputError, match="1 ns"):
+def test_a_histogram_of_1_ns_rows_is_read_into_log_linear_bins() -> None:
+    """-N -h 40000: cyclictest counts 40 000 rows of 1 ns; the result keeps log-linear ns bins
+    under a 40 µs limit, its two overflows (cycles 49 and 135) and percentiles to the ns."""
+    json_only = parse([DATA / "nsecs-hist40k.json"])
+    both = parse([DATA / "nsecs-hist40k.json", DATA / "nsecs-hist40k.hist"])
+    for result in (json_only, both):
+        assert result.status == "complete" and result.resolution_us == NSEC_US
+        (t,) = result.threads
+        assert (t.min_us, t.max_us, t.samples) == (14.434, 87.602, 300)
+        assert t.histogram is not None and t.histogram.log_linear
+        assert (t.histogram.limit_us, t.histogram.overflows) == (40, 2)
+    rows = [line.split() for line in (DATA / "nsecs-hist40k.hist").read_text().splitlines()
+            if not line.startswith("#") and line.strip()]
+    ns = np.array([int(v) for v, c in rows for _ in range(int(c))], dtype=np.int64)
+    assert len(ns) == 298
+    (t,) = both.threads
+    assert t.histogram is not None and t.histogram.overflow_cycles == [49, 135]  # the text's
+    assert dict(t.histogram.buckets) == {e / 1000: n for e, n in
+                                        Counter(log_linear(ns).tolist()).items()}
+    # p99 of 300 samples is the 297th smallest, among the bins; p99.9 overflowed.
+    assert both.totals.p99 is not None and both.totals.p99_9 is not None
+    assert both.totals.p99.value_us == log_linear(np.sort(ns)[296:297])[0] / 1000
+    assert str(both.totals.p99_9) == "≥40"
+
+
+def test_a_histogram_file_of_ns_rows_alone_is_not_trusted() -> None:
+    """The -h file of a -N run says nothing of its unit: read as µs its every minimum is over
+    1 ms, so it is partial, never complete with latencies 1000 times too large."""
+    alone = parse([DATA / "nsecs-hist40k.hist"])
+    assert alone.status == "partial" and "cannot be told from one in µs" in alone.reasons[0]
+
+
+def test_a_histogram_under_1_us_is_refused_for_what_it_is() -> None:
+    with pytest.raises(InputError, match="below 1 µs"):
         parse([DATA / "nsecs-hist.json"])
 
 

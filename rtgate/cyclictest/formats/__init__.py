@@ -45,4 +45,4 @@ def read_views(path: Path, progress: Progress = no_progress, *,
         return read_verbose(path, progress, lenient=lenient, block_cycles=block_cycles,
                             unit=unit)
     # Histogram and summary output share one line grammar: -h without -q prints both.
-    return [read_text(path, progress=progress, lenient=lenient)]
+    return [read_text(path, progress=progress, lenient=lenient, unit=unit)]

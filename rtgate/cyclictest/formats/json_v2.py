@@ -19,7 +19,14 @@ from typing import Annotated, Literal
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from rtgate import jsonfile
-from rtgate.cyclictest.formats.view import KernelView, RunView, ThreadView, from_nsecs, says_nsecs
+from rtgate.cyclictest.formats.view import (
+    KernelView,
+    RunView,
+    ThreadView,
+    from_ns_bins,
+    from_nsecs,
+    says_nsecs,
+)
 from rtgate.errors import InputError
 from rtgate.result import NSEC_US, RESOLUTION_US
 from rtgate.stats.histogram import Sparse
@@ -82,15 +89,13 @@ def read_json(path: Path) -> RunView:
              else doc.resolution_in_ns == 1)
     view.resolution_us = NSEC_US if nsecs else RESOLUTION_US
     limit = histogram_limit(doc.cmdline)
-    if nsecs and (limit is not None or any(e.histogram for e in doc.thread.values())):
-        raise InputError("a histogram of a run measured with -N/--nsecs: its bins are 1 ns, "
-                         "rtgate reads 1 µs bins; measure -h without -N", path=path)
     for key, entry in doc.thread.items():
         number = _index(key, "thread", path)
         view.threads[number] = _thread(number, entry, limit, path)
         view.threads[number].interval_us = thread_interval(doc.cmdline, number)
         if nsecs:
             from_nsecs(view.threads[number])
+            from_ns_bins(view.threads[number], path)
     return view
 
 

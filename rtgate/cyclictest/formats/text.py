@@ -35,6 +35,7 @@ from rtgate.cyclictest.formats.view import (
     RunView,
     Surroundings,
     ThreadView,
+    from_ns_bins,
     from_nsecs,
     says_nsecs,
 )
@@ -115,9 +116,10 @@ class _State:
 
 def read_text(path: Path, *, offset: int = 0, lines_before: int = 0,
               progress: Progress = no_progress, lenient: bool = False,
-              foreign: InputError | None = None) -> RunView:
+              foreign: InputError | None = None, unit: float | None = None) -> RunView:
     """Read from byte ``offset`` on (after ``lines_before`` lines another reader took, which
-    found ``foreign``: a line around the output, allowed only if this section is complete)."""
+    found ``foreign``: a line around the output, allowed only if this section is complete).
+    ``unit``: the run's other files' (a -h histogram file does not say it was written in ns)."""
     around = Surroundings(path, [], lenient=lenient, seen_output=lines_before > 0,
                           foreign=foreign)
     state = _State(path, around, line_no=lines_before)
@@ -140,19 +142,21 @@ def read_text(path: Path, *, offset: int = 0, lines_before: int = 0,
     else:
         raise around.foreign or InputError(
             "no cyclictest output found (no 'T:' summary, no '# Histogram')", path=path)
-    view.resolution_us = _unit(state)
+    view.resolution_us = _unit(state) or unit
     if view.resolution_us == NSEC_US:
-        if state.in_histogram:
-            raise InputError("a histogram of a run measured with -N/--nsecs: its rows are 1 ns "
-                             "bins, rtgate reads 1 µs bins; measure -h without -N", path=path)
         for thread in view.threads.values():
             from_nsecs(thread)
-    elif view.resolution_us is None and state.units and not state.in_histogram and all(
-            t.min_us is not None and t.min_us >= 1000 for t in view.threads.values()):
+            from_ns_bins(thread, path)
+    elif view.resolution_us is None and state.units and not state.in_histogram and _all_ms(view):
         # 'T:' lines whose blanks were squeezed: -N output read as µs would be 1000 times large.
         view.partial_reasons.append(
             f"{path.name}: the 'T:' lines' spacing is not cyclictest's, which tells ns (-N) from "
             "µs, and every minimum is 1000 or more: the unit is unknown")
+    elif view.resolution_us is None and state.in_histogram and _all_ms(view):
+        # A -h file of a -N run has 1 ns rows and nothing else that says so.
+        view.partial_reasons.append(
+            f"{path.name}: every minimum is 1000 or more: a histogram of cyclictest -N (1 ns "
+            "rows) cannot be told from one in µs without the run's --json or 'T:' lines")
     view.partial_reasons += [f"{path.name}: line {n}: a 'T:' line cut off (a screen copied "
                              "mid-update); it was dropped" for n in state.cut_summaries]
     complete = not view.partial_reasons and (not state.in_histogram or all(
@@ -160,6 +164,10 @@ def read_text(path: Path, *, offset: int = 0, lines_before: int = 0,
     if around.foreign is not None and not complete:
         raise around.foreign  # lines around output that is not whole: not a file to guess about
     return view
+
+
+def _all_ms(view: RunView) -> bool:
+    return all(t.min_us is not None and t.min_us >= 1000 for t in view.threads.values())
 
 
 def _unit(state: _State) -> float | None:

@@ -517,8 +517,8 @@ def _whole_sample(line: bytes) -> bool:
 
 
 def _thread_view(number: int, t: _VerboseThread, nsecs: bool) -> ThreadView:
-    """The thread's samples; printed in ns (``nsecs``) they keep their digits in min, avg and
-    max, and fall into 1 µs bins (and block maxima) cut toward zero, as cyclictest bins µs."""
+    """The thread's samples; printed in ns (``nsecs``) they keep their digits in min, avg, max
+    and the block maxima, and fall into log-linear bins (``Sparse.from_ns``)."""
     hist = t.histogram()
     # Snapshot: cyclictest exits without printing the samples still in its ring buffer.
     view = ThreadView(thread=number, finality="snapshot", cpu=t.cpu, samples=hist.total)
@@ -529,8 +529,8 @@ def _thread_view(number: int, t: _VerboseThread, nsecs: bool) -> ThreadView:
     maxima = t.blocks.maxima() if t.blocks is not None else None
     if nsecs:
         from_nsecs(view)
-        hist = Sparse.merge([Sparse(hist.values // 1000, hist.counts)])
-        maxima = None if maxima is None else [m // 1000 for m in maxima]
+        hist = Sparse.from_ns(hist.values, hist.counts)
+        maxima = None if maxima is None else [m / 1000 for m in maxima]
     view.hist = hist
     if t.blocks is not None and maxima is not None:
         view.stream = ReducedStream(block_cycles=t.blocks.cycles, maxima=maxima, seen=hist,

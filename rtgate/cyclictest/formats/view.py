@@ -116,6 +116,23 @@ def from_nsecs(view: ThreadView) -> None:
     view.resolution_us = NSEC_US
 
 
+def from_ns_bins(view: ThreadView, path: Path) -> None:
+    """A thread's -N histogram as read (rows of 1 ns bins, the -h limit in ns) in log-linear ns
+    bins under a whole-µs limit: the rows from the last whole µs below cyclictest's limit up
+    join the overflows, which stay true as "at or above the limit"."""
+    if view.hist is None:
+        return
+    hist = Sparse.from_ns(view.hist.values, view.hist.counts)
+    if view.limit is not None:
+        if view.limit < 1000:
+            raise InputError(f"a -N histogram of {view.limit} ns (-h {view.limit}): below "
+                             "1 µs, no limit a result can state", path=path)
+        view.limit //= 1000
+        hist, above = hist.below(view.limit)
+        view.overflows += above
+    view.hist = hist
+
+
 Finality = Literal["final", "snapshot"]
 """``final``: statistics written at the end of the run. ``snapshot``: a view taken while it ran
 (a refreshed summary line, a verbose log missing the samples still buffered at exit)."""
@@ -126,8 +143,9 @@ class ReducedStream:
     """What the block-maxima reducer saw of one thread's -v stream (``formats.maxima``)."""
 
     block_cycles: int
-    maxima: list[int]
-    """Of each block of ``block_cycles`` samples in the order printed; the last may be short."""
+    maxima: list[float]
+    """Of each block of ``block_cycles`` samples in the order printed (µs, to the ns with -N);
+    the last may be short."""
     seen: Sparse
     """Histogram of the samples seen: their count is the cycles the blocks account for."""
     gap: tuple[int, int] | None = None
@@ -150,7 +168,8 @@ class ThreadView:
     [avg, avg + resolution_us)."""
     max_us: float | None = None
     resolution_us: float = RESOLUTION_US
-    """The unit min, avg and max were printed in (0.001: -N); the histogram's bins are 1 µs."""
+    """The unit min, avg and max were printed in (0.001: -N, its histogram's bins log-linear
+    ns)."""
     hist: Sparse | None = None
     limit: int | None = None
     """Histogram limit: latencies >= limit are overflows. None: exact, unlimited (verbose)."""
