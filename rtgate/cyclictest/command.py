@@ -92,6 +92,8 @@ class CyclictestCommand:
     blocks: str | None = None
     """Where the reducer writes the block maxima of cyclictest's -v stream (its stdout)."""
     block_cycles: int = 1
+    nsecs: bool = False
+    """cyclictest measures in ns (-N): the reducer bins the stream log-linearly."""
 
     def reducer(self, program: str = str(REDUCER), awk: str = "awk") -> list[str]:
         """The awk command that reads this command's stdout: samples become block maxima in
@@ -99,7 +101,7 @@ class CyclictestCommand:
         blockmaxima.awk where it runs (a guest gets a copy)."""
         assert self.blocks is not None
         return [awk, "-v", f"block={self.block_cycles}", "-v", f"out={self.blocks}",
-                "-f", program]
+                *(["-v", "ns=1"] if self.nsecs else []), "-f", program]
 
 
 def _lookup(name: str, caps: Capabilities, source: Path) -> Option:

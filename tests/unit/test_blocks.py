@@ -5,15 +5,18 @@ blocks checked against the same run's histogram (every cycle accounted for, the 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from rtgate.cyclictest.command import REDUCER
+from rtgate.cyclictest.formats.maxima import read_blocks
 from rtgate.cyclictest.parse import parse
 from rtgate.errors import InputError
 from rtgate.gate.thresholds import load_thresholds
 from rtgate.gate.verdict import Verdict, evaluate
+from rtgate.result import NSEC_US
 
 DATA = Path(__file__).parents[1] / "data" / "cyclictest"
 JSON, BLOCKS = DATA / "blocks-idle.json", DATA / "blocks-idle.blocks.txt"
@@ -167,3 +170,32 @@ def test_run_that_ended_in_a_stall_of_unknown_length_leaves_its_block_out(
     assert checks["max_us"].verdict is Verdict.FAIL
     assert checks["pwcet_us"].verdict is Verdict.INCOMPLETE
     assert "thread 0's last 834 cycles are in no block" in checks["pwcet_us"].why
+
+
+NS_BLOCKS = ("rtgate-blocks 1 block_cycles 2 ns\nb 0 9001\nb 0 4646229289\n"
+             "h 0 2048 1\nh 0 9000 1\nh 0 4643094528 1\nn 0 3\nend\n")
+
+
+def test_an_ns_blocks_file_keeps_its_ns(tmp_path: Path) -> None:
+    """The reducer's -N file (ns=1): maxima to the ns, log-linear bins, in µs in the view."""
+    path = tmp_path / "blocks.txt"
+    path.write_text(NS_BLOCKS)
+    view = read_blocks(path)
+    assert view.resolution_us == NSEC_US
+    t = view.threads[0]
+    assert t.stream is not None and t.stream.maxima == [9.001, 4646229.289]
+    assert t.stream.seen.pairs() == [(2.048, 1), (9.0, 1), (4643094.528, 1)]
+    assert (t.min_us, t.max_us) == (2.048, 4646229.289)
+
+
+@pytest.mark.parametrize(("edit", "needle"), [
+    (("h 0 9000 1", "h 0 9001 1"), "latencies [9001] ns are no bin's lower edge"),
+    (("b 0 9001", "b 0 12001"), "block maxima [12000] ns are not in its histogram"),
+    (("b 0 4646229289", "b 0 46229289"), "the largest block maximum is 46229289 ns"),
+])
+def test_an_ns_blocks_file_agrees_with_itself(tmp_path: Path, edit: tuple[str, str],
+                                              needle: str) -> None:
+    path = tmp_path / "blocks.txt"
+    path.write_text(NS_BLOCKS.replace(*edit))
+    with pytest.raises(InputError, match=re.escape(needle)):
+        read_blocks(path)

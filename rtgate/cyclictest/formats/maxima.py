@@ -3,9 +3,10 @@ while it reads cyclictest's -v stream.
 
 Grammar, one record per line, numbers in decimal::
 
-    rtgate-blocks 1 block_cycles N     header
+    rtgate-blocks 1 block_cycles N     header; "... N ns": cyclictest -N, numbers in ns
     b THREAD MAX                       a block's maximum, in order (the last block may be short)
-    h THREAD LATENCY COUNT             histogram of the samples the reducer saw
+    h THREAD LATENCY COUNT             histogram of the samples the reducer saw (in ns: each
+                                       bin's lower edge, log-linear bins)
     n THREAD COUNT                     how many samples it saw
     g THREAD EXPECTED GOT              the first cycle number that skipped
     end                                the reducer finished: a file without it was cut
@@ -24,11 +25,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from rtgate.cyclictest.formats.view import ReducedStream, RunView, ThreadView
 from rtgate.errors import InputError
-from rtgate.stats.histogram import Sparse
+from rtgate.result import NSEC_US, RESOLUTION_US
+from rtgate.stats.histogram import Sparse, log_linear
 
-HEADER = re.compile(r"^rtgate-blocks 1 block_cycles ([1-9]\d{0,17})$")
+HEADER = re.compile(r"^rtgate-blocks 1 block_cycles ([1-9]\d{0,17})( ns)?$")
 _NUM = r"(0|[1-9]\d{0,17})"
 RECORDS = {
     "b": re.compile(rf"^b {_NUM} {_NUM}$"),
@@ -78,7 +82,7 @@ def read_blocks(path: Path) -> RunView:
     if head is None:
         raise fail(1, "expected 'rtgate-blocks 1 block_cycles N', got "
                       f"{(lines or [''])[0][:60]!r}")
-    block = int(head[1])
+    block, nsecs = int(head[1]), head[2] is not None
     threads: dict[int, _MaximaThread] = {}
     ended = False
     for line_no, line in enumerate(lines[1:], start=2):
@@ -116,36 +120,49 @@ def read_blocks(path: Path) -> RunView:
             raise fail(line_no, f"thread {number}: a second 'g' record")
     if not ended:
         raise fail(len(lines) + 1, "no 'end' line: the reducer was stopped before it finished")
-    view = RunView(path=path, format="blocks", sha256=hashlib.sha256(data).hexdigest())
+    view = RunView(path=path, format="blocks", sha256=hashlib.sha256(data).hexdigest(),
+                   resolution_us=NSEC_US if nsecs else RESOLUTION_US)
     for number, t in sorted(threads.items()):
-        view.threads[number] = _thread_view(number, t, block, fail)
+        view.threads[number] = _thread_view(number, t, block, nsecs, fail)
     if not view.threads:
         raise fail(len(lines) + 1, "no thread: the reducer saw no sample")
     return view
 
 
-def _thread_view(number: int, t: _MaximaThread, block: int,
+def _thread_view(number: int, t: _MaximaThread, block: int, nsecs: bool,
                  fail: Callable[[int, str], InputError]) -> ThreadView:
     if t.count is None:
         raise fail(len(t.maxima) + 1, f"thread {number}: blocks without an 'n' record")
-    seen = Sparse.from_pairs(sorted(t.seen.items()))
+    unit = "ns" if nsecs else "us"
+    edges = np.array(sorted(t.seen), dtype=np.int64)
+    seen = Sparse(edges, np.array([t.seen[e] for e in edges.tolist()], dtype=np.int64),
+                  1 if nsecs else 1000)
+    # Each maximum's bin: itself in µs, its log-linear bin's lower edge in ns.
+    binned = log_linear(np.array(t.maxima, dtype=np.int64)).tolist() if nsecs else t.maxima
     # The reducer's three records describe the same samples, or the file was tampered with.
     problems = []
+    if nsecs and (off := edges[log_linear(edges) != edges]).size:
+        problems.append(f"latencies {off[:3].tolist()} ns are no bin's lower edge")
     if seen.total != t.count:
         problems.append(f"its histogram holds {seen.total} samples")
     if len(t.maxima) != -(-t.count // block):
         problems.append(f"{len(t.maxima)} blocks of {block}")
-    top = int(seen.values[-1]) if seen.total else None
-    if t.maxima and max(t.maxima) != top:
-        problems.append(f"the largest block maximum is {max(t.maxima)} us, the histogram's "
-                        f"{top} us")
-    if missing := sorted(set(t.maxima) - set(t.seen)):
-        problems.append(f"block maxima {missing[:3]} us are not in its histogram")
+    top = int(edges[-1]) if seen.total else None
+    if t.maxima and max(binned) != top:
+        problems.append(f"the largest block maximum is {max(t.maxima)} {unit}, the histogram's "
+                        f"highest bin {top} {unit}")
+    if missing := sorted(set(binned) - set(t.seen)):
+        problems.append(f"block maxima {missing[:3]} {unit} are not in its histogram")
     if problems:
         raise fail(t.count_line, f"thread {number}: {t.count} samples, but "
                                  + "; ".join(problems))
     view = ThreadView(thread=number, finality="snapshot", samples=t.count)
     if seen.total:
-        view.min_us, view.max_us = float(seen.values[0]), float(top or 0)
-    view.stream = ReducedStream(block_cycles=block, maxima=t.maxima, seen=seen, gap=t.gap)
+        # In ns the lowest bin's edge (within its 0.1 %), the largest maximum exactly.
+        view.min_us = float(seen.us[0])
+        view.max_us = max(t.maxima) / 1000 if nsecs else float(top or 0)
+    maxima: list[float] = [m / 1000 for m in t.maxima] if nsecs else list(t.maxima)
+    if nsecs:
+        view.resolution_us = NSEC_US
+    view.stream = ReducedStream(block_cycles=block, maxima=maxima, seen=seen, gap=t.gap)
     return view
