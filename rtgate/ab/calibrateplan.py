@@ -49,7 +49,7 @@ class CalibratePlan:
 def validate(s: CalibrateSettings) -> CalibratePlan:
     """The A/B run's problems (``rtgate.ab.loop.check``) and the bank's and record's, all at
     once (rtgate.errors.raise_found, exit 2)."""
-    run, problems = check(s.ab)
+    run, problems = check(s.ab, kernels_option="--kernels")
     out = s.ab.rounds.out
     banked = len(list(out.glob(ROUND_RESULTS))) if out.is_dir() else 0
     if not s.pairs and not banked:

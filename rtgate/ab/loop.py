@@ -322,16 +322,18 @@ class ABRun:
         return AB_EXIT[self.outcome]
 
 
-def check(settings: ABSettings) -> tuple[ABRun | None, Problems]:
+def check(settings: ABSettings, kernels_option: str = "--base and --cand"
+          ) -> tuple[ABRun | None, Problems]:
     """The run `rtgate ab` asks for, resolved with its plan, and every problem found on the way:
     the board, its sides' kernels and scenarios, the budgets, each target's keys. Nothing is
-    written or measured; the run is None when a problem leaves no plan to make."""
+    written or measured; the run is None when a problem leaves no plan to make.
+    ``kernels_option`` is how the calling command takes the kernels, for its error."""
     spec = load_board(settings.board)  # nothing else resolves without the board
     problems = Problems()
     if spec.kernel_target and (settings.base is None or settings.cand is None) \
             and not settings.plan_only:
         problems.add(InputError(f"board {spec.name!r} boots the kernels it measures: give "
-                                "--base and --cand (DIR/<flavor>/ from `rtgate kernel build "
+                                f"{kernels_option} (DIR/<flavor>/ from `rtgate kernel build "
                                 "--out`)"))
     if not spec.kernel_target and (settings.base or settings.cand):
         problems.add(InputError(f"board {spec.name!r} measures its running kernel: both "

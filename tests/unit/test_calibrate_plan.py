@@ -40,7 +40,7 @@ def test_every_problem_is_named_before_the_first_round(rtgate_cli: RunCli,
                       tmp_path / "nowhere" / "qemu-arm64.json")
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip().splitlines()
-    assert any("boots the kernels it measures" in line for line in lines), lines
+    assert any("boots the kernels it measures: give --kernels (" in line for line in lines), lines
     assert any("no such scenario 'nosuch'" in line for line in lines), lines
     assert any("--rounds 0 replays the bank" in line for line in lines), lines
     assert any(f"{tmp_path / 'nowhere'}: no such directory for the record" in line
