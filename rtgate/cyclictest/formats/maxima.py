@@ -158,8 +158,10 @@ def _thread_view(number: int, t: _MaximaThread, block: int, nsecs: bool,
                                  + "; ".join(problems))
     view = ThreadView(thread=number, finality="snapshot", samples=t.count)
     if seen.total:
-        # In ns the lowest bin's edge (within its 0.1 %), the largest maximum exactly.
-        view.min_us = float(seen.us[0])
+        # The largest maximum is exact; the lowest bin's edge is the minimum only where bins
+        # are 1 ns wide (below 2048 ns), else just under it and left to cyclictest's own.
+        if not nsecs or edges[0] < 2048:
+            view.min_us = float(seen.us[0])
         view.max_us = max(t.maxima) / 1000 if nsecs else float(top or 0)
     maxima: list[float] = [m / 1000 for m in t.maxima] if nsecs else list(t.maxima)
     if nsecs:
