@@ -81,8 +81,9 @@ test: deps
 	@$(DEPS) ci report kernel qemu docker lab
 	$(call pytest,$(LANES) tests --ignore=$(LAB_E2E))
 
-# The lab's playbook on three booted Debian containers (about 10 minutes warm): its own target,
-# so `make test` stays within 25 minutes on 2 cores; .ci/run runs both.
+# docs/lab.md's setup guide run as written on three booted Debian containers, the calibration's
+# short rounds included (about 20 minutes warm on a quiet VM, 30 under load; docs/journal.md): its
+# own target, so `make test` stays within 25 minutes on 2 cores; .ci/run runs both.
 LAB_E2E := tests/e2e/test_lab_ansible.py
 test-lab: deps
 	@$(DEPS) ci lab
