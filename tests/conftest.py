@@ -43,6 +43,7 @@ LANES = {
     "e2e/test_qemu_board.py": "measuring",
     "e2e/test_pipeline_qemu.py": "measuring",
     "e2e/test_timerlat_qemu.py": "measuring",
+    "e2e/test_osnoise_qemu.py": "measuring",  # boots a guest, measures 10 s with rtla osnoise
     "e2e/test_sweep_qemu.py": "measuring",
     "e2e/test_kernel_build.py": "measuring",  # boots each kernel to its banner
     "e2e/test_guest_network.py": "measuring",  # boots a guest and runs iperf3 through it

@@ -46,7 +46,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
     t = subparsers.add_parser(
         "thresholds", help="compare two thresholds files",
-        description="Work with budget files (schema rtgate/thresholds/v2).")
+        description="Work with budget files (schema rtgate/thresholds/v3; v2 still read).")
     tsub = t.add_subparsers(dest="thresholds_command", required=True, metavar="ACTION")
     d = tsub.add_parser(
         "diff", help="which budgets loosen or tighten, by how much",

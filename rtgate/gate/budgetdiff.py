@@ -17,7 +17,8 @@ from rtgate.textfmt import fmt
 
 # (field, unit, direction): for "<=" a larger budget lets more through, for ">=" a smaller one.
 FIELDS = (("max_us", " µs", "<="), ("avg_us", " µs", "<="), ("p99_us", " µs", "<="),
-          ("p9999_us", " µs", "<="), ("min_samples", " samples", ">="))
+          ("p9999_us", " µs", "<="), ("min_samples", " samples", ">="),
+          ("max_single_noise_us", " µs", "<="), ("min_cpu_available_pct", " %", ">="))
 _FLAVORS = [f for f in get_args(Flavor) if f != WILDCARD]
 
 

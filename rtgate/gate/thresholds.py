@@ -1,4 +1,5 @@
-"""Latency budgets (``thresholds.yml``, schema ``rtgate/thresholds/v2``) and how one is chosen.
+"""Budgets (``thresholds.yml``, schema ``rtgate/thresholds/v3``; v2 still read) and how one is
+chosen.
 
 Each budget names a board, a kernel flavor and a scenario, any of them ``"*"``. For a result, the
 matching budget with the most specific key wins; specificity weighs the board above the flavor
@@ -6,10 +7,14 @@ above the scenario (an exact board beats any flavor/scenario, then an exact flav
 scenario). Two budgets with the same key are refused when the file is loaded, so the choice is
 never ambiguous. The winning budget applies whole: fields are not inherited from wider budgets.
 
-A budget also names the measuring tool (``tool``, default ``cyclictest``), matched exactly and
-never by a wildcard: rtla timerlat's thread latency and cyclictest's are different quantities, so
-one tool's numbers are never judged by the other's budget. A file without ``tool`` means every
-budget in it is cyclictest's.
+A budget also names the measuring tool (``tool``, default ``cyclictest``; any of rtgate.tools),
+matched exactly and never by a wildcard: rtla timerlat's thread latency and cyclictest's are
+different quantities, so one tool's numbers are never judged by the other's budget. A file without
+``tool`` means every budget in it is cyclictest's. A budget bounds only its tool's metrics
+(``MeasuringTool.metrics``): wake-up latency (``max_us``, required, ``avg_us``, ``p99_us``,
+``p9999_us``, ``pwcet_us``) or OS noise (rtla osnoise: ``max_single_noise_us``,
+``min_cpu_available_pct``, at least one). v3 added the OS noise metrics and any tool's name; a v2
+file is read as before.
 
 The tail budget (``pwcet_us``) and the A/B test's parameters (``ab``) are optional blocks. v2
 changed the meaning of ``ab``: its minimum effect is a share of the baseline
@@ -38,15 +43,23 @@ from rtgate.result import Result, profile_of
 from rtgate.schemafile import schema_of
 from rtgate.yamlsource import YamlDocument, load_yaml
 
-SCHEMA_ID = "rtgate/thresholds/v2"
-SCHEMA_FILE = Path(__file__).resolve().parent.parent / "schemas" / "thresholds-v2.schema.json"
+SCHEMA_ID = "rtgate/thresholds/v3"
+SCHEMA_V2 = "rtgate/thresholds/v2"
+SCHEMA_FILE = Path(__file__).resolve().parent.parent / "schemas" / "thresholds-v3.schema.json"
+# What v2 knew: its files may name these tools and bound these metrics only.
+_V2_TOOLS = ("cyclictest", "timerlat")
 WILDCARD = "*"
 
 Name = Annotated[str, StringConstraints(pattern=r"^(\*|[a-z0-9][a-z0-9._-]*)$")]
 Flavor = Literal["stock", "rt", "none", "voluntary", "preempt", "*"]
-ToolName = Literal["cyclictest", "timerlat"]
+ToolName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]*$")]
 Micros = Annotated[float, Field(gt=0)]
+Percent = Annotated[float, Field(gt=0, le=100)]
 Probability = Annotated[float, Field(gt=0, lt=1)]
+
+# The budget fields that bound a tool's metric (each some tool's Metric.name).
+METRIC_FIELDS = ("max_us", "avg_us", "p99_us", "p9999_us", "pwcet_us", "max_single_noise_us",
+                 "min_cpu_available_pct")
 
 # Specificity weights: powers of two, so a more important exact field outweighs all lesser ones.
 _WEIGHTS = (8, 4, 2, 1)
@@ -90,12 +103,15 @@ class Budget(BaseModel):
         'Tuning profile of the result (bench/tuning/NAME.yml; untuned results are "none") or '
         '"*", the default: weighs least when budgets are chosen.'))
     tool: ToolName = Field("cyclictest", description=(
-        "The measuring tool whose results this budget judges (the result's tool.name); never a "
-        'wildcard. "timerlat": rtla timerlat, judged on the context named by `context`.'))
+        "The measuring tool whose results this budget judges (the result's tool.name; a tool "
+        'of rtgate.tools); never a wildcard. "timerlat": rtla timerlat, judged on the context '
+        'named by `context`. "osnoise": rtla osnoise, OS noise (its own metrics only).'))
     context: Literal["thread", "user", "irq"] = Field("thread", description=(
         "rtla timerlat only: the context judged (thread, the default; user: the -u workload's "
         "wake-ups; irq: the timer interrupt). A result without that context is incomplete."))
-    max_us: Micros = Field(description="Worst observed latency must be <= this.")
+    max_us: Micros | None = Field(None, description=(
+        "Worst observed latency must be <= this. Required for a wake-up latency tool "
+        "(cyclictest, timerlat); no other tool's."))
     avg_us: Micros | None = Field(None, description=(
         "Mean latency must be <= this. Optional: an emulated board's average measures the "
         "host's speed and load, not the kernel."))
@@ -105,6 +121,11 @@ class Budget(BaseModel):
         None, ge=1, description="Fewer samples than this make the result incomplete (exit 3).")
     pwcet_us: PwcetBudget | None = Field(
         None, description="Budget on the estimated tail (pWCET at an exceedance rate per hour).")
+    max_single_noise_us: Micros | None = Field(None, description=(
+        "OS noise (rtla osnoise) only: the longest single noise on any CPU must be <= this."))
+    min_cpu_available_pct: Percent | None = Field(None, description=(
+        "OS noise (rtla osnoise) only: the % of CPU time left to the workload must be >= this "
+        "on every CPU."))
     ab: AbBudget | None = Field(
         None, description="A/B test of the candidate kernel against the base kernel.")
     reason: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)] = Field(
@@ -113,10 +134,26 @@ class Budget(BaseModel):
     _source: str = PrivateAttr("")
 
     @model_validator(mode="after")
-    def _context_is_the_tools(self) -> Budget:
-        if self.context != "thread" and self.context not in tools.get(self.tool).contexts:
+    def _the_tools_own(self) -> Budget:
+        """The tool exists, and the budget names only its contexts and bounds only its
+        metrics (never another kind of number)."""
+        if self.tool not in tools.names():
+            raise ValueError(f"unknown tool {self.tool!r} (known: {', '.join(tools.names())})")
+        tool = tools.get(self.tool)
+        if self.context != "thread" and self.context not in tool.contexts:
             raise ValueError(f"context {self.context!r} is not one of {self.tool}'s (tool: "
                              f"{self.tool!r})")
+        own = {m.name for m in tool.metrics}
+        bounded = {name for name in METRIC_FIELDS if getattr(self, name) is not None}
+        if strays := sorted(bounded - own):
+            raise ValueError(f"{', '.join(strays)}: not a metric of {self.tool} ({tool.measures}"
+                             f": {', '.join(m.name for m in tool.metrics)})")
+        required = [m.name for m in tool.metrics][:1] if tool.measures == "wake-up latency" \
+            else [m.name for m in tool.metrics]
+        if not bounded & set(required):
+            raise ValueError(f"a budget for {self.tool} bounds "
+                             + (required[0] if len(required) == 1
+                                else "at least one of " + ", ".join(required)))
         return self
 
     @property
@@ -148,8 +185,18 @@ class Budget(BaseModel):
 class Thresholds(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
 
-    schema_: Literal["rtgate/thresholds/v2"] = Field(alias="schema")
+    schema_: Literal["rtgate/thresholds/v3", "rtgate/thresholds/v2"] = Field(alias="schema")
     budgets: list[Budget] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _v2_as_it_was(self) -> Thresholds:
+        if self.schema_ == SCHEMA_V2:
+            for i, b in enumerate(self.budgets):
+                if b.tool not in _V2_TOOLS or b.max_us is None:
+                    raise ValueError(f"budgets.{i}: {b.tool}'s budgets need schema "
+                                     f"{SCHEMA_ID!r} (v2 knew {' and '.join(_V2_TOOLS)}, and "
+                                     "required max_us)")
+        return self
 
     def select(self, board: str, flavor: str, scenario: str, profile: str = "none",
                tool: str = "cyclictest") -> Budget | None:
@@ -204,11 +251,11 @@ def _check_schema(doc: YamlDocument) -> None:
         raise doc.error(f"expected a mapping with 'schema: {SCHEMA_ID}' and 'budgets'")
     if "schema" not in doc.data:
         raise doc.error(f"missing 'schema: {SCHEMA_ID}'")
-    if doc.data["schema"] != SCHEMA_ID:
+    if doc.data["schema"] not in (SCHEMA_ID, SCHEMA_V2):
         moved = (": v2 states the A/B minimum effect as a share, ab.min_effect_pct"
                  if doc.data["schema"] == "rtgate/thresholds/v1" else "")
         raise doc.error(f"unsupported schema {doc.data['schema']!r} (this rtgate reads "
-                        f"{SCHEMA_ID!r}{moved})", ("schema",))
+                        f"{SCHEMA_ID!r} and {SCHEMA_V2!r}{moved})", ("schema",))
 
 
 def json_schema() -> dict[str, Any]:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 
+from rtgate import tools
 from rtgate.errors import Exit, InputError
 from rtgate.gate.thresholds import Budget, PwcetBudget, Thresholds, flavor_of
 from rtgate.outcome import worst_exit
@@ -54,6 +55,7 @@ class Check:
     below: float | None = None  # with lower_bound: the value is known to lie in [measured, below)
     interval: tuple[float, float] | None = None  # an estimate's confidence interval
     context: str = ""  # what the estimate is (rate, confidence, method), shown with it
+    units: str = "µs"  # of the metric (the tool's Metric.unit)
 
     @property
     def name(self) -> str:
@@ -61,7 +63,7 @@ class Check:
 
     @property
     def unit(self) -> str:
-        return "" if self.metric == "samples" else " µs"
+        return "" if self.metric == "samples" else f" {self.units}"
 
     @property
     def measured_text(self) -> str:
@@ -163,6 +165,12 @@ def evaluate(result: Result, budget: Budget, source: Path) -> Evaluation:
             whole.append(f"the samples are only known as ≤ {totals.samples} (a timerlat top "
                          f"screen), which does not show the {budget.min_samples} the budget "
                          "needs")
+    tool = tools.get(budget.tool)
+    if tool.measures != "wake-up latency":
+        # Another kind of number (OS noise): the tool's own metrics, as the tool reads them.
+        measured = tool.measured(result)
+        checks += [_bounded(m, getattr(budget, m.name), measured.get(m.name))
+                   for m in tool.metrics if getattr(budget, m.name) is not None]
     metrics: list[tuple[str, float | None, float | Percentile | None]] = [
         ("max_us", budget.max_us, totals.max_us),
         ("avg_us", budget.avg_us, totals.avg_us),
@@ -183,6 +191,19 @@ def evaluate(result: Result, budget: Budget, source: Path) -> Evaluation:
                   for c in checks]
     return Evaluation(result=result, source=source, budget=budget, checks=checks,
                       incomplete=whole)
+
+
+def _bounded(metric: tools.Metric, budget: float, value: float | None) -> Check:
+    """A metric of a tool that is no wake-up latency: at most (or, when higher is better, at
+    least) the budget; absent: incomplete."""
+    op = "<=" if metric.higher_is_worse else ">="
+    if value is None:
+        return Check(metric.name, op, budget, None, False, Verdict.INCOMPLETE,
+                     f"the result has no {metric.name} ({metric.description})",
+                     units=metric.unit)
+    bad = value > budget if metric.higher_is_worse else value < budget
+    return Check(metric.name, op, budget, value, False, Verdict.FAIL if bad else Verdict.PASS,
+                 units=metric.unit)
 
 
 def _judge(metric: str, budget: float, value: float | Percentile | None) -> Check:

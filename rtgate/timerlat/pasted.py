@@ -67,11 +67,13 @@ def strip_escapes(line: str) -> str:
 
 
 def split(path: Path, lines: list[str], is_start: Callable[[str], bool], *,
-          lenient: bool, tool: str) -> Output:
+          lenient: bool, tool: str, centered: bool = False) -> Output:
     """The lines from rtla's title on, de-indented, with the lines before it as notes (and
-    the prompt's command read). Strict: the title is the first line."""
+    the prompt's command read). Strict: the title is the first line, indented only when rtla
+    centres it (``centered``: a top screen's)."""
     start = next((i for i, line in enumerate(lines) if is_start(line.strip())), None)
-    if start is None or (start and not lenient) or (not lenient and lines[0] != lines[0].strip()):
+    if start is None or (start and not lenient) or (
+            not lenient and not centered and lines[0] != lines[0].strip()):
         first = lines[0].strip() if lines else ""
         raise InputError(f"line 1: not {tool} output: {first[:60]!r}", path=path)
     out = Output(path, [])
@@ -102,7 +104,7 @@ def last_screen(path: Path, title: str, *, lenient: bool, tool: str,
     if not titles:
         raise InputError(f"not {tool} output: {missing}", path=path)
     out = split(path, lines[:titles[0]] + lines[titles[-1]:], lambda line: line == title,
-                lenient=lenient, tool=tool)
+                lenient=lenient, tool=tool, centered=True)
     if len(titles) > 1:
         shift = titles[-1] - titles[0]
         out.lines = [(n + shift, line) for n, line in out.lines]

@@ -115,6 +115,11 @@ class MeasuringTool(ABC):
         tool, for the check that a tuning profile's isolated CPUs hold it."""
         return False
 
+    def measured(self, result: Result) -> dict[str, float | None]:
+        """The result's value of each metric that is not a wake-up latency (those the gate
+        reads from the result's totals itself); None where the result has none."""
+        return {}
+
     def notes(self, command: Any) -> list[str]:
         """How the command line was adapted to the installed tool (the environment's notes)."""
         return []

@@ -59,15 +59,16 @@ BAD = [
     ("blank reason", VALID.replace("reason: Table I + 25 %", 'reason: "  "'), 8,
      "budgets.0.reason"),
     ("unknown flavor", VALID.replace("flavor: rt", "flavor: preempt-rt"), 4, "budgets.0.flavor"),
-    ("unknown schema version", VALID.replace("thresholds/v2", "thresholds/v3"), 1,
-     "unsupported schema 'rtgate/thresholds/v3'"),
+    ("unknown schema version", VALID.replace("thresholds/v2", "thresholds/v4"), 1,
+     "unsupported schema 'rtgate/thresholds/v4'"),
     ("v1, the A/B margin in µs", VALID.replace("thresholds/v2", "thresholds/v1"), 1,
-     "unsupported schema 'rtgate/thresholds/v1' (this rtgate reads 'rtgate/thresholds/v2': "
+     "unsupported schema 'rtgate/thresholds/v1' (this rtgate reads 'rtgate/thresholds/v3' and "
+     "'rtgate/thresholds/v2': "
      "v2 states the A/B minimum effect as a share, ab.min_effect_pct)"),
     ("ab margin over 100 %", VALID + "    ab: {min_effect_pct: 150}\n", 9,
      "ab.min_effect_pct"),
     ("missing schema", VALID.replace("schema: rtgate/thresholds/v2\n", ""), 1,
-     "missing 'schema: rtgate/thresholds/v2'"),
+     "missing 'schema: rtgate/thresholds/v3'"),
     ("unknown top-level key", VALID + "budget: []\n", 9, "budget: unknown key"),
     ("duplicate YAML key", VALID.replace("    avg_us: 7.4\n", "    avg_us: 7.4\n    max_us: 9\n"),
      8, "duplicate key 'max_us' (first at line 6)"),

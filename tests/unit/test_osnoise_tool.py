@@ -1,0 +1,167 @@
+"""rtla osnoise as a scenario's measuring tool (issue 38): its plan and guest script, the result
+assembled from a real guest capture, budgets on its own metrics (thresholds v3; v2 still read),
+and the gate's checks in JUnit and the comment, through the real `rtgate check`."""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from clirun import RunCli
+from junitparser import JUnitXml
+from pydantic import ValidationError
+
+from rtgate.board.qemu import guestscript
+from rtgate.cyclictest.version import parse_help
+from rtgate.errors import InputError
+from rtgate.gate.thresholds import Budget, load_thresholds
+from rtgate.gate.verdict import Verdict, evaluate
+from rtgate.harness.assemble import RunInfo, assemble
+from rtgate.harness.environment import Environment
+from rtgate.harness.plan import Params, make_plan
+from rtgate.harness.runner import RunLog
+from rtgate.harness.scenario import load_scenario
+from rtgate.result import Result
+from rtgate.tools.osnoise import OsnoiseCommand
+
+ROOT = Path(__file__).resolve().parents[2]
+CAPTURE = ROOT / "tests" / "data" / "rtla" / "guest-osnoise-top.stdout"  # rtla 6.12, the guest
+CAPS = parse_help((ROOT / "tests" / "data" / "help" / "cyclictest-2.40.txt").read_text())
+# CPU, max single noise, % CPU available, as the capture prints them.
+CPUS = [(0, 21178, 13.94567), (1, 14635, 17.74519)]
+
+
+def _plan(duration_s: int = 20):
+    scenario, source = load_scenario("osnoise-net")
+    params = Params(cpus=2, port=5201, tmpdir="/t", scale=1.0, timeout_s=60)
+    return make_plan(scenario, source, CAPS, duration_s=duration_s, params=params,
+                     outdir=guestscript.RAW)
+
+
+def test_the_shipped_scenario_runs_rtla_osnoise_top_in_the_guest() -> None:
+    plan = _plan()
+    assert plan.tool == "osnoise" and isinstance(plan.measure, OsnoiseCommand)
+    assert plan.command.argv == ["rtla", "osnoise", "top", "-q", "-d", "20s", "-p", "1000000",
+                                 "-r", "900000"]
+    script = guestscript.render(plan, ["iperf3-server", "iperf3-client"], epoch=0)
+    assert (f"  {shlex.join(plan.command.argv)} >{guestscript.RAW}/osnoise.stdout "
+            f"2>{guestscript.RAW}/osnoise.stderr &\n  ct=$!") in script
+    assert f"{guestscript.STATE}/osnoise-rc" in script and "cyclictest " not in script
+    assert f"available_tracers >{guestscript.STATE}/tracers" in script
+
+
+def _assembled(tmp_path: Path, capture: Path = CAPTURE, rc: int = 0) -> Result:
+    rawdir = tmp_path / "raw"
+    rawdir.mkdir(exist_ok=True)
+    (rawdir / "osnoise.stdout").write_bytes(capture.read_bytes())
+    (rawdir / "osnoise.stderr").write_text("" if rc == 0 else "osnoise: tracer busy\n")
+    plan = _plan()
+    host = replace(plan, measure=replace(plan.measure, stdout=str(rawdir / "osnoise.stdout")))
+    env = Environment(kernel_release="6.12.117", kernel_version="#1 SMP PREEMPT_RT",
+                      machine="aarch64", preempt_rt=True, tools={"iperf3": "3.12"})
+    info = RunInfo(run_id="r", board="qemu-arm64", virtual=True, flavor="rt",
+                   cyclictest_version="2.5", rtla_version="6.12.117")
+    return assemble(host, RunLog(cyclictest_rc=rc), env, rawdir, info)
+
+
+def test_the_result_is_osnoise_s_own_with_every_cpu_as_printed(tmp_path: Path) -> None:
+    result = _assembled(tmp_path)
+    assert result.status == "complete", result.reasons
+    assert (result.tool.name, result.tool.version) == ("osnoise", "6.12.117")
+    assert result.tool.cmdline == "rtla osnoise top -q -d 20s -p 1000000 -r 900000"
+    assert result.environment["tools"]["rtla"] == "6.12.117"
+    assert result.environment["cyclictest_notes"] == []
+    assert [(n.cpu, n.max_single_us, n.cpu_available_pct) for n in result.noise or []] == CPUS
+    # No wake-up latency in it: nothing a latency budget or A/B could take for one.
+    assert result.threads == [] and result.totals.samples == 0 and result.totals.max_us is None
+
+
+def test_rtla_failing_is_partial_with_its_message(tmp_path: Path) -> None:
+    result = _assembled(tmp_path, rc=1)
+    assert result.status == "partial"
+    assert "osnoise exited with status 1: osnoise: tracer busy" in result.reasons
+
+
+def budget(**fields: object) -> Budget:
+    return Budget.model_validate({"board": "*", "flavor": "*", "scenario": "*", "reason": "t",
+                                  **fields})
+
+
+def test_budgets_bound_only_their_tools_metrics() -> None:
+    assert budget(tool="osnoise", max_single_noise_us=100).max_us is None
+    with pytest.raises(ValidationError, match="max_us: not a metric of osnoise "
+                                              r"\(OS noise: max_single_noise_us"):
+        budget(tool="osnoise", max_us=100, max_single_noise_us=100)
+    with pytest.raises(ValidationError, match="max_single_noise_us: not a metric of cyclictest"):
+        budget(max_us=100, max_single_noise_us=100)
+    with pytest.raises(ValidationError, match="a budget for osnoise bounds at least one of "
+                                              "max_single_noise_us, min_cpu_available_pct"):
+        budget(tool="osnoise")
+    with pytest.raises(ValidationError, match="a budget for timerlat bounds max_us"):
+        budget(tool="timerlat", avg_us=5)
+    with pytest.raises(ValidationError, match="unknown tool 'osnoize'"):
+        budget(tool="osnoize", max_single_noise_us=1)
+
+
+def test_v2_files_still_read_and_osnoise_needs_v3(tmp_path: Path) -> None:
+    assert load_thresholds(ROOT / "thresholds.yml").schema_ == "rtgate/thresholds/v3"
+    v2 = tmp_path / "v2.yml"
+    body = ("budgets:\n  - {board: '*', flavor: '*', scenario: '*', max_us: 100, "
+            "reason: r}\n")
+    v2.write_text("schema: rtgate/thresholds/v2\n" + body)
+    assert load_thresholds(v2).budgets[0].max_us == 100
+    v2.write_text("schema: rtgate/thresholds/v2\nbudgets:\n  - {board: '*', flavor: '*', "
+                  "scenario: '*', tool: osnoise, max_single_noise_us: 100, reason: r}\n")
+    with pytest.raises(InputError, match="budgets.0: osnoise's budgets need schema "
+                                         "'rtgate/thresholds/v3'"):
+        load_thresholds(v2)
+
+
+def test_the_gate_judges_osnoise_on_its_own_metrics(tmp_path: Path) -> None:
+    result = _assembled(tmp_path)
+    source = tmp_path / "result.json"
+
+    def verdicts(**fields: object) -> list[tuple[str, Verdict, float | None]]:
+        ev = evaluate(result, budget(tool="osnoise", **fields), source)
+        return [(c.name, c.verdict, c.measured) for c in ev.checks]
+
+    assert verdicts(max_single_noise_us=21178, min_cpu_available_pct=13.9) == [
+        ("max_single_noise_us <= 21178", Verdict.PASS, 21178),
+        ("min_cpu_available_pct >= 13.9", Verdict.PASS, 13.94567)]
+    assert verdicts(max_single_noise_us=21177) == [
+        ("max_single_noise_us <= 21177", Verdict.FAIL, 21178)]
+    assert verdicts(min_cpu_available_pct=14) == [
+        ("min_cpu_available_pct >= 14", Verdict.FAIL, 13.94567)]
+    cut = result.model_copy(update={"noise": [], "status": "partial", "reasons": ["cut"]})
+    ev = evaluate(cut, budget(tool="osnoise", max_single_noise_us=1), source)
+    assert [(c.verdict, c.why) for c in ev.checks] == [
+        (Verdict.INCOMPLETE, "the result has no max_single_noise_us (the longest single noise on "
+                             "any CPU); result is partial: cut")]
+
+
+def test_rtgate_check_shows_the_noise_checks_in_junit_and_the_comment(
+        rtgate_cli: RunCli, tmp_path: Path) -> None:
+    result_path = _assembled(tmp_path).write(tmp_path / "result.json")
+    budgets = tmp_path / "thresholds.yml"
+    budgets.write_text(
+        "schema: rtgate/thresholds/v3\nbudgets:\n"
+        # The same key for cyclictest: never the one that judges an osnoise result.
+        "  - {board: qemu-arm64, flavor: rt, scenario: osnoise-net, max_us: 1, reason: ct}\n"
+        "  - {board: qemu-arm64, flavor: rt, scenario: osnoise-net, tool: osnoise,\n"
+        "     max_single_noise_us: 20000, min_cpu_available_pct: 10, reason: noise}\n")
+    junit, md = tmp_path / "junit.xml", tmp_path / "summary.md"
+    proc = rtgate_cli("check", result_path, "--thresholds", budgets, "--junit", junit,
+                      "--markdown", md)
+    assert proc.returncode == 1, proc.stderr  # 21178 µs over 20000: budget exceeded
+    cases = {case.name.split(": ", 1)[1]: case
+             for suite in JUnitXml.fromfile(str(junit)) for case in suite}
+    assert set(cases) == {"max_single_noise_us <= 20000", "min_cpu_available_pct >= 10"}
+    failed = cases["max_single_noise_us <= 20000"].result[0].message
+    assert "max_single_noise_us measured 21178 µs, budget <= 20000 µs" in failed
+    assert not cases["min_cpu_available_pct >= 10"].result
+    assert f"{budgets}:4" in junit.read_text()  # the osnoise budget judged it
+    comment = md.read_text()
+    assert "| max_single_noise_us | 21178 µs | <= 20000 µs |" in comment
+    assert "| min_cpu_available_pct | 13.95 % | >= 10 % |" in comment
