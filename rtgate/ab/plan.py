@@ -13,7 +13,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rtgate import paths
+from rtgate import paths, tools
 from rtgate.ab.settings import RoundSettings
 from rtgate.board.spec import BoardSpec, kind_of
 from rtgate.calibration import CalibrationRecord, KeyCalibration
@@ -176,8 +176,11 @@ def resolve(spec: BoardSpec, targets: Sequence[RoundTarget], thresholds: Thresho
             if pct is None:
                 raise InputError(f"{'/'.join(key)}: no minimum effect (ab.min_effect_pct in "
                                  f"the budget at {budget.source}, or --min-effect-pct)")
-            keys[key] = KeyPlan(key, budget, ab.Margin(pct / 100), primary_of(record, key),
-                                key_calibration(record, key))
+            tool = tools.get(t.tools[0])
+            # A tool measuring no wake-up latency is compared on its own primary metric.
+            own = None if tool.measures == "wake-up latency" else tool.primary
+            keys[key] = KeyPlan(key, budget, ab.Margin(pct / 100),
+                                primary_of(record, key) or own, key_calibration(record, key))
             by_target.setdefault((t.flavor, t.scenario), []).append(key)
     budgets = [p.budget for p in keys.values()]
     alpha = settings.alpha or min((b.ab.alpha for b in budgets if b.ab), default=0.01)

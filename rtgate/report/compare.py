@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from rtgate import calibration
+from rtgate import calibration, tools
 from rtgate.board.spec import board_kind
 from rtgate.errors import Exit
 
@@ -174,7 +174,7 @@ class ABTest:
         if len(complete) < len(runs):
             self.notes.append(f"{code('/'.join(key))}: {len(runs) - len(complete)} {side} "
                               "round(s) not complete, left out of the A/B test")
-        return [ab.Round.of(r.result) for r in complete]
+        return [tools.round_of(r.result) for r in complete]
 
     @property
     def exit(self) -> Exit:

@@ -108,14 +108,20 @@ class Round:
     """The block maxima's unit: 1 µs, or 1 ns with cyclictest -N."""
     summaries: dict[str, float | None] = field(default_factory=dict, compare=False, repr=False)
     """The round's metrics once computed (a calibration replays each round thousands of times)."""
+    measured: dict[str, float] = field(default_factory=dict)
+    """Metrics the measuring tool read from the round's result itself (a tool measuring no
+    wake-up latency, like rtla osnoise's longest single noise): taken as they are."""
 
     def metric(self, name: str) -> float | None:
+        if name in self.measured:
+            return self.measured[name]
         if name not in self.summaries:
-            self.summaries[name] = SUMMARIES[name](self)
+            summary = SUMMARIES.get(name)
+            self.summaries[name] = summary(self) if summary else None
         return self.summaries[name]
 
     @classmethod
-    def of(cls, result: Result) -> Round:
+    def of(cls, result: Result, measured: dict[str, float] | None = None) -> Round:
         merged: dict[float, int] = {}
         overflows, limits = 0, set()
         has_histogram = bool(result.threads) and all(t.histogram for t in result.threads)
@@ -135,7 +141,8 @@ class Round:
                     for t in result.threads if t.blocks and t.blocks.maxima_us},
             bin_us=max((NSEC_US if t.histogram.log_linear else t.histogram.bucket_us
                         for t in result.threads if t.histogram), default=RESOLUTION_US),
-            resolution_us=result.resolution_us)
+            resolution_us=result.resolution_us,
+            measured=dict(measured or {}))
 
 
 @dataclass(frozen=True)
@@ -329,10 +336,12 @@ def decide_key(c: KeyRounds, alpha: float, boundary: float | None = None,
         if c.min_samples is not None and pooled < c.min_samples:
             reasons.append(f"{side}'s rounds hold {pooled} samples, fewer than min_samples "
                            f"{c.min_samples}")
-    logs = {} if reasons else {m: (a, b) for m in METRICS
+    # A metric of the tool's own (not a wake-up latency's) is the only one compared.
+    metrics = METRICS if c.primary is None or c.primary in METRICS else (c.primary,)
+    logs = {} if reasons else {m: (a, b) for m in metrics
                                if (a := log_values(c.a, m)) is not None
                                and (b := log_values(c.b, m)) is not None}
-    primary = c.primary or next((m for m in METRICS if m in logs), METRICS[0])
+    primary = c.primary or next((m for m in metrics if m in logs), metrics[0])
     undecided = Decision(c.key, Comparison.UNKNOWN, None, [], None, boundary,
                          (len(c.a), len(c.b)), c.margin, None, alpha, reasons)
     if reasons:

@@ -4,16 +4,22 @@ and the gate's checks in JUnit and the comment, through the real `rtgate check`.
 
 from __future__ import annotations
 
+import math
 import shlex
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 from clirun import RunCli
 from junitparser import JUnitXml
 from pydantic import ValidationError
 
+from rtgate import tools
+from rtgate.ab import plan as planning
+from rtgate.ab.settings import RoundSettings
 from rtgate.board.qemu import guestscript
+from rtgate.board.spec import load_board
 from rtgate.cyclictest.version import parse_help
 from rtgate.errors import InputError
 from rtgate.gate.thresholds import Budget, load_thresholds
@@ -23,7 +29,9 @@ from rtgate.harness.environment import Environment
 from rtgate.harness.plan import Params, make_plan
 from rtgate.harness.runner import RunLog
 from rtgate.harness.scenario import load_scenario
+from rtgate.outcome import Comparison
 from rtgate.result import Result
+from rtgate.stats import ab
 from rtgate.tools.osnoise import OsnoiseCommand
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -165,3 +173,40 @@ def test_rtgate_check_shows_the_noise_checks_in_junit_and_the_comment(
     comment = md.read_text()
     assert "| max_single_noise_us | 21178 µs | <= 20000 µs |" in comment
     assert "| min_cpu_available_pct | 13.95 % | >= 10 % |" in comment
+
+
+def _round(tmp_path: Path, run: str, single_us: list[int]) -> ab.Round:
+    """A round of the capture with each CPU's longest single noise set (the rest as printed)."""
+    result = _assembled(tmp_path)
+    noise = [n.model_copy(update={"max_single_us": s, "max_noise_us": max(s, n.max_noise_us)})
+             for n, s in zip(result.noise or [], single_us, strict=True)]
+    return tools.round_of(result.model_copy(update={"run_id": run, "noise": noise}))
+
+
+def test_ab_compares_osnoise_on_its_own_primary_metric(tmp_path: Path) -> None:
+    # The plan: the tool's primary metric, not a latency's (no record pre-registers one).
+    target = planning.RoundTarget("rt", "osnoise-net", ("osnoise", "osnoise"))
+    plan = planning.resolve(load_board("qemu-arm64"), [target],
+                            load_thresholds(ROOT / "thresholds.yml"),
+                            RoundSettings(out=tmp_path / "ab", round_duration=10,
+                                          max_time=3600))
+    [key_plan] = plan.keys.values()
+    assert key_plan.primary == "max_single_noise_us"
+    a = [_round(tmp_path, f"a{i}", [20000 + 300 * i, 14000]) for i in range(4)]
+    worse = [_round(tmp_path, f"b{i}", [40000 + 300 * i, 14000]) for i in range(4)]
+    same = [_round(tmp_path, f"s{i}", [20000 + 300 * (3 - i), 14000]) for i in range(4)]
+    assert [r.metric("max_single_noise_us") for r in a] == [20000, 20300, 20600, 20900]
+    assert a[0].metric("p99") is None  # no latency histogram in an osnoise round
+
+    def decide(b: list[ab.Round]) -> ab.Decision:
+        return ab.decide_key(ab.KeyRounds(("qemu-arm64", "rt", "osnoise-net"), a, b,
+                                          ab.Margin(0.10), primary=key_plan.primary), 0.01)
+
+    found = decide(worse)
+    assert found.outcome is Comparison.WORSE and found.headline is not None
+    assert found.headline.metric == "max_single_noise_us"
+    assert found.headline.ratio == pytest.approx(
+        math.exp(np.log([40000, 40300, 40600, 40900]).mean()
+                 - np.log([20000, 20300, 20600, 20900]).mean()))
+    assert [e.metric for e in found.effects] == ["max_single_noise_us"]
+    assert decide(same).outcome is Comparison.SAME
