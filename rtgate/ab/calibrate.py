@@ -44,7 +44,7 @@ from rich.console import Console
 from rich.progress import Progress
 from scipy import stats
 
-from rtgate import calibration, paths, tools
+from rtgate import calibration, paths
 from rtgate.ab.loop import ABRun
 from rtgate.ab.settings import ABSettings
 from rtgate.board.spec import kind_of
@@ -56,6 +56,7 @@ from rtgate.layout import ROUND_RESULTS
 from rtgate.outcome import Comparison
 from rtgate.result import Result, load_result
 from rtgate.stats import ab, oc, stalls
+from rtgate.tools.rounds import round_of
 
 EFFECTS = {"+10%": 0.10, "+20%": 0.20, "+50%": 0.50}
 STALL_US = 3000.0
@@ -148,7 +149,7 @@ def read_bank(out: Path, round_s: int, thresholds: Thresholds,
                              "budget, or --min-effect-pct)", path=path)
         margins[key] = ab.Margin(pct / 100)
         virtual |= result.board.virtual
-        rounds.setdefault(key, []).append(tools.round_of(result))
+        rounds.setdefault(key, []).append(round_of(result))
         # Board time of the round (deploy, boot, run, collect): the bank's rounds ran one after
         # another, so it is the time since the previous round ended.
         written = _ended(result) or path.stat().st_mtime

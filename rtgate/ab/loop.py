@@ -34,7 +34,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn
 
-from rtgate import calibration, tools
+from rtgate import calibration
 from rtgate.ab import plan as planning
 from rtgate.ab.settings import ABSettings, RoundSettings
 from rtgate.board.base import KernelArtifacts
@@ -51,6 +51,7 @@ from rtgate.outcome import AB_EXIT, ABOutcome, Comparison
 from rtgate.result import Result, load_result
 from rtgate.stats import ab
 from rtgate.textfmt import fmt
+from rtgate.tools.rounds import round_of
 
 
 @dataclass(frozen=True)
@@ -195,7 +196,7 @@ class ABRun:
                 return ABOutcome.BUDGET
             self.notes.append(f"base round {n} ({'/'.join(key)}) is over its budget (only "
                               f"the candidate's rounds decide): {problems}")
-        self.rounds[side.name].setdefault(key, []).append(tools.round_of(result))
+        self.rounds[side.name].setdefault(key, []).append(round_of(result))
         return None
 
     def _targets(self) -> list[tuple[str, str]]:

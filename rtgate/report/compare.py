@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from rtgate import calibration, tools
+from rtgate import calibration
 from rtgate.board.spec import board_kind
 from rtgate.errors import Exit
 
@@ -25,6 +25,7 @@ from rtgate.report.summary import RunSummary
 from rtgate.result import Percentile
 from rtgate.stats import ab
 from rtgate.textfmt import fmt
+from rtgate.tools.rounds import round_of
 
 FIXED_SIZE = ("A fixed-size test: one look at every round given, the key's alpha split between "
               "the tail test and the stall test as the gate splits it; not the gate's "
@@ -174,7 +175,7 @@ class ABTest:
         if len(complete) < len(runs):
             self.notes.append(f"{code('/'.join(key))}: {len(runs) - len(complete)} {side} "
                               "round(s) not complete, left out of the A/B test")
-        return [tools.round_of(r.result) for r in complete]
+        return [round_of(r.result) for r in complete]
 
     @property
     def exit(self) -> Exit:

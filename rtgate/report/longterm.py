@@ -153,16 +153,20 @@ def views(out: Path, home: Path, group: Sequence[RunSummary]) -> KeyViews:
             made.files.add(where / file)
         formats = ("svg", "png") if name == "last30" else ("png",)
         commits = int(name == "last30" and any(r["commit"] for r in rows))
-        made.plots.append(plots.Plot(
-            "longterm.gp", where / "trend.dat", where / "trend",
-            (str(where / "marks.dat"), " ".join(formats), str(commits)),
-            formats=formats))
+        # A key whose runs have no latency (an OS noise tool's) has no latency trend to draw.
+        trend = any(s.max_us is not None for s in runs)
+        if trend:
+            made.plots.append(plots.Plot(
+                "longterm.gp", where / "trend.dat", where / "trend",
+                (str(where / "marks.dat"), " ".join(formats), str(commits)),
+                formats=formats))
         if heat:
             made.plots.append(plots.Plot(
                 "heatmap.gp", where / "heat.dat", where / "heatmap",
                 ("png", _origin(heat_table)), formats=("png",)))
         made.ranges.append({
-            "name": name, "title": title, "count": len(runs), "stem": f"{name}/trend",
+            "name": name, "title": title, "count": len(runs),
+            "stem": f"{name}/trend" if trend else None,
             "svg": "svg" in formats, "heatmap": f"{name}/heatmap" if heat else None,
             "first": rows[0]["date"] if rows else None,
             "last": rows[-1]["date"] if rows else None,

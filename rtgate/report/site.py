@@ -29,7 +29,7 @@ from typing import Any
 
 import jinja2
 
-from rtgate import __version__, calibration, paths
+from rtgate import __version__, calibration, paths, tools
 from rtgate.board.spec import board_kind
 from rtgate.ciout import escape
 from rtgate.errors import InputError
@@ -312,6 +312,7 @@ class Site:
             "anchor": "k-" + _key_name(*page.summary.key),
             "histogram": self._histogram(page),
             "metrics": self._metrics(page),
+            "measures": tool.measures if (tool := _tool(result)) else "wake-up latency",
             "environment": self._featured_environment(result),
             "other_environment": [
                 (k, _environment_value(v)) for k, v in sorted(result.environment.items())
@@ -323,6 +324,20 @@ class Site:
     def _metrics(self, page: Page) -> list[dict[str, str | None]]:
         checks = {c.metric: c for c in page.judged.checks}
         rows = []
+        tool = _tool(page.result)
+        if tool is not None and tool.measures != "wake-up latency":
+            # Its own metrics, as the tool reads them from the result: never latency rows.
+            measured = tool.measured(page.result)
+            for m in tool.metrics:
+                check = checks.get(m.name)
+                value = measured.get(m.name)
+                rows.append({
+                    "name": m.name,
+                    "value": "—" if value is None else f"{fmt(value)} {m.unit}",
+                    "budget": f"{_OPS[check.op]} {fmt(check.budget)}{check.unit}" if check
+                    else None,
+                    "verdict": check.verdict.value if check else None})
+            return rows
         for label, field, metric in METRICS:
             value = getattr(page.result.totals, field)
             check = checks.get(metric) if metric else None
@@ -477,6 +492,11 @@ class Site:
                            "href": f"{home.as_posix()}/index.html",
                            "source": f"bench/calibration/{kind}.json"})
         return boards
+
+
+def _tool(result: Result) -> tools.MeasuringTool | None:
+    """The result's measuring tool, if this rtgate knows it."""
+    return tools.get(result.tool.name) if result.tool.name in tools.names() else None
 
 
 def raw_name(name: str) -> str | None:

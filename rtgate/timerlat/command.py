@@ -14,6 +14,8 @@ TOOL = "timerlat"
 """The tool's name in scenarios (``tool: timerlat``), results (``tool.name``) and budgets."""
 STDOUT = "timerlat.stdout"
 """The raw file holding rtla's histogram, in the run's raw directory."""
+DEFAULT_PERIOD_US = 1000
+"""rtla timerlat's timer period without -p."""
 # rtla's limits on -E (entries per histogram).
 MIN_ENTRIES, MAX_ENTRIES = 10, 9_999_999
 

@@ -69,7 +69,7 @@ from rtgate.stats.histogram import Sparse, percentiles, stddev
 from rtgate.timerlat import pasted
 from rtgate.timerlat.command import TOOL
 
-DEFAULT_ENTRIES, DEFAULT_BUCKET_US, DEFAULT_PERIOD_US = 256, 1, 1000
+DEFAULT_ENTRIES, DEFAULT_BUCKET_US = 256, 1
 """rtla's own -E, -b and -p."""
 UNWEIGHTED_NOTE = (
     "rtla osnoise hist's whole-number averages are not used: rtla 5.17 to 6.2 (6.1 stable "

@@ -11,7 +11,7 @@ from rtgate.tools.protocol import (
     RunFacts,
     ToolCommand,
 )
-from rtgate.tools.registry import every, get, names, register, round_of
+from rtgate.tools.registry import every, get, names, register
 
 __all__ = ["GuestShell", "Kind", "MeasuringTool", "Metric", "RunFacts", "ToolCommand", "every",
-           "get", "names", "register", "round_of"]
+           "get", "names", "register"]

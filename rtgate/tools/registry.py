@@ -6,11 +6,9 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from rtgate.result import Result
-from rtgate.stats import ab
 from rtgate.tools.protocol import MeasuringTool
 
-_FRAME = {"protocol", "registry"}
+_FRAME = {"protocol", "registry", "rounds"}
 _tools: dict[str, MeasuringTool] = {}
 
 
@@ -40,14 +38,6 @@ def get(name: str) -> MeasuringTool:
 def names() -> list[str]:
     """Every tool's name, cyclictest (the default) first."""
     return sorted(_found(), key=lambda n: (n != "cyclictest", n))
-
-
-def round_of(result: Result) -> ab.Round:
-    """An A/B round of ``result``: its histogram and block maxima, and the metrics its tool
-    reads from it (a tool measuring no wake-up latency compares on those)."""
-    name = result.tool.name
-    measured = get(name).measured(result) if name in _found() else {}
-    return ab.Round.of(result, {k: v for k, v in measured.items() if v is not None})
 
 
 def every() -> list[MeasuringTool]:

@@ -14,7 +14,7 @@ from rtgate.cyclictest.version import Capabilities
 from rtgate.errors import InputError
 from rtgate.result import Result
 from rtgate.timerlat import command as rtla
-from rtgate.timerlat import hist
+from rtgate.timerlat.command import DEFAULT_PERIOD_US
 from rtgate.tools.cyclictest import LATENCY_METRICS
 from rtgate.tools.protocol import GuestShell, Kind, MeasuringTool, RunFacts
 
@@ -46,12 +46,14 @@ class Timerlat(MeasuringTool):
     def parse(self, command: rtla.TimerlatCommand, rawdir: Path, run: RunFacts,
               strict: bool) -> tuple[Result | None, str | None]:
         """rtla timerlat hist's stdout, with the run's histogram limit, bins and period."""
+        from rtgate.timerlat import hist  # here: see rtgate.tools.cyclictest's parse()
+
         path = Path(command.stdout)
         if not (path.is_file() and path.stat().st_size > 0):
             return None, f"{path}: missing or empty"
         try:
             return hist.parse(path, limit_us=command.limit_us, bucket_us=command.bucket_us,
-                              period_us=command.period_us or hist.DEFAULT_PERIOD_US,
+                              period_us=command.period_us or DEFAULT_PERIOD_US,
                               board=run.board, virtual=run.virtual, scenario=run.scenario,
                               flavor=run.flavor, run_id=run.run_id), None
         except InputError as exc:

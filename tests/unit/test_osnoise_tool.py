@@ -15,7 +15,6 @@ from clirun import RunCli
 from junitparser import JUnitXml
 from pydantic import ValidationError
 
-from rtgate import tools
 from rtgate.ab import plan as planning
 from rtgate.ab.settings import RoundSettings
 from rtgate.board.qemu import guestscript
@@ -33,6 +32,7 @@ from rtgate.outcome import Comparison
 from rtgate.result import Result
 from rtgate.stats import ab
 from rtgate.tools.osnoise import OsnoiseCommand
+from rtgate.tools.rounds import round_of
 
 ROOT = Path(__file__).resolve().parents[2]
 CAPTURE = ROOT / "tests" / "data" / "rtla" / "guest-osnoise-top.stdout"  # rtla 6.12, the guest
@@ -180,7 +180,7 @@ def _round(tmp_path: Path, run: str, single_us: list[int]) -> ab.Round:
     result = _assembled(tmp_path)
     noise = [n.model_copy(update={"max_single_us": s, "max_noise_us": max(s, n.max_noise_us)})
              for n, s in zip(result.noise or [], single_us, strict=True)]
-    return tools.round_of(result.model_copy(update={"run_id": run, "noise": noise}))
+    return round_of(result.model_copy(update={"run_id": run, "noise": noise}))
 
 
 def test_ab_compares_osnoise_on_its_own_primary_metric(tmp_path: Path) -> None:
@@ -210,3 +210,4 @@ def test_ab_compares_osnoise_on_its_own_primary_metric(tmp_path: Path) -> None:
                  - np.log([20000, 20300, 20600, 20900]).mean()))
     assert [e.metric for e in found.effects] == ["max_single_noise_us"]
     assert decide(same).outcome is Comparison.SAME
+
