@@ -33,6 +33,7 @@ from rtgate.result import Result
 from rtgate.stats import ab
 from rtgate.tools.osnoise import OsnoiseCommand
 from rtgate.tools.rounds import round_of
+from rtgate.trace import autoanalysis
 
 ROOT = Path(__file__).resolve().parents[2]
 CAPTURE = ROOT / "tests" / "data" / "rtla" / "guest-osnoise-top.stdout"  # rtla 6.12, the guest
@@ -211,3 +212,36 @@ def test_ab_compares_osnoise_on_its_own_primary_metric(tmp_path: Path) -> None:
     assert [e.metric for e in found.effects] == ["max_single_noise_us"]
     assert decide(same).outcome is Comparison.SAME
 
+
+
+def test_rpi5_by_data_alone_parse_then_check(rtgate_cli: RunCli, tmp_path: Path) -> None:
+    """A Pi's osnoise output judged by data alone (`rtgate parse`, `rtgate check`): the tool
+    and its metrics come from the file, the budget is rpi5's osnoise one. (The capture is the
+    guest's; the board name is what the file is judged as, as for any pasted output.)"""
+    result = tmp_path / "result.json"
+    proc = rtgate_cli("parse", CAPTURE, "--board", "rpi5", "--scenario", "osnoise-net",
+                      "--flavor", "rt", "-o", result)
+    assert proc.returncode == 0, proc.stderr
+    budgets = tmp_path / "thresholds.yml"
+    budgets.write_text(
+        "schema: rtgate/thresholds/v3\nbudgets:\n"
+        "  - {board: rpi5, flavor: rt, scenario: '*', max_us: 155, reason: latency}\n"
+        "  - {board: rpi5, flavor: rt, scenario: '*', tool: osnoise,\n"
+        "     max_single_noise_us: 25000, min_cpu_available_pct: 10, reason: noise}\n")
+    junit = tmp_path / "junit.xml"
+    proc = rtgate_cli("check", result, "--thresholds", budgets, "--junit", junit)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"{budgets}:4" in junit.read_text() and "max_us" not in junit.read_text()
+
+
+def test_the_local_board_ends_exit_3_saying_what_the_kernel_lacks(rtgate_cli: RunCli,
+                                                                  tmp_path: Path) -> None:
+    """Never a cyclictest run in osnoise's place, never a pass."""
+    why = autoanalysis.missing(tracer="osnoise") or "rtgate runs osnoise on qemu-arm64 only so far"
+    bench = rtgate_cli("bench", "--scenario", "osnoise-net", "--duration", "5", "--out",
+                       str(tmp_path / "b"))
+    assert bench.returncode == 3, bench.stderr
+    assert "'osnoise-net' measures with osnoise, which cannot run on board 'local'" in " ".join(
+        bench.stderr.split())
+    assert why in " ".join(bench.stderr.split()), bench.stderr
+    assert not (tmp_path / "b" / "result.json").exists()
