@@ -21,7 +21,8 @@ from rtgate.board.qemu import guestscript
 from rtgate.board.spec import load_board
 from rtgate.cyclictest.version import parse_help
 from rtgate.errors import InputError
-from rtgate.gate.thresholds import Budget, load_thresholds
+from rtgate.gate import budgetdiff
+from rtgate.gate.thresholds import Budget, Thresholds, load_thresholds
 from rtgate.gate.verdict import Verdict, evaluate
 from rtgate.harness.assemble import RunInfo, assemble
 from rtgate.harness.environment import Environment
@@ -245,3 +246,19 @@ def test_the_local_board_ends_exit_3_saying_what_the_kernel_lacks(rtgate_cli: Ru
         bench.stderr.split())
     assert why in " ".join(bench.stderr.split()), bench.stderr
     assert not (tmp_path / "b" / "result.json").exists()
+
+
+def test_thresholds_diff_words_the_noise_budgets(tmp_path: Path) -> None:
+    def file(name: str, single: int, pct: float) -> Thresholds:
+        path = tmp_path / name
+        path.write_text("schema: rtgate/thresholds/v3\nbudgets:\n  - {board: qemu-arm64, "
+                        "flavor: '*', scenario: osnoise-net, tool: osnoise, "
+                        f"max_single_noise_us: {single}, min_cpu_available_pct: {pct}, "
+                        "reason: r}\n")
+        return load_thresholds(path)
+
+    [change] = budgetdiff.diff(file("old.yml", 20000, 10), file("new.yml", 30000, 20))
+    assert [(f.field, f.loosens) for f in change.fields] == [
+        ("max_single_noise_us", True), ("min_cpu_available_pct", False)]
+    assert change.verdict == "mixed"
+    assert "min_cpu_available_pct 10 → 20 %" in change.text
