@@ -10,7 +10,7 @@ SITE ?= out/site
 DEPS := scripts/deps.sh
 
 .PHONY: deps demo demo-local demo-regression check test test-lab test-integration test-e2e bench bench-ab-modes bench-stall-test bench-nsecs bench-plan-bounds bench-pwcet \
-  bench-kernel bench-bisect bench-calibration calibration-local lint schema clean \
+  bench-kernel bench-bisect bench-calibration calibration-local bisect-fixture lint schema clean \
   kernel-builder
 
 deps:
@@ -141,6 +141,27 @@ bench-kernel: deps
 bench-bisect: deps
 	@$(DEPS) kernel qemu
 	$(PYTHON) benchmarks/bisect_planted.py
+
+# Re-record the bisect the replay tests re-decide (tests/data/bisect/replay/README.md): the
+# series-4 bisect on the virtual board with tests/e2e/test_bisect_qemu.py's settings, kept only
+# when it confirms patch 3 (exit 1), packed without the kernels, .hist files and console logs.
+# 15-60 minutes of QEMU under TCG, depending on the host's load; it replaces the fixture, so the
+# replay tests' STEPS and the README must follow what it recorded.
+BISECT_FIXTURE_OUT ?= out/bisect-fixture
+BISECT_FIXTURE := tests/data/bisect/replay/series-4-bisect.tar.xz
+bisect-fixture: deps
+	@$(DEPS) kernel qemu
+	@rm -rf $(BISECT_FIXTURE_OUT)
+	nice -n 5 $(PYTHON) -m rtgate bisect --board qemu-arm64 --flavor stock \
+	  --series tests/data/bisect/series-4 --scenarios idle --round-duration 10s \
+	  --step-time 11m --planned-rounds 12 --min-effect-pct 900 \
+	  --thresholds tests/data/bisect/thresholds.yml --out $(BISECT_FIXTURE_OUT); rc=$$?; \
+	  if [ $$rc -ne 1 ]; then echo "make $@: the bisect exited $$rc, not 1 (a culprit confirmed):" \
+	    "$(BISECT_FIXTURE) kept as it was" >&2; exit 1; fi
+	tar -C $(BISECT_FIXTURE_OUT) --sort=name --owner=0 --group=0 --exclude=variants \
+	  --exclude=cyclictest.hist --exclude=console.log -cJf $(BISECT_FIXTURE) \
+	  state.json bisect.json steps
+	@echo "$(BISECT_FIXTURE): $$(du -h $(BISECT_FIXTURE) | cut -f1)"
 
 # The A/B gate's real trials (docs/statistics.md): on `local` about 70 minutes; on the virtual
 # board A/A and A/B with the planted-latency kernel as B, then the A/B test alone (budgets no

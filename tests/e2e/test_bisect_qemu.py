@@ -12,8 +12,9 @@ moves the block-max p90 from tens of ms to ~1 s. 12 planned rounds a side
 (benchmarks/bisect_same_within_cap.py: a harmless step *same* by then in 99.8 % at log sd 0.75,
 98 % at 0.9; median 6-7 rounds a side) and an 11 min step cap that reaches them at up to ~55 s a
 pair: a run at host load 4-6 saw a log sd of ~0.9 and needed 8 rounds a side. The plan is fixed
-on the command line, so a run can be replayed (tests/data/bisect/replay/ is one, at 10 planned
-rounds). 7-9 minutes with the variants' kernels cached (2026-11-27, host load 4-6; the journal).
+on the command line, so a run can be replayed (tests/data/bisect/replay/ is one, recorded with
+these settings by `make bisect-fixture`). 7-9 minutes with the variants' kernels cached
+(2026-11-27, host load 4-6; the journal).
 """
 
 from __future__ import annotations

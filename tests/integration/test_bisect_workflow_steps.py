@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from steps import run
-from test_bisect_replay import MARGIN, PLANNED, ROUND, RULE_2_FIXTURE, STEP, recorded
+from test_bisect_replay import MARGIN, PLANNED, ROUND, STEP, recorded
 from test_bisect_workflow import BISECT, ROOT
 
 DATA = ROOT / "tests" / "data" / "bisect"
@@ -69,7 +69,6 @@ def publisher(tmp_path: Path, artifact: Path | None) -> tuple[subprocess.Complet
     return proc, ws / "comment.md"
 
 
-@RULE_2_FIXTURE
 def test_the_publisher_posts_what_it_decided_from_the_rounds(tmp_path: Path) -> None:
     artifact = recorded(tmp_path)  # the real bisect's output
     # The lab job's own words, in the artifact, say otherwise: never read.

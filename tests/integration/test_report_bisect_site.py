@@ -10,7 +10,7 @@ from urllib.parse import unquote, urlparse
 import pytest
 from clirun import RunCli
 from test_bisect import Model
-from test_bisect_replay import PLANNED, RULE_2_FIXTURE, STEPS, published, recorded, replay
+from test_bisect_replay import PLANNED, STEPS, published, recorded, replay
 from test_report_bisect import page_of, write_bisect
 from test_site import Browser, crawl
 
@@ -33,7 +33,6 @@ def test_a_bisect_among_pipeline_results(rtgate_cli: RunCli, tmp_path: Path) -> 
     assert 'id="bisect-list"' not in (site / "index.html").read_text()
 
 
-@RULE_2_FIXTURE
 @pytest.mark.integration
 def test_a_measured_and_a_replayed_bisect_among_the_rounds_results(rtgate_cli: RunCli,
                                                                    tmp_path: Path) -> None:
@@ -56,7 +55,7 @@ def test_a_measured_and_a_replayed_bisect_among_the_rounds_results(rtgate_cli: R
         html = page.read_text()
         assert "culprit found and confirmed" in html and "Culprit: patch 3 of 4" in html
         assert html.count('class="step-row"') == len(STEPS) == len(replayed["steps"])
-        assert "block max p90 -2 % [-69, +213]" in html  # the rounds' own effect
+        assert "block max p90 -11 % [-74, +201]" in html  # the rounds' own effect
     # The replay measured nothing and left no A/B files of its own; the measured one did.
     assert "steps/01/ab.md.txt" not in pages[0].read_text()
     assert "steps/01/ab.md.txt" in pages[1].read_text()

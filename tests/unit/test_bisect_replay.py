@@ -1,10 +1,10 @@
 """`rtgate bisect --replay`: a bisect re-decided from its rounds' result files alone, as the
 publisher of a pull request's bisect does (.github/workflows/latency-bisect.yml).
 
-The bisect is a real one under rule 2: series-4 on qemu-arm64 with the e2e's settings (a
-step's margin 900 %, 10 planned rounds a side), patch 3 found and confirmed
-(tests/data/bisect/replay/README.md). Its step directories, rearranged, make the layouts of
-other bisects for the refusals. The CLI runs end to end on them."""
+The bisect is a real one under rule 3: series-4 on qemu-arm64 with the e2e's settings (a
+step's margin 900 %, 12 planned rounds a side, `make bisect-fixture`), patch 3 found and
+confirmed (tests/data/bisect/replay/README.md). Its step directories, rearranged, make the
+layouts of other bisects for the refusals. The CLI runs end to end on them."""
 
 from __future__ import annotations
 
@@ -23,9 +23,9 @@ from rtgate.bisect.measure import SKIPPED, BoardMeasure, step_dir
 DATA = Path(__file__).parents[1] / "data" / "bisect"
 ARCHIVE = DATA / "replay" / "series-4-bisect.tar.xz"
 SERIES = DATA / "series-4"
-PLANNED = "10"  # the bisect's --planned-rounds: every step planned 10 rounds a side
+PLANNED = "12"  # the bisect's --planned-rounds: every step planned 12 rounds a side
 MARGIN = "900"  # the bisect's --min-effect-pct: every step's margin, x10 either way
-ROUND, STEP = "10s", "9m"  # its --round-duration and --step-time
+ROUND, STEP = "10s", "11m"  # its --round-duration and --step-time
 # The recorded bisect: the ends, the search (1-2 same, 1-3 worse), the culprit against its
 # parent twice, the bad end without it against the good end.
 STEPS = [((), (1, 2, 3, 4), "worse"), ((), (1, 2), "same"), ((), (1, 2, 3), "worse"),
@@ -33,13 +33,6 @@ STEPS = [((), (1, 2, 3, 4), "worse"), ((), (1, 2), "same"), ((), (1, 2, 3), "wor
 # Rounds of each kind, from the recorded steps.
 ROUNDS = {"worse": "01_1-4_vs_none", "same": "02_1-2_vs_none"}
 
-
-# The fixture's rounds were decided under rule 2 (Pocock-type spending, 2026-11-27); rule 3
-# (O'Brien-Fleming-type, since 2026-11-28) spends almost nothing at 3 rounds a side, where the
-# recorded steps stopped, so their replay now ends undecided. Re-record the fixture under rule 3
-# (the series-4 bisect e2e, `make bench-bisect`) or pin the replay to the rule the rounds were
-# decided with; strict: these fail loudly once that is done.
-RULE_2_FIXTURE = pytest.mark.xfail(strict=True, reason="fixture decided under rule 2 (issue 36)")
 
 def recorded(tmp: Path) -> Path:
     """The recorded bisect's output directory (steps/, state.json, bisect.json), unpacked."""
@@ -80,7 +73,6 @@ def evidence(doc: dict) -> list[tuple]:
              s["measurement"]["summary"], s["measurement"]["base_ok"]) for s in doc["steps"]]
 
 
-@RULE_2_FIXTURE
 def test_the_recorded_bisect_is_re_decided_as_it_was_measured(rtgate_cli: RunCli,
                                                               tmp_path: Path) -> None:
     source = recorded(tmp_path)
@@ -101,7 +93,6 @@ def test_the_recorded_bisect_is_re_decided_as_it_was_measured(rtgate_cli: RunCli
     assert "| 1 | ends | 1-4 | none | worse |" in text
 
 
-@RULE_2_FIXTURE
 def test_what_the_measuring_job_wrote_besides_the_rounds_is_never_read(rtgate_cli: RunCli,
                                                                        tmp_path: Path) -> None:
     source = recorded(tmp_path)
@@ -117,6 +108,22 @@ def test_what_the_measuring_job_wrote_besides_the_rounds_is_never_read(rtgate_cl
     assert proc.returncode == 1, proc.stderr
     doc, _ = published(tmp_path)
     assert doc is not None and evidence(doc) == evidence(measured)
+
+
+def test_one_tampered_round_changes_the_verdict(rtgate_cli: RunCli, tmp_path: Path) -> None:
+    # Step 2's last candidate round swapped for a round of the plant (over the 900 ms budget):
+    # 1-2 is worse, so the search asks for prefix 1 next and the recorded step 3 is refused.
+    source = recorded(tmp_path)
+    steps = source / "steps"
+    plant = steps / ROUNDS["worse"] / "B" / "round-1" / "stock" / "idle" / "result.json"
+    rounds = (steps / ROUNDS["same"] / "B").glob("round-*")
+    last = max(rounds, key=lambda r: int(r.name.removeprefix("round-")))
+    shutil.copyfile(plant, last / "stock" / "idle" / "result.json")
+    proc = replay(rtgate_cli, tmp_path, source, "--planned-rounds", PLANNED)
+    assert proc.returncode == 2, proc.stderr
+    assert "the search asks for 03_1_vs_none there" in proc.stderr
+    doc, text = published(tmp_path)
+    assert doc is None and "| 2 | search | 1-2 | none | worse |" in text
 
 
 def test_the_plan_must_be_given(rtgate_cli: RunCli, tmp_path: Path) -> None:
@@ -147,7 +154,6 @@ def test_the_rounds_decide_not_the_directory_names(rtgate_cli: RunCli,
     assert "the search asks for 03_1_vs_none there" in proc.stderr
 
 
-@RULE_2_FIXTURE
 def test_a_step_beyond_the_searchs_end_is_refused(rtgate_cli: RunCli,
                                                   tmp_path: Path) -> None:
     source = lay_out(tmp_path / "artifact", [*STEPS, ((), (1, 2, 3, 4), "same")])
@@ -158,7 +164,6 @@ def test_a_step_beyond_the_searchs_end_is_refused(rtgate_cli: RunCli,
     assert published(tmp_path)[0] is None
 
 
-@RULE_2_FIXTURE
 def test_rounds_that_end_before_the_bisect_did_are_no_verdict(rtgate_cli: RunCli,
                                                               tmp_path: Path) -> None:
     proc = replay(rtgate_cli,
@@ -170,7 +175,6 @@ def test_rounds_that_end_before_the_bisect_did_are_no_verdict(rtgate_cli: RunCli
     assert "end before step 5" in text and "| 4 | parent | 1-3 | 1-2 | worse |" in text
 
 
-@RULE_2_FIXTURE
 def test_a_step_that_did_not_build_is_skipped_and_its_reason_quoted(rtgate_cli: RunCli,
                                                                     tmp_path: Path) -> None:
     source = tmp_path / "artifact"

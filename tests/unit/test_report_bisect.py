@@ -122,7 +122,7 @@ def test_a_bisect_alone_gets_a_page_linked_from_the_index(rtgate_cli: RunCli,
 def test_a_real_bisect_output_unpacked_elsewhere_keeps_its_evidence(rtgate_cli: RunCli,
                                                                     tmp_path: Path) -> None:
     """The output of a real qemu-arm64 bisect (test_bisect_replay's, its step files recorded
-    under /tmp/e2e-bisect/), its bisect.json given: the step files are found below it."""
+    under /tmp/runner-bisect-rec/), its bisect.json given: the step files are found below it."""
     source = recorded(tmp_path)
     proc = rtgate_cli("report", source / "bisect.json", "--out", tmp_path / "site")
     assert proc.returncode == 0, proc.stderr
@@ -130,9 +130,9 @@ def test_a_real_bisect_output_unpacked_elsewhere_keeps_its_evidence(rtgate_cli: 
     html = page.read_text()
     assert "culprit found and confirmed" in html and "Culprit: patch 3 of 4" in html
     assert "0005-rtgate-planted-latency-on.patch" in html
-    assert "max_us measured 1012431 µs, budget &lt;= 900000 µs" in html
-    assert "block max p90 -2 % [-69, +213]" in html
-    assert "2443 s (40.7 min) measured" in html
+    assert "max_us measured 1034554 µs, budget &lt;= 900000 µs" in html
+    assert "block max p90 -11 % [-74, +201]" in html
+    assert "977 s (16.3 min) measured" in html
     steps = sorted((source / "steps").iterdir())
     assert html.count('class="step-row"') == len(steps) == 6
     for i, step in enumerate(steps, start=1):
