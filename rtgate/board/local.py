@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import yaml
@@ -63,18 +64,22 @@ class LocalBoard(BoardDriver):
         """The local bench's run (rtgate.board.localbench), with the tuning read back."""
         sampler = None
         scenario = self._pinned(scenario, out)
-        if self.tuned:
-            # The tasks' real affinities, once loads and cyclictest run.
-            sampler = subprocess.Popen(
-                ["sh", "-c", f"sleep {load_scenario(scenario)[0].warmup_s + 1:g}\n"
-                             f"{self.tuned.readback_script(tasks=True)}"],
-                stdout=open(out / "tuning-run.txt", "wb"), stdin=subprocess.DEVNULL)
-        try:
-            raw = record(BenchSettings(scenario=scenario, duration_s=duration_s, out=out,
-                                       board=self.spec.name, flavor=flavor, scale=scale))
-        finally:
-            if sampler is not None:
-                sampler.wait()
+        with tempfile.TemporaryDirectory(prefix="rtgate-tuning-") as scratch:
+            if self.tuned:
+                # The tasks' real affinities once this process's cyclictest measures: a fixed
+                # sleep missed a short run's threads on a loaded host.
+                pidfile = Path(scratch) / "bench.pid"
+                pidfile.write_text(f"{os.getpid()}\n")
+                sampler = subprocess.Popen(
+                    ["sh", "-c", self.tuned.sampler_script(
+                        str(pidfile), load_scenario(scenario)[0].warmup_s + duration_s)],
+                    stdout=open(out / "tuning-run.txt", "wb"), stdin=subprocess.DEVNULL)
+            try:
+                raw = record(BenchSettings(scenario=scenario, duration_s=duration_s, out=out,
+                                           board=self.spec.name, flavor=flavor, scale=scale))
+            finally:
+                if sampler is not None:
+                    _reap(sampler)
         if not self.tuned:
             return raw
         during = parse_readback((out / "tuning-run.txt").read_text(errors="replace"))
@@ -117,3 +122,13 @@ def undo_leftover() -> None:
     if STATE.exists():
         print(f"rtgate: putting back the host settings saved in {STATE}", file=sys.stderr)
         _sh(Applied.undo_script(str(STATE)))
+
+
+def _reap(sampler: subprocess.Popen[bytes]) -> None:
+    """The sampler's end: it reads back once cyclictest measured; one that never saw it (the
+    bench failed first) is stopped, and its empty read-back says "not present"."""
+    try:
+        sampler.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        sampler.kill()
+        sampler.wait()

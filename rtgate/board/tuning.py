@@ -310,6 +310,31 @@ class Applied:
                          "\"task\\t%s %s %s %s %s\\n\", t, p, pp, $2, n}'")
         return "\n".join(lines) + "\n"
 
+    def sampler_script(self, pidfile: str, budget_s: float) -> str:
+        """A board-side script: wait until a cyclictest started by the process in ``pidfile``
+        measures (the bench's start-up time is the board's), then print that process's pid and
+        the read-back with every task's affinity."""
+        q = shlex.quote(pidfile)
+        return "\n".join([
+            f"i=0; while [ ! -s {q} ] && [ $i -lt 100 ]; do sleep 0.2; i=$((i+1)); done",
+            f"root=$(cat {q} 2>/dev/null)",
+            "ours() { p=$1; while [ -n \"$p\" ] && [ \"$p\" -gt 1 ]; do",
+            "  [ \"$p\" = \"$root\" ] && return 0",
+            "  p=$(sed -n 's/^PPid:[[:space:]]*//p' /proc/$p/status 2>/dev/null); done; "
+            "return 1; }",
+            # The bench's start-up (sudo, Python's imports) counts too: on a loaded board it took
+            # longer than a short run's budget. The loop ends with the bench, so the bound only
+            # matters for a bench that never measures.
+            f"i=0; while [ $i -lt {int(budget_s * 5) + 600} ]; do",
+            "  [ -d \"/proc/$root\" ] || break",
+            # Measuring: a thread besides the main one (a 2 s run has no second to spare).
+            "  for c in $(pgrep -x cyclictest); do ours \"$c\" && "
+            "[ \"$(ls /proc/$c/task 2>/dev/null | wc -l)\" -gt 1 ] && break 2; done",
+            "  sleep 0.2; i=$((i+1)); done",
+            "sleep 0.5",
+            "printf 'root\\t%s\\n' \"$root\"",
+            self.readback_script(tasks=True)])
+
     # -- verification -----------------------------------------------------------------------
 
     def _check(self, setting: str, phase: str, expected: str, actual: str | None, ok: bool,

@@ -289,8 +289,8 @@ class Rpi5Board(BoardDriver):
             pidfile = f"{staged}/{tuning.BENCH_PID}"
             command = f"echo $$ >{shlex.quote(pidfile)}; {command}"
             sampler_sh = f"{staged}/tuning-sample.sh"
-            pi.ssh.put_tree({"tuning-sample.sh": tuning.sampler(
-                self.tuned, pidfile, spec.warmup_s + duration_s).encode()}, staged)
+            pi.ssh.put_tree({"tuning-sample.sh": self.tuned.sampler_script(
+                pidfile, spec.warmup_s + duration_s).encode()}, staged)
         throttled_before = pi.throttled()
         start = datetime.now(UTC)
         rc, peer = remote.drive(pi, command, "rtgate bench", spec, on_peer, duration_s, scale,

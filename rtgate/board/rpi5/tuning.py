@@ -38,28 +38,3 @@ def undo(pi: Pi, leftover: bool = False) -> None:
     if leftover and "leftover" in said.split():
         pi.say(f"rtgate: {pi.name}: putting back the run-time settings a previous run left in "
                f"{pi.opts.tuning_state}")
-
-
-def sampler(tuned: Applied, pidfile: str, budget_s: float) -> str:
-    """A board-side script: wait until a cyclictest started by the bench shell measures (the
-    bench's start-up time is the board's), then print that shell's pid and the read-back with
-    every task's affinity."""
-    q = shlex.quote(pidfile)
-    return "\n".join([
-        f"i=0; while [ ! -s {q} ] && [ $i -lt 100 ]; do sleep 0.2; i=$((i+1)); done",
-        f"root=$(cat {q} 2>/dev/null)",
-        "ours() { p=$1; while [ -n \"$p\" ] && [ \"$p\" -gt 1 ]; do",
-        "  [ \"$p\" = \"$root\" ] && return 0",
-        "  p=$(sed -n 's/^PPid:[[:space:]]*//p' /proc/$p/status 2>/dev/null); done; return 1; }",
-        # The bench's start-up (sudo, Python's imports) counts too: on a loaded board it took
-        # longer than a short run's budget. The loop ends with the bench, so the bound only
-        # matters for a bench that never measures.
-        f"i=0; while [ $i -lt {int(budget_s * 5) + 600} ]; do",
-        "  [ -d \"/proc/$root\" ] || break",
-        # Measuring: a thread besides the main one (a 2 s run has no second to spare).
-        "  for c in $(pgrep -x cyclictest); do ours \"$c\" && "
-        "[ \"$(ls /proc/$c/task 2>/dev/null | wc -l)\" -gt 1 ] && break 2; done",
-        "  sleep 0.2; i=$((i+1)); done",
-        "sleep 0.5",
-        "printf 'root\\t%s\\n' \"$root\"",
-        tuned.readback_script(tasks=True)])
