@@ -79,10 +79,17 @@ def test_rt_kernel_measured_in_the_guest_with_the_host_as_iperf3_peer(
     assert f"RTGATE-READY release={rt_kernel.kernel_release}" in console
     # Block maxima, reduced in the guest by busybox awk, agree with the histogram.
     for t in result.threads:
-        assert t.blocks is not None and t.blocks.cycles == t.samples > 0
-        assert max(t.blocks.maxima_us) == t.max_us
+        assert t.blocks is not None and t.samples > 0
         # One second's worth at the board's 1 ms interval (it replaces the scenario's -i100).
         assert t.interval_us == 1000 and t.blocks.block_cycles == 1000
+        if t.blocks.cycles != t.samples:
+            # A TCG guest on a loaded host can end a thread in a stall whose samples cyclictest
+            # never printed: its blocks stop before it, and the result says so.
+            assert any(f"thread {t.thread}: " in n and "the block maxima stop at cycle "
+                       f"{t.blocks.cycles} of {t.samples}" in n for n in result.notes), \
+                (t, result.notes)
+            continue
+        assert max(t.blocks.maxima_us) == t.max_us
     assert "blocks" in [s.format for s in result.sources]
     assert (out / "raw" / "blocks.txt").is_file()
     assert len((out / "raw" / "cyclictest.stdout").read_text().splitlines()) < 10
