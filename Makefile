@@ -144,9 +144,9 @@ bench-bisect: deps
 
 # Re-record the bisect the replay tests re-decide (tests/data/bisect/replay/README.md): the
 # series-4 bisect on the virtual board with tests/e2e/test_bisect_qemu.py's settings, kept only
-# when it confirms patch 3 (exit 1), packed without the kernels, .hist files and console logs.
+# when it confirms a culprit (exit 1), packed without the kernels, .hist files and console logs.
 # 15-60 minutes of QEMU under TCG, depending on the host's load; it replaces the fixture, so the
-# replay tests' STEPS and the README must follow what it recorded.
+# tests and README that quote it must follow what it recorded (the README says which).
 BISECT_FIXTURE_OUT ?= out/bisect-fixture
 BISECT_FIXTURE := tests/data/bisect/replay/series-4-bisect.tar.xz
 bisect-fixture: deps
