@@ -170,9 +170,15 @@ def recap(out: str) -> Recap:
 def workstation(lab: Lab, checkout: Path, script: str,
                 timeout: float = 1800) -> subprocess.CompletedProcess[str]:
     """A block on the admin's workstation (the admin network namespace: it reaches the
-    controller only), in the checkout's top directory, as root (scripts/deps.sh wants root)."""
+    controller only), in the checkout's top directory, as root (scripts/deps.sh wants root),
+    with a home of its own: ansible's ssh multiplexes through control sockets under
+    ~/.ansible/cp named by host and user, and another lab run on this machine (the same
+    addresses in its own namespaces) would otherwise hand this one its connections."""
+    home = checkout.parent / "home"
+    home.mkdir(mode=0o700, exist_ok=True)
     return lab.admin(["sh", "-ec", script], cwd=checkout, timeout=timeout,
-                     env={"ANSIBLE_FORCE_COLOR": "0", "GIT_TERMINAL_PROMPT": "0",
+                     env={"HOME": str(home), "ANSIBLE_FORCE_COLOR": "0",
+                          "GIT_TERMINAL_PROMPT": "0",
                           "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"})
 
 
