@@ -47,7 +47,16 @@ OWNED = {
     "--json": "rtgate chooses the output files",
     "-o": "rtgate reduces the -v output to block maxima itself (cyclictest.block_cycles)",
     "--oscope": "rtgate reduces the -v output to block maxima itself (cyclictest.block_cycles)",
+    "-N": "set cyclictest.nsecs instead",
+    "--nsecs": "set cyclictest.nsecs instead",
 }
+NSECS_HISTOGRAM_US = 1000
+"""cyclictest's own histogram with -N counts 1 ns rows, every one allocated (8 bytes a thread)
+and printed: its limit is cut to 1 ms (8 MB a thread) and only the --json keeps it (non-empty
+bins only). Its rows, a million lines, go to /dev/null (without --histfile cyclictest prints
+them on stdout); cyclictest opens that file for writing, never renames over it. The histogram
+only places the few samples the -v stream missed at exit: percentiles come from the reducer's
+log-linear bins, which have no limit."""
 QUIET = {"-q", "--quiet"}
 
 
@@ -67,6 +76,11 @@ class CyclictestSpec(BaseModel):
         None, ge=1,
         description="Cycles per block of the per-thread block maxima; default one second's "
                     "worth (10^6 / the interval in us).")
+    nsecs: bool = Field(
+        True, description="Measure in nanoseconds (-N): a Pi 5's single-digit-µs tail steps by "
+                          "more than a 10 % margin in whole µs. False: whole µs, as cyclictest "
+                          "prints by default. A cyclictest without -N, --json or --histfile "
+                          "measures in µs (a note says so).")
 
 
 @dataclass(frozen=True)
@@ -182,11 +196,20 @@ def build(spec: CyclictestSpec, caps: Capabilities, *, duration_s: int, outdir: 
             notes.append(RETIRED[flag.spelling][1])
         elif not names & QUIET:
             argv += flag.argv()
+    nsecs = spec.nsecs and all(caps.supports(o) for o in ("-N", "--json", "--histfile"))
+    if spec.nsecs and not nsecs:
+        notes.append(f"cyclictest {caps.version} lacks -N, --json or --histfile: measured in "
+                     "whole µs")
     argv.append(_spelling(caps, "-v", "--verbose"))
     argv.append(_spelling(caps, "-q", "--quiet"))
-    argv.append(f"{_spelling(caps, '-h', '--histogram')}{spec.histogram_us}")
+    if nsecs:
+        argv.append("-N")
+    limit = min(spec.histogram_us, NSECS_HISTOGRAM_US) * 1000 if nsecs else spec.histogram_us
+    argv.append(f"{_spelling(caps, '-h', '--histogram')}{limit}")
     histfile = json_path = None
-    if caps.supports("--histfile"):
+    if nsecs:
+        argv.append("--histfile=/dev/null")
+    elif caps.supports("--histfile"):
         histfile = f"{outdir}/cyclictest.hist"
         argv.append(f"--histfile={histfile}")
     if caps.supports("--json"):
@@ -199,7 +222,8 @@ def build(spec: CyclictestSpec, caps: Capabilities, *, duration_s: int, outdir: 
     argv.append(f"{duration}={duration_s}" if duration.startswith("--") else f"-D{duration_s}")
     block_cycles = spec.block_cycles or one_second_of_cycles(interval_us)
     return CyclictestCommand(argv, json_path, histfile, list(dict.fromkeys(notes)),
-                             blocks=f"{outdir}/blocks.txt", block_cycles=block_cycles)
+                             blocks=f"{outdir}/blocks.txt", block_cycles=block_cycles,
+                             nsecs=nsecs)
 
 
 def _interval(flag: Flag, source: Path) -> int:

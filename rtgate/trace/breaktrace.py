@@ -71,9 +71,13 @@ class Entry:
 
 
 def arm(argv: list[str], threshold_us: float) -> list[str]:
-    """The measurement's cyclictest command with the trigger armed. A breach is a maximum above
-    the threshold and cyclictest breaks on a latency above -b, in whole µs: the floor."""
-    return [*argv, "-b", str(max(1, math.floor(threshold_us))), "--tracemark"]
+    """The measurement's cyclictest command with the trigger armed, in whole µs: cyclictest
+    compares -b with each latency in its own unit, and its break report prints that unit, so a
+    -N measurement is traced without -N (the trace wants the breach, not its last ns; its -h
+    then counts µs rows, to /dev/null). A breach is a maximum above the threshold and
+    cyclictest breaks on a latency above -b: the floor."""
+    kept = [a for a in argv if a not in ("-N", "--nsecs")]
+    return [*kept, "-b", str(max(1, math.floor(threshold_us))), "--tracemark"]
 
 
 def broke(stdout: str, path: Path) -> tuple[int, float] | None:
@@ -198,7 +202,8 @@ def run(scenario: str, threshold_us: float, cap_s: int, out: Path, *,
                 # cyclictest traces whatever tool the scenario measures with: breaktrace is its
                 # trigger.
                 armed = replace(plan, tool="cyclictest", measure=None, cyclictest=replace(
-                    plan.cyclictest, argv=arm(plan.cyclictest.argv, threshold_us)))
+                    plan.cyclictest, argv=arm(plan.cyclictest.argv, threshold_us),
+                    nsecs=False))
                 with ftrace.Session() as session:
                     run_log = execute(armed, staging, scratch)
                     session.stop()

@@ -58,7 +58,10 @@ def test_bench_then_check(rtgate_cli: RunCli,
     env = result["environment"]
     assert env["tools"]["cyclictest"] == "2.40" and env["tools"]["stress-ng"]
     assert len(env["loadavg_before"]) == 3 and env["uname"].startswith("Linux")
-    for name in ["cyclictest.json", "cyclictest.hist", "cyclictest.stdout", "cyclictest.stderr",
+    # In ns (-N, the default): cyclictest's 1 ns rows go to /dev/null, its --json keeps them.
+    assert result["resolution_us"] == 0.001 and " -N " in result["tool"]["cmdline"]
+    assert not (out / "raw" / "cyclictest.hist").exists()
+    for name in ["cyclictest.json", "blocks.txt", "cyclictest.stdout", "cyclictest.stderr",
                  *(f"{ld}.{s}" for ld in loads for s in ("stdout", "stderr"))]:
         assert (out / "raw" / name).is_file(), name
     if scenario == "net":
@@ -158,7 +161,7 @@ def test_signal_stops_everything_and_keeps_a_partial_result(rtgate_cli: RunCli, 
     assert result["status"] == "partial"
     assert any(r.startswith(f"interrupted by {sig.name}") for r in result["reasons"])
     assert result["totals"]["samples"] > 0  # cyclictest wrote its JSON on SIGINT
-    for name in ["cyclictest.json", "cyclictest.hist", "stress-cpu.stdout", "stress-cpu.stderr"]:
+    for name in ["cyclictest.json", "blocks.txt", "stress-cpu.stdout", "stress-cpu.stderr"]:
         assert (out / "raw" / name).is_file(), name
     assert (out / "raw" / "cyclictest.json").stat().st_size > 0
     # The load was stopped, not orphaned (it runs in its own session, out of Ctrl-C's reach).
@@ -196,7 +199,8 @@ def test_the_papers_vmn_runs_on_the_installed_cyclictest(rtgate_cli: RunCli,
     notes = result["environment"]["cyclictest_notes"]
     assert any(n.startswith("-n dropped") for n in notes)
     # The paper's -v is kept (once): its stream feeds the block-maxima reducer.
-    assert result["tool"]["cmdline"].startswith("cyclictest -m -i100 -p99 -t -v -q -h20000 ")
+    assert result["tool"]["cmdline"].startswith(
+        "cyclictest -m -i100 -p99 -t -v -q -N -h1000000 --histfile=/dev/null ")
     assert result["totals"]["samples"] > 0
     assert all(t["blocks"]["cycles"] == t["samples"] for t in result["threads"])
 

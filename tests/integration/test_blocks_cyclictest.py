@@ -20,19 +20,19 @@ needs_cyclictest = pytest.mark.skipif(shutil.which("cyclictest") is None,
                                       reason="cyclictest not installed")
 
 
-def _real_run(tmp_path: Path, keep_lines: int | None,
-              block_cycles: int | None = None) -> tuple[Path, ...]:
+def _real_run(tmp_path: Path, keep_lines: int | None, block_cycles: int | None = None,
+              nsecs: bool = False) -> tuple[Path, ...]:
     """A real cyclictest with rtgate's command line, its -v stream through the reducer, cut
     after ``keep_lines`` lines when given (cyclictest itself keeps running to its end)."""
     spec = CyclictestSpec(args=["-m", "-p99", "-i200", "-t"], histogram_us=2000,
-                          block_cycles=block_cycles)
+                          block_cycles=block_cycles, nsecs=nsecs)
     cmd = build(spec, detect(), duration_s=2, outdir=str(tmp_path), source=Path("x.yml"))
     cut = f" | sed -n 1,{keep_lines}p" if keep_lines else ""
     script = (f"{shlex.join(cmd.argv)}{cut} | {shlex.join(cmd.reducer())}"
               f" >{tmp_path}/stdout")
     subprocess.run(["sh", "-c", script], check=True, timeout=60)
-    assert cmd.json_path and cmd.histfile and cmd.blocks
-    return Path(cmd.json_path), Path(cmd.histfile), Path(cmd.blocks)
+    assert cmd.json_path and cmd.blocks and (cmd.histfile is None) == nsecs
+    return tuple(Path(p) for p in (cmd.json_path, cmd.histfile, cmd.blocks) if p is not None)
 
 
 @needs_cyclictest
@@ -62,6 +62,22 @@ def test_real_run_with_lost_samples_is_partial(tmp_path: Path) -> None:
                 "-v stream, more than a block (200 cycles)") in result.reasons
     # The maximum may also be among the lost samples: then that is said too, with the numbers.
     assert all(r.startswith("thread ") for r in result.reasons)
+
+
+@needs_cyclictest
+def test_real_run_in_ns(tmp_path: Path) -> None:
+    """-N (the harness's default): the --json keeps cyclictest's 1 ns histogram under 1 ms
+    (no --histfile: a million rows), the reducer bins the stream log-linearly; the result is
+    complete, in ns, its block maxima in its histogram's bins."""
+    json_path, blocks = _real_run(tmp_path, None, nsecs=True)
+    doc = json.loads(json_path.read_text())
+    assert doc["resolution_in_ns"] == 1 and "-N" in doc["cmdline:"].split()  # sic, rt-tests
+    assert blocks.read_text().startswith("rtgate-blocks 1 block_cycles 5000 ns\n")
+    result = parse([json_path, blocks], board="local")
+    assert result.status == "complete", result.reasons
+    assert result.resolution_us == 0.001
+    _check_consistent(result)
+    assert all(t.histogram is not None and t.histogram.log_linear for t in result.threads)
 
 
 @needs_cyclictest

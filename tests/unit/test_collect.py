@@ -10,6 +10,7 @@ import shutil
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,11 +28,14 @@ from rtgate.board.rpi5.driver import PiRun, Rpi5Board
 from rtgate.board.rpi5.session import RunningKernel
 from rtgate.board.spec import load_board
 from rtgate.board.tuning import Applied, load_profile, parse_readback
-from rtgate.cyclictest.command import build
+from rtgate.cyclictest.command import CyclictestCommand, CyclictestSpec, build
+from rtgate.cyclictest.command import build as build_command
 from rtgate.cyclictest.version import parse_help
+from rtgate.harness import plan as harness_plan
 from rtgate.harness.plan import Plan
 from rtgate.harness.runner import RunLog
 from rtgate.harness.scenario import load_scenario
+from rtgate.tools import cyclictest as cyclictest_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = ROOT / "tests" / "data" / "collect"
@@ -40,6 +44,16 @@ END = START + timedelta(seconds=3)
 KERNEL = KernelArtifacts(dir=Path("/k"), image=Path("/k/Image"), release="6.12.117-rt",
                          flavor="rt", uts_version="#1 SMP PREEMPT_RT")
 READBACK_END = parse_readback((HERE / "READBACK_END").read_text())
+
+
+@pytest.fixture(autouse=True)
+def _measured_in_us(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The golden runs were measured in whole µs, before -N became the harness's default."""
+    def in_us(spec: CyclictestSpec, *args: Any, **kwargs: Any) -> CyclictestCommand:
+        return build_command(spec.model_copy(update={"nsecs": False}), *args, **kwargs)
+    for module in (cyclictest_tool, harness_plan, rpi5_driver):
+        monkeypatch.setattr(module, "build", in_us)
+    monkeypatch.setitem(globals(), "build", in_us)
 
 
 def _run_dir(case: str, tmp_path: Path) -> Path:

@@ -54,9 +54,28 @@ def test_help_without_version_is_an_infrastructure_error() -> None:
 
 
 def test_paper_defaults_on_2_40(v2: Capabilities) -> None:
-    assert _build(v2) == ["cyclictest", *PAPER_ARGS, "-v", "-q", "-h20000",
-                          "--histfile=/o/raw/cyclictest.hist", "--json=/o/raw/cyclictest.json",
-                          "--duration=7"]
+    """In ns (-N, issue 40): cyclictest's -h then counts 1 ns rows, a million for 1 ms, which
+    only the JSON keeps (non-empty bins); the reducer bins the -v stream log-linearly."""
+    cmd = build(CyclictestSpec(), v2, duration_s=7, outdir="/o/raw", source=SOURCE)
+    assert cmd.argv == ["cyclictest", *PAPER_ARGS, "-v", "-q", "-N", "-h1000000",
+                        "--histfile=/dev/null", "--json=/o/raw/cyclictest.json", "--duration=7"]
+    assert cmd.nsecs and cmd.histfile is None and ["-v", "ns=1"] == cmd.reducer()[5:7]
+
+
+def test_paper_defaults_in_microseconds_on_2_40(v2: Capabilities) -> None:
+    assert _build(v2, list(PAPER_ARGS), nsecs=False) == [
+        "cyclictest", *PAPER_ARGS, "-v", "-q", "-h20000", "--histfile=/o/raw/cyclictest.hist",
+        "--json=/o/raw/cyclictest.json", "--duration=7"]
+
+
+def test_ns_histograms_keep_under_1_ms(v2: Capabilities) -> None:
+    assert "-h500000" in _build(v2, list(PAPER_ARGS), histogram_us=500)
+
+
+def test_n_is_rtgates_to_set(v2: Capabilities) -> None:
+    for flag in ("-N", "--nsecs"):
+        with pytest.raises(InputError, match="set cyclictest.nsecs instead"):
+            _build(v2, [*PAPER_ARGS, flag])
 
 
 def test_paper_vmn_drops_n_with_a_note_and_keeps_one_v_on_2_40(v2: Capabilities) -> None:
@@ -68,7 +87,8 @@ def test_paper_vmn_drops_n_with_a_note_and_keeps_one_v_on_2_40(v2: Capabilities)
     # -i100: one second is 10^4 cycles; the reducer writes next to the other raw files.
     assert (cmd.blocks, cmd.block_cycles) == ("r/blocks.txt", 10_000)
     assert cmd.reducer("/g/blockmaxima.awk", awk="busybox awk") == [
-        "busybox awk", "-v", "block=10000", "-v", "out=r/blocks.txt", "-f", "/g/blockmaxima.awk"]
+        "busybox awk", "-v", "block=10000", "-v", "out=r/blocks.txt", "-v", "ns=1", "-f",
+        "/g/blockmaxima.awk"]
 
 
 @pytest.mark.parametrize("args, block_cycles, expected", [
@@ -90,6 +110,8 @@ def test_n_is_kept_where_it_exists_and_json_is_noted_missing(v1: Capabilities) -
     assert cmd.json_path is None and cmd.histfile == "r/cyclictest.hist"
     assert not any(a.startswith("--json") for a in cmd.argv)
     assert any("no --json" in n for n in cmd.notes)
+    assert "-N" not in cmd.argv and not cmd.nsecs  # 1.00 has no -N
+    assert any("measured in whole µs" in n for n in cmd.notes)
 
 
 def test_long_options_and_separate_values(v2: Capabilities) -> None:
@@ -97,7 +119,7 @@ def test_long_options_and_separate_values(v2: Capabilities) -> None:
                        "--policy=fifo", "-q"], histogram_us=500)
     assert argv[1:9] == ["--mlockall", "--priority=90", "--interval=200", "-a", "-t2",
                          "--policy=fifo", "-v", "-q"]
-    assert "-h500" in argv and argv.count("-q") == 1
+    assert "-h500000" in argv and argv.count("-q") == 1
 
 
 def test_bundle_value_stops_the_bundle(v2: Capabilities) -> None:

@@ -116,6 +116,9 @@ def test_arm_breaks_above_the_threshold_in_whole_microseconds() -> None:
     # A breach is max > threshold; cyclictest breaks on a latency > -b, in whole µs.
     assert breaktrace.arm(["cyclictest", "-m"], 155.5)[-3:] == ["-b", "155", "--tracemark"]
     assert breaktrace.arm(["cyclictest"], 0.5)[-3:] == ["-b", "1", "--tracemark"]
+    # cyclictest compares -b in its own unit: a -N measurement is traced in µs.
+    assert breaktrace.arm(["cyclictest", "-N", "-h1000000"], 155.5) == [
+        "cyclictest", "-h1000000", "-b", "155", "--tracemark"]
 
 
 def test_paragraph_and_summary_name_the_tail_as_a_tail(tmp_path: Path) -> None:
