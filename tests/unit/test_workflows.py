@@ -923,3 +923,41 @@ def test_every_download_of_gate_artifacts_lands_each_in_a_directory_of_its_name(
                     continue
                 assert pattern == "{gate-*,run-context}", f"{path.name}: {pattern}"
                 assert s["with"].get("merge-multiple", False) in (False, "false"), path.name
+
+
+# ---- act's shortcuts never reach a real run ------------------------------------------------
+
+ACT_SHORTCUT = re.compile(r'\[ -n "\$\{ACT:-\}" \] && \[ -n "\$\{RTGATE_PYTHON:-\}" \]')
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_act_and_its_interpreter_come_only_from_act(path: Path) -> None:
+    """Under act (tests/actlab.py) a step may keep the suite's interpreter instead of installing
+    the default branch's rtgate. That shortcut must be unreachable on GitHub: `ACT` is set by act
+    alone (nektos/act pkg/runner/run_context.go, `GetEnv`: `rc.Env["ACT"] = "true"` for every
+    job), so no workflow sets it; in a job
+    with the shortcut nothing sets RTGATE_PYTHON but the step that installs rtgate, and that job
+    runs only on GitHub-hosted runners, whose fresh VM sets neither (a self-hosted runner's .env
+    could)."""
+    data = load(path)
+    workflow_env = set(data.get("env", {}) or {})
+    assert "ACT" not in workflow_env and "RTGATE_PYTHON" not in workflow_env, path.name
+    for name, job in jobs(data):
+        job_env = set(job.get("env", {}) or {})
+        assert "ACT" not in job_env, (path.name, name)
+        shortcut, step_env = False, set()
+        for step in job.get("steps", []):
+            run, env = step.get("run", ""), set(step.get("env", {}) or {})
+            step_env |= env
+            assert "ACT" not in env, (path.name, name, step.get("name"))
+            assert not re.search(r"\bACT=.*GITHUB_ENV", run), (path.name, name, step.get("name"))
+            writes_python = re.search(r"RTGATE_PYTHON=.*>>\s*\"?\$GITHUB_ENV", run)
+            if ACT_SHORTCUT.search(run) or writes_python:
+                # The shortcut and the install are one step: act skips exactly the install.
+                assert ACT_SHORTCUT.search(run) and writes_python, (path.name, name, step["name"])
+                assert not shortcut, (path.name, name, "installs twice")
+                shortcut = True
+        if shortcut:
+            assert "RTGATE_PYTHON" not in job_env | step_env, (path.name, name)
+            assert all(label.startswith("ubuntu-") for label in runs_on(job)), \
+                (path.name, name, runs_on(job))
