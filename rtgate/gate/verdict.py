@@ -183,7 +183,7 @@ def evaluate(result: Result, budget: Budget, source: Path) -> Evaluation:
             truncated = metric == "avg_us" and totals.avg_truncated
             checks.append(_truncated(check, result.resolution_us) if truncated else check)
     if budget.pwcet_us is not None:
-        checks.append(_pwcet(threads, budget.pwcet_us))
+        checks.append(_pwcet(threads, budget.pwcet_us, result.resolution_us))
     if whole:
         # An untrustworthy measurement judges nothing: every check is reported, none decides.
         why = "; ".join(whole)
@@ -224,13 +224,13 @@ def _judge(metric: str, budget: float, value: float | Percentile | None) -> Chec
     return Check(metric, "<=", budget, measured, False, Verdict.PASS)
 
 
-def _pwcet(threads: list[Thread], limit: PwcetBudget) -> Check:
+def _pwcet(threads: list[Thread], limit: PwcetBudget, resolution_us: float) -> Check:
     """The tail budget judged on the pWCET of all threads together (rtgate.stats.tail)."""
     # scipy and statsmodels are most of `rtgate check`'s start-up; only this budget needs them.
     from rtgate.stats import tail
 
     context = f"at {limit.per_hour:g}/h, {tail.CONFIDENCE:.0%} CI, GEV on block maxima"
-    series: list[tuple[str, list[int], float]] = []
+    series: list[tuple[str, list[float], float]] = []
     missing: list[str] = []
     for t in threads:
         if t.blocks is None or t.interval_us is None:
@@ -248,7 +248,7 @@ def _pwcet(threads: list[Thread], limit: PwcetBudget) -> Check:
         why = "; ".join(missing) or "the result has no threads"
         return Check("pwcet_us", "<=", limit.max, None, False, Verdict.INCOMPLETE,
                      f"no valid estimate: {why}", context=context)
-    estimate, _ = tail.pwcet_all(series, limit.per_hour)
+    estimate, _ = tail.pwcet_all(series, limit.per_hour, resolution_us=resolution_us)
     if estimate.value_us is None or estimate.lower_us is None or estimate.upper_us is None:
         return Check("pwcet_us", "<=", limit.max, None, False, Verdict.INCOMPLETE,
                      f"no valid estimate: {estimate.why_not}", context=context)

@@ -39,7 +39,8 @@ Ties: cyclictest prints whole µs, cut toward zero, so a printed k means a laten
 The fits assume a continuous distribution and 1 µs-discrete maxima pile up in ties, so each
 maximum gets U[0, 1) added (a continuity correction) from a generator with a fixed seed: the same
 data always give the same estimate. Estimates are thus of the true latency, up to 1 µs above
-what cyclictest would print: on the safe side of a budget.
+what cyclictest would print: on the safe side of a budget. Maxima in ns (cyclictest -N) get
+U[0, 1 ns) (``resolution_us``): a whole µs of spread would lift a 7 µs tail by 7 %.
 
 Confidence interval, GEV (what the gate's ``pwcet_us`` budget uses): profile likelihood: every
 return level z whose profile log-likelihood (the best fit with the return level held at z) lies
@@ -155,10 +156,11 @@ def per_block(exceedance: float, block_s: float, horizon_s: float) -> float:
     return -math.expm1(math.log1p(-exceedance) / blocks)
 
 
-def continuous(maxima: npt.ArrayLike, seed: int = SEED) -> Floats:
-    """Whole-µs maxima spread over the microsecond each stands for (see the module docstring)."""
+def continuous(maxima: npt.ArrayLike, seed: int = SEED, resolution_us: float = 1.0) -> Floats:
+    """Maxima spread over the step each stands for, whole µs or (-N) ns (see the module
+    docstring)."""
     values = np.asarray(maxima, dtype=np.float64)
-    return values + np.random.default_rng(seed).uniform(0.0, 1.0, size=values.shape)
+    return values + np.random.default_rng(seed).uniform(0.0, resolution_us, size=values.shape)
 
 
 def assumptions(maxima: npt.ArrayLike, method: Method = "gev") -> tuple[Assumption, ...]:
@@ -345,11 +347,13 @@ def _pot(p: float, data: Floats) -> Quantile:
 
 def max_quantile(maxima: npt.ArrayLike, block_s: float, horizon_s: float, exceedance: float,
                  *, method: Method = "gev", confidence: float = CONFIDENCE,
-                 resamples: int = RESAMPLES, seed: int = SEED) -> Estimate:
+                 resamples: int = RESAMPLES, seed: int = SEED,
+                 resolution_us: float = 1.0) -> Estimate:
     """The latency the maximum over ``horizon_s`` exceeds with probability ``exceedance``,
-    estimated from ``maxima`` (whole µs, in time order) of blocks ``block_s`` seconds long."""
+    estimated from ``maxima`` (in time order, to ``resolution_us``) of blocks ``block_s``
+    seconds long."""
     checks = assumptions(maxima, method)
-    x = continuous(maxima, seed)
+    x = continuous(maxima, seed, resolution_us)
     if all(a.ok for a in checks):
         with np.errstate(all="ignore"):
             checks += (_shape(method, x),)
@@ -392,7 +396,8 @@ def pwcet(maxima: npt.ArrayLike, block_s: float, per_hour: float, *, method: Met
 
 def pwcet_all(series: Sequence[tuple[str, npt.ArrayLike, float]], per_hour: float, *,
               method: Method = "gev", confidence: float = CONFIDENCE,
-              resamples: int = RESAMPLES, seed: int = SEED) -> tuple[Estimate, list[Estimate]]:
+              resamples: int = RESAMPLES, seed: int = SEED,
+              resolution_us: float = 1.0) -> tuple[Estimate, list[Estimate]]:
     """The pWCET of several threads running together, and each thread's, from ``(name, maxima,
     block_s)`` per thread.
 
@@ -404,7 +409,8 @@ def pwcet_all(series: Sequence[tuple[str, npt.ArrayLike, float]], per_hour: floa
     k = len(series)
     level = 1 - (1 - confidence) / k
     each = [max_quantile(maxima, block_s, HOUR_S, per_hour / k, method=method, confidence=level,
-                         resamples=resamples, seed=seed) for _, maxima, block_s in series]
+                         resamples=resamples, seed=seed, resolution_us=resolution_us)
+            for _, maxima, block_s in series]
     if not each:
         return Estimate(method, None, None, None, confidence, (), "no threads"), each
     invalid = [f"{name}: {e.why_not}" for (name, _, _), e in zip(series, each, strict=True)
