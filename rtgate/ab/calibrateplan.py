@@ -58,7 +58,9 @@ def validate(s: CalibrateSettings) -> CalibratePlan:
     record = s.record
     if record is None and run is not None:
         record = calibration.DIRECTORY / f"{kind_of(run.spec)}.json"
-    if record is not None and not record.parent.is_dir():
+    # OUT itself is made by the run (docs/lab.md records into calibration-rpi5/rpi5.json).
+    if record is not None and not record.parent.is_dir() \
+            and record.parent.absolute() != out.absolute():
         problems.add(InputError("no such directory for the record", path=record.parent))
     problems.raise_found("the first round")
     assert run is not None and record is not None

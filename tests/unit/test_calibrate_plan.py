@@ -59,3 +59,18 @@ def test_missing_minimum_effects_are_named_for_every_key(rtgate_cli: RunCli,
     lines = proc.stderr.strip().splitlines()
     assert any("local/stock/idle: no minimum effect" in line for line in lines), lines
     assert any("local/stock/cpu: no minimum effect" in line for line in lines), lines
+
+
+def test_the_record_may_go_into_the_bank_the_run_makes(rtgate_cli: RunCli,
+                                                       tmp_path: Path) -> None:
+    """docs/lab.md's recipe writes the record into OUT (`--out calibration-rpi5 --record
+    calibration-rpi5/rpi5.json`), which the run makes: not a missing directory."""
+    kernels, out = tmp_path / "kernels", tmp_path / "bank"
+    for flavor in ("stock", "rt"):
+        built_kernel(kernels / flavor)
+    proc = rtgate_cli("calibrate", "--board", "qemu-arm64", "--kernels", kernels, "--scenarios",
+                      "idle", "--rounds", "3", "--round-duration", "20s", "--out", out,
+                      "--record", out / "qemu-arm64.json", "--dry-run")
+    assert proc.returncode == 0, proc.stderr
+    assert "no such directory" not in proc.stderr
+    assert not out.exists()
