@@ -60,18 +60,22 @@ class Bounds(_Model):
     standard error floored at the bank's log-sd as the gate floors it, each rate's
     Clopper-Pearson end over the simulated runs; then checked against the bank's own resampled
     replay (modes, tails): the false-alarm rate is the larger of the two, the power and
-    P(same) the smaller."""
+    P(same) the smaller. They are bounds of that model, not of the board: with two boot modes
+    (30 % of boots ×1.23) the false-alarm bound was exceeded in 23 % of claims (`make
+    bench-plan-bounds`, docs/statistics.md), and a bank smaller than one independent trial
+    cannot check them (``model_check`` then begins "unchecked")."""
 
     planned: int = Field(ge=1)
     log_sd_high: float = Field(ge=0)
     """The upper confidence bound of the bank's log-sd the rates were simulated at."""
     confidence: float = Field(gt=0, lt=1)
     false_alarm_high: float = Field(ge=0, le=1)
-    """An upper bound of the key's false-alarm rate (tail test and stall test)."""
+    """The model's upper bound of the key's false-alarm rate (tail test and stall test)."""
     same_low: float = Field(ge=0, le=1)
-    """A lower bound of P(same within the cap | unchanged)."""
+    """The model's lower bound of P(same within the cap | unchanged)."""
     power_low: float = Field(ge=0, le=1)
-    """A lower bound of the power at +20 % (the tail test's alone: the stall test only adds)."""
+    """The model's lower bound of the power at +20 % (the tail test's alone: the stall test
+    only adds)."""
     model_check: str
     """What the bank's resampled replay said of the model."""
 

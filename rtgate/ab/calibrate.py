@@ -243,6 +243,10 @@ def rates(bank: Bank, b_side: dict[ab.Key, list[ab.Round]], planned: int, alpha:
     return counts
 
 
+UNCHECKED = "unchecked"
+"""How a record's model check begins when the bank could not check the model."""
+
+
 def rate(events: float, replays: int, bank_rounds: int, planned: int) -> Rate:
     """A resampled rate with the Clopper-Pearson interval of the bank's independent units: the
     disjoint trials it holds, the events scaled to them; a bank smaller than one trial (its A
@@ -332,9 +336,11 @@ def searches(bank: Bank, primary: dict[ab.Key, str | None],
 
 
 def checked(model: oc.BoundedRates, search: oc.PlanSearch, aa: dict[Comparison, int],
-            hit: dict[Comparison, int], replays: int) -> Bounds:
+            hit: dict[Comparison, int], replays: int, bank_rounds: int) -> Bounds:
     """The model's bounds at the plan, checked against the bank's replay there: the false-alarm
-    rate the larger of the two, the power and P(same) the smaller, and what the check found."""
+    rate the larger of the two, the power and P(same) the smaller, and what the check found.
+    A bank smaller than one independent trial checks nothing: its resampled sides share rounds,
+    which makes them alike and hides exactly the false alarms the check is for."""
     fa, same, power = (false_alarms(aa) / replays, aa[Comparison.SAME] / replays,
                        hit[Comparison.WORSE] / replays)
     said = []
@@ -344,9 +350,16 @@ def checked(model: oc.BoundedRates, search: oc.PlanSearch, aa: dict[Comparison, 
     if power < model.power_low:
         said.append(f"the replay's power {power:.3f} is below the model's bound "
                     f"{model.power_low:.3f}")
-    check = ("the replay contradicts the normal model (modes or tails): " + "; ".join(said)
-             if said else f"the replay agrees (false alarms {fa:.4f}, power {power:.3f}, same "
-                          f"{same:.3f}, {replays} resampled trials)")
+    per_trial = 2 * model.planned
+    if bank_rounds < per_trial:
+        check = (f"{UNCHECKED}: the bank's {bank_rounds} rounds are fewer than one independent "
+                 f"trial's {per_trial}, so its resampled sides share rounds (replay: false "
+                 f"alarms {fa:.4f}, power {power:.3f}, same {same:.3f})")
+    elif said:
+        check = "the replay contradicts the normal model (modes or tails): " + "; ".join(said)
+    else:
+        check = (f"the replay agrees (false alarms {fa:.4f}, power {power:.3f}, same "
+                 f"{same:.3f}, {replays} resampled trials)")
     return Bounds(planned=model.planned, log_sd_high=search.log_sd_high,
                   confidence=oc.CONFIDENCE, false_alarm_high=max(model.false_alarm_high, fa),
                   same_low=min(model.same_low, same), power_low=min(model.power_low, power),
@@ -401,9 +414,14 @@ def calibrate(run: ABRun, settings: CalibrateSettings, console: Console) -> Cali
                 oc.bounds(search.log_sd_high, sd, planned, key_alpha * (1 - stalls.STALL_SHARE),
                           bank.margins[key].relative, EFFECTS[POWER_AT],
                           key_alpha * stalls.STALL_SHARE),
-                search, aa, outcomes[POWER_AT][key], settings.replays)
-            if needed[key] is not None and (bounds.false_alarm_high > TARGET_ALPHA
-                                             or bounds.power_low < TARGET_POWER):
+                search, aa, outcomes[POWER_AT][key], settings.replays, n)
+            if needed[key] is not None and bounds.model_check.startswith(UNCHECKED):
+                note = (f"not shown: record {2 * planned - n} more rounds so the bank holds one "
+                        f"independent trial to check the model against ({bounds.model_check}); "
+                        f"the model alone: {note}")
+                needed[key] = None
+            elif needed[key] is not None and (bounds.false_alarm_high > TARGET_ALPHA
+                                               or bounds.power_low < TARGET_POWER):
                 note = f"not shown at the plan's {planned} rounds: {bounds.model_check}"
                 needed[key] = None
         minutes = None

@@ -122,6 +122,11 @@ def test_calibrate_local_banks_real_rounds_and_writes_a_record(rtgate_cli: RunCl
     # The claims are bounds from the bank's log-sd (6 rounds: its upper bound about ×2.1).
     assert key.bounds is not None and key.bounds.false_alarm_high <= 0.01
     assert key.needed_note and "n ≈ 2((c + z)·s / ln(1 + m))²" in key.needed_note
+    # Six rounds cannot check the model: no plan is claimed (more rounds are asked for, unless
+    # the model itself says no bank can show one at this host's spread).
+    assert key.bounds.model_check.startswith("unchecked") and key.rounds_needed is None
+    assert (f"record {2 * got.plan.rounds - 6} more rounds" in key.needed_note
+            or key.needed_note.startswith("no bank can show it")), key.needed_note
     assert [p.effect for p in key.power] == ["+10%", "+20%", "+50%", "stalls 3ms 1/10 blocks",
                                              "stalls 3ms 1/20 blocks"]
     assert got.plan.round_s == 2 and got.plan.rounds >= 4

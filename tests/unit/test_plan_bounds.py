@@ -83,13 +83,27 @@ def test_a_replay_beyond_the_model_is_what_the_record_claims() -> None:
     search = oc.search(0.05, 24, TAIL, 0.1, stall_alpha=STALL)
     aa = dict.fromkeys(Comparison, 0) | {Comparison.WORSE: 30, Comparison.SAME: 900}
     hit = dict.fromkeys(Comparison, 0) | {Comparison.WORSE: 1000}
-    got = calibrate.checked(model, search, aa, hit, 2000)
+    got = calibrate.checked(model, search, aa, hit, 2000, 48)
     assert got.false_alarm_high == pytest.approx(0.015)
     assert model.false_alarm_high < 0.015
     assert got.power_low == pytest.approx(0.5)
     assert got.model_check.startswith("the replay contradicts the normal model")
     calm = calibrate.checked(model, search, dict.fromkeys(Comparison, 0)
                              | {Comparison.SAME: 2000}, dict.fromkeys(Comparison, 0)
-                             | {Comparison.WORSE: 2000}, 2000)
+                             | {Comparison.WORSE: 2000}, 2000, 48)
     assert calm.false_alarm_high == model.false_alarm_high
     assert calm.model_check.startswith("the replay agrees")
+
+
+def test_a_bank_smaller_than_one_trial_checks_nothing() -> None:
+    """The review of 2026-11-28: a 6-round bank's resampled sides share rounds, so its replay
+    "agreed" with the model whatever the board did; it is unchecked, said so."""
+    model = oc.bounds(0.05, 0.05, 8, TAIL, 0.1, 0.2, STALL)
+    search = oc.search(0.05, 24, TAIL, 0.1, stall_alpha=STALL)
+    quiet = dict.fromkeys(Comparison, 0) | {Comparison.SAME: 2000}
+    hit = dict.fromkeys(Comparison, 0) | {Comparison.WORSE: 2000}
+    got = calibrate.checked(model, search, quiet, hit, 2000, 15)
+    assert got.model_check.startswith("unchecked: the bank's 15 rounds are fewer than one "
+                                      "independent trial's 16")
+    assert calibrate.checked(model, search, quiet, hit, 2000, 16).model_check.startswith(
+        "the replay agrees")
