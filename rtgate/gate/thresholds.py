@@ -148,6 +148,9 @@ class Budget(BaseModel):
         if strays := sorted(bounded - own):
             raise ValueError(f"{', '.join(strays)}: not a metric of {self.tool} ({tool.measures}"
                              f": {', '.join(m.name for m in tool.metrics)})")
+        if self.min_samples is not None and tool.measures != "wake-up latency":
+            raise ValueError(f"min_samples: {self.tool} counts no samples ({tool.measures}); "
+                             "a run cut short is incomplete by its duration")
         required = [m.name for m in tool.metrics][:1] if tool.measures == "wake-up latency" \
             else [m.name for m in tool.metrics]
         if not bounded & set(required):

@@ -80,7 +80,7 @@ def assemble(plan: Plan, run_log: RunLog, env: Environment, rawdir: Path,
     measuring = tools.get(plan.tool)
     parsed, problem = measuring.parse(plan.command, rawdir, tools.RunFacts(
         board=info.board, virtual=info.virtual, scenario=plan.scenario, flavor=info.flavor,
-        run_id=info.run_id), strict)
+        run_id=info.run_id, cpus_online=env.cpus_online), strict)
     partial, degraded = _reasons(plan, run_log, rawdir)
     if parsed is None:
         partial.append(f"no result from {plan.tool}'s output: {problem}")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from rtgate.errors import InputError
@@ -35,17 +36,34 @@ from rtgate.timerlat import pasted
 
 TOOL = "osnoise"
 TITLE = "Operating System Noise"
-_DURATION = re.compile(r"^duration:\s+\d+ \d\d:\d\d:\d\d \| time is in (us|ns)$")
+_DURATION = re.compile(r"^duration:\s+(\d+) (\d\d):(\d\d):(\d\d) \| time is in (us|ns)$")
 _COLUMNS = ("CPU Period Runtime Noise % CPU Aval Max Noise Max Single HW NMI IRQ Softirq "
             "Thread")
 _CPU = re.compile(r"^(\d+) #(\d{1,20})\s+(\d{1,20})\s+(\d{1,20})\s+(\d{1,3}\.\d{5})"
                   + r"\s+(\d{1,20})" * 7 + "$")
 
 
+@dataclass(frozen=True)
+class Screen:
+    """The result and the time the screen says rtla measured for (``duration:``, whole
+    seconds), which a run's plan checks against its own duration."""
+
+    result: Result
+    duration_s: int
+
+
 def parse(path: Path, *, board: str = "unknown", virtual: bool = False,
           scenario: str = "unknown", flavor: str | None = None, run_id: str | None = None,
           lenient: bool = True) -> Result:
     """Normalize the last screen of an ``rtla osnoise top`` output file."""
+    return read(path, board=board, virtual=virtual, scenario=scenario, flavor=flavor,
+                run_id=run_id, lenient=lenient).result
+
+
+def read(path: Path, *, board: str = "unknown", virtual: bool = False,
+         scenario: str = "unknown", flavor: str | None = None, run_id: str | None = None,
+         lenient: bool = True) -> Screen:
+    """The last screen of an ``rtla osnoise top`` output file, with its duration."""
     out, data = pasted.last_screen(path, TITLE, lenient=lenient, tool="rtla osnoise top",
                                    missing="no 'Operating System Noise' screen")
     body = out.lines
@@ -56,7 +74,7 @@ def parse(path: Path, *, board: str = "unknown", virtual: bool = False,
     unit = _DURATION.match(duration.strip())
     if not unit:
         raise InputError(f"line {n}: expected 'duration: D HH:MM:SS | time is in us'", path=path)
-    if unit[1] == "ns":
+    if unit[5] == "ns":
         raise InputError(f"line {n}: rtla osnoise top -n (nanoseconds) output is not read",
                          path=path)
     if " ".join(columns.split()) != _COLUMNS:
@@ -80,10 +98,12 @@ def parse(path: Path, *, board: str = "unknown", virtual: bool = False,
                  looks_like_output=lambda line: line == TITLE or bool(_CPU.match(line)))
     sources = [SourceFile(path=str(path), sha256=hashlib.sha256(data).hexdigest(),
                           format="osnoise-top")]
-    return Result(
+    days, hours, minutes, seconds = (int(v) for v in unit.groups()[:4])
+    return Screen(Result(
         run_id=run_id or default_run_id(board, scenario, None, sources),
         board=Board(name=board, virtual=virtual), kernel=Kernel(flavor=flavor),
         scenario=scenario,
         tool=Tool(name=TOOL, cmdline=out.typed.cmdline if out.typed else None),
         sources=sources, threads=[], totals=Totals(samples=0), noise=noise,
-        status="complete", notes=out.notes)
+        status="complete", notes=out.notes),
+        duration_s=((days * 24 + hours) * 60 + minutes) * 60 + seconds)

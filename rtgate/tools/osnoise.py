@@ -48,11 +48,49 @@ class OsnoiseSpec(BaseModel):
         return self
 
 
+SHORT_S = 1
+SHORT_FRACTION = 0.01
+"""A screen whose ``duration:`` falls more than 1 s (rtla prints whole seconds) plus 1 % short of
+the planned duration is a run cut short: its numbers cover part of the plan, so the result is
+partial. (cyclictest and timerlat count samples, which a budget's ``min_samples`` bounds;
+osnoise counts none, so its screen's duration is what shows a short run.)"""
+
+
 @dataclass(frozen=True)
 class OsnoiseCommand:
     argv: list[str]
     stdout: str
     """Where rtla's summary screen goes (``outdir/osnoise.stdout``)."""
+    duration_s: int
+    cpus: str | None = None
+    """The CPUs measured (rtla -c); None: every online CPU."""
+
+
+def _cpus(text: str) -> set[int]:
+    """A CPU list as OsnoiseSpec.cpus admits it ("0-1,3")."""
+    cpus: set[int] = set()
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        cpus.update(range(int(lo), int(hi or lo) + 1))
+    return cpus
+
+
+def shortfalls(screen: osnoise.Screen, command: OsnoiseCommand,
+               cpus_online: int | None) -> list[str]:
+    """Why a screen covers less than the plan: a run cut short, or CPUs missing from it."""
+    why = []
+    if screen.duration_s < command.duration_s * (1 - SHORT_FRACTION) - SHORT_S:
+        why.append(f"osnoise measured {screen.duration_s} s of the {command.duration_s} s "
+                   "planned (cut short)")
+    shown = {n.cpu for n in screen.result.noise or []}
+    if command.cpus is not None:
+        if missing := sorted(_cpus(command.cpus) - shown):
+            why.append(f"osnoise shows no line for CPU {', '.join(map(str, missing))} of the "
+                       f"CPUs planned ({command.cpus})")
+    elif cpus_online is not None and len(shown) < cpus_online:
+        why.append(f"osnoise shows {len(shown)} of the {cpus_online} CPUs online (every CPU "
+                   "planned)")
+    return why
 
 
 class Osnoise(MeasuringTool):
@@ -76,7 +114,7 @@ class Osnoise(MeasuringTool):
                             ("-T", options.threshold_us), ("-c", options.cpus)):
             if value is not None:
                 argv += [flag, str(value)]
-        return OsnoiseCommand(argv, f"{outdir}/{STDOUT}")
+        return OsnoiseCommand(argv, f"{outdir}/{STDOUT}", duration_s, options.cpus)
 
     def on_controller(self, command: OsnoiseCommand, rawdir: Path) -> OsnoiseCommand:
         return replace(command, stdout=str(rawdir / Path(command.stdout).name))
@@ -92,11 +130,14 @@ class Osnoise(MeasuringTool):
         if not (path.is_file() and path.stat().st_size > 0):
             return None, f"{path}: missing or empty"
         try:
-            return osnoise.parse(path, board=run.board, virtual=run.virtual,
-                                 scenario=run.scenario, flavor=run.flavor, run_id=run.run_id,
-                                 lenient=False), None
+            screen = osnoise.read(path, board=run.board, virtual=run.virtual,
+                                  scenario=run.scenario, flavor=run.flavor, run_id=run.run_id,
+                                  lenient=False)
         except InputError as exc:
             return None, exc.oneline()
+        if why := shortfalls(screen, command, run.cpus_online):
+            return screen.result.model_copy(update={"status": "partial", "reasons": why}), None
+        return screen.result, None
 
     def measured(self, result: Result) -> dict[str, float | None]:
         noise = result.noise or []

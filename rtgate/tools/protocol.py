@@ -49,6 +49,8 @@ class RunFacts:
     scenario: str
     flavor: str
     run_id: str
+    cpus_online: int | None = None
+    """The CPUs online where the tool ran (a tool measuring every CPU shows each of them)."""
 
 
 @dataclass(frozen=True)

@@ -62,15 +62,20 @@ def test_the_shipped_scenario_runs_rtla_osnoise_top_in_the_guest() -> None:
     assert f"available_tracers >{guestscript.STATE}/tracers" in script
 
 
-def _assembled(tmp_path: Path, capture: Path = CAPTURE, rc: int = 0) -> Result:
+def _assembled(tmp_path: Path, capture: Path = CAPTURE, rc: int = 0, duration_s: int = 5,
+               cpus: str | None = None, cpus_online: int = 2) -> Result:
+    """The capture as a run of the shipped scenario planned for ``duration_s`` (the capture
+    is of ``-d 5s``; its screen says 6 s) on a guest with ``cpus_online`` CPUs."""
     rawdir = tmp_path / "raw"
     rawdir.mkdir(exist_ok=True)
     (rawdir / "osnoise.stdout").write_bytes(capture.read_bytes())
     (rawdir / "osnoise.stderr").write_text("" if rc == 0 else "osnoise: tracer busy\n")
-    plan = _plan()
-    host = replace(plan, measure=replace(plan.measure, stdout=str(rawdir / "osnoise.stdout")))
+    plan = _plan(duration_s)
+    measure = replace(plan.measure, stdout=str(rawdir / "osnoise.stdout"))
+    host = replace(plan, measure=measure if cpus is None else replace(measure, cpus=cpus))
     env = Environment(kernel_release="6.12.117", kernel_version="#1 SMP PREEMPT_RT",
-                      machine="aarch64", preempt_rt=True, tools={"iperf3": "3.12"})
+                      machine="aarch64", preempt_rt=True, tools={"iperf3": "3.12"},
+                      cpus_online=cpus_online)
     info = RunInfo(run_id="r", board="qemu-arm64", virtual=True, flavor="rt",
                    cyclictest_version="2.5", rtla_version="6.12.117")
     return assemble(host, RunLog(cyclictest_rc=rc), env, rawdir, info)
@@ -80,7 +85,7 @@ def test_the_result_is_osnoise_s_own_with_every_cpu_as_printed(tmp_path: Path) -
     result = _assembled(tmp_path)
     assert result.status == "complete", result.reasons
     assert (result.tool.name, result.tool.version) == ("osnoise", "6.12.117")
-    assert result.tool.cmdline == "rtla osnoise top -q -d 20s -p 1000000 -r 900000"
+    assert result.tool.cmdline == "rtla osnoise top -q -d 5s -p 1000000 -r 900000"
     assert result.environment["tools"]["rtla"] == "6.12.117"
     assert result.environment["cyclictest_notes"] == []
     assert [(n.cpu, n.max_single_us, n.cpu_available_pct) for n in result.noise or []] == CPUS
@@ -92,6 +97,47 @@ def test_rtla_failing_is_partial_with_its_message(tmp_path: Path) -> None:
     result = _assembled(tmp_path, rc=1)
     assert result.status == "partial"
     assert "osnoise exited with status 1: osnoise: tracer busy" in result.reasons
+
+
+def test_a_run_cut_short_is_partial_never_a_pass(tmp_path: Path) -> None:
+    """The capture's screen says 6 s: as the end of a 1 h plan (rtla exiting 0 early) it is a
+    run cut short; as the end of a 7 s plan it is within rtla's whole seconds."""
+    assert _assembled(tmp_path, duration_s=7).status == "complete"
+    result = _assembled(tmp_path, duration_s=3600)
+    assert result.status == "partial"
+    assert result.reasons == ["osnoise measured 6 s of the 3600 s planned (cut short)"]
+
+
+def test_a_screen_missing_cpus_the_plan_measures_is_partial(tmp_path: Path) -> None:
+    assert _assembled(tmp_path, cpus="0-1").status == "complete"
+    result = _assembled(tmp_path, cpus="0-3")
+    assert (result.status, result.reasons) == ("partial", [
+        "osnoise shows no line for CPU 2, 3 of the CPUs planned (0-3)"])
+    result = _assembled(tmp_path, cpus_online=4)  # no -c: every online CPU
+    assert (result.status, result.reasons) == ("partial", [
+        "osnoise shows 2 of the 4 CPUs online (every CPU planned)"])
+
+
+def test_a_cut_screen_is_incomplete_through_rtgate_check(rtgate_cli: RunCli,
+                                                          tmp_path: Path) -> None:
+    """The capture cut by hand: its duration line edited to 0 00:00:01 (rtla exiting 0 after
+    1 s) and CPU 1's line deleted, judged by a budget both CPUs' numbers meet: exit 3."""
+    lines = CAPTURE.read_text().splitlines(keepends=True)
+    assert lines[1].startswith("duration:   0 00:00:06 ") and lines[4].startswith("  1 #5 ")
+    cut = tmp_path / "cut.stdout"
+    cut.write_text("".join([lines[0], lines[1].replace("00:00:06", "00:00:01"),
+                            *lines[2:4], *lines[5:]]))
+    result = _assembled(tmp_path, capture=cut, duration_s=3600)
+    assert result.reasons == ["osnoise measured 1 s of the 3600 s planned (cut short)",
+                              "osnoise shows 1 of the 2 CPUs online (every CPU planned)"]
+    path = result.write(tmp_path / "result.json")
+    budgets = tmp_path / "budgets.yml"
+    budgets.write_text("schema: rtgate/thresholds/v3\nbudgets:\n  - board: '*'\n"
+                       "    flavor: '*'\n    scenario: '*'\n    tool: osnoise\n"
+                       "    max_single_noise_us: 100000\n    reason: t\n")
+    proc = rtgate_cli("check", path, "--thresholds", budgets, "--junit", tmp_path / "j.xml")
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "cut short" in proc.stdout + proc.stderr
 
 
 def budget(**fields: object) -> Budget:
@@ -111,6 +157,8 @@ def test_budgets_bound_only_their_tools_metrics() -> None:
         budget(tool="osnoise")
     with pytest.raises(ValidationError, match="a budget for timerlat bounds max_us"):
         budget(tool="timerlat", avg_us=5)
+    with pytest.raises(ValidationError, match="min_samples: osnoise counts no samples"):
+        budget(tool="osnoise", max_single_noise_us=100, min_samples=1000)
     with pytest.raises(ValidationError, match="unknown tool 'osnoize'"):
         budget(tool="osnoize", max_single_noise_us=1)
 
