@@ -76,6 +76,21 @@ def test_a_caret_note_under_the_t_lines_is_a_note_and_the_numbers_hold(
         "output: 'Those Avg: numbers follow the custom slice.'"]
 
 
+def test_a_note_among_the_t_lines_is_refused_two_runs_never_read_as_one(
+        rtgate_cli: RunCli, tmp_path: Path) -> None:
+    # The LKML posting with its note moved up between T: 3 and T: 4 (lines 0-3, '^^^ hmm',
+    # lines 4-7): as two pastes one under the other, it must not read as one 8-thread run.
+    lines = (NOTES / "lkml-summary-caret-note.txt").read_text().splitlines(keepends=True)
+    assert lines[6].startswith("T: 3 ") and lines[11].lstrip().startswith("^^^ hmm")
+    path = tmp_path / "spliced.txt"
+    path.write_text("".join(lines[:7] + [lines[11]] + lines[7:11]))
+    proc = rtgate_cli("parse", str(path), "-o", str(tmp_path / "r.json"))
+    assert proc.returncode != 0 and not (tmp_path / "r.json").exists()
+    assert proc.stderr.strip().splitlines()[-1].endswith(
+        f"{path}: line 9: a 'T:' line after the note on line 8: notes go after the 'T:' lines "
+        "(two runs pasted together?)"), proc.stderr
+
+
 def test_an_indented_note_is_quoted_from_its_first_visible_character(tmp_path: Path) -> None:
     # The same lines as the harness's own raw file (strict): the note is named, not as ' '.
     raw = tmp_path / "stdout.txt"

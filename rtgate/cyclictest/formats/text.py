@@ -105,6 +105,9 @@ class _State:
     """What the kept 'T:' lines' widths say of the unit (summary_unit)."""
     cut_summaries: list[int] = field(default_factory=list)
     """Lines of 'T:' lines a user's file holds cut off (dropped)."""
+    note_at: int | None = None
+    """The line of an author's note between the 'T:' lines and '# Histogram': no 'T:' line may
+    follow it (two runs pasted one under the other would read as one)."""
 
     def fail(self, problem: str) -> InputError:
         return InputError(f"line {self.line_no}: {problem}", path=self.path)
@@ -264,8 +267,12 @@ def _line(state: _State, line: str) -> None:
             _OUTPUT_LIKE.match(line)):
         raise state.fail(f"not cyclictest output: {quoted(line)}")
     elif line:
+        kept = len(state.notes)
         state.around.take(line, state.line_no, state.fail(f"not cyclictest output: {quoted(line)}"),
                           between_sections=not state.in_histogram)
+        if (len(state.notes) > kept and state.around.seen_output and not state.in_histogram
+                and state.around.prompt_line is None):
+            state.note_at = state.note_at or state.line_no
 
 
 def _cyclictest_line(state: _State, line: str) -> bool:
@@ -298,6 +305,9 @@ def _cyclictest_line(state: _State, line: str) -> bool:
 
 
 def _summary(state: _State, line: str) -> None:
+    if state.note_at is not None and not state.in_histogram:
+        raise state.fail(f"a 'T:' line after the note on line {state.note_at}: notes go after "
+                         "the 'T:' lines (two runs pasted together?)")
     m = _SUMMARY.match(line)
     if not m and state.around.lenient and state.live and _CUT_SUMMARY.match(line):
         # A live screen copied mid-update: like a cut -v line, the value is unknown and the rest
