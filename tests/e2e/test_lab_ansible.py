@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import hashlib
 import json
 import os
 import re
@@ -32,11 +33,13 @@ from pathlib import Path
 
 import pytest
 import yaml
+from actlab import gate_pr_job, keep_context, keep_results, plan, publish, pull_request
 from fakegithub import FakeGitHub, app_key
 from labguide import NEVER_HERE, Step, steps
 from nspawnlab import LAB_NET, UPLINK, Lab, image, wheelhouse
 
 from rtgate import calibration
+from rtgate.outcome import GATE_OF_AB, ABOutcome
 
 ROOT = Path(__file__).resolve().parents[2]
 VENV_BIN = Path(__import__("sys").executable).parent
@@ -508,6 +511,21 @@ def network_of(netns: str) -> Iterator[None]:
         os.close(other)
 
 
+@contextlib.contextmanager
+def lab_github(guide: Guide) -> Iterator[FakeGitHub]:
+    """The fake GitHub API (tests/fakegithub.py) serving on the controller's own loopback,
+    where the lab file points the supervisors."""
+    fake = FakeGitHub(app_id="123456",
+                      public_key=(guide.checkout.parent / "app.pub").read_bytes(),
+                      installation_id=7654321, scopes=("/repos/OWNER/rtgate",))
+    fake.server.server_close()
+    with network_of(guide.lab.hosts["controller"].netns):
+        fake.server = ThreadingHTTPServer(("127.0.0.1", FAKE_GITHUB_PORT), fake._handler())
+    fake.server.daemon_threads = True
+    with fake.running():
+        yield fake
+
+
 def test_each_runner_supervisor_takes_a_job_from_the_fake_github(guide: Guide) -> None:
     """The supervisors the playbook enabled, against the fake GitHub API (tests/fakegithub.py)
     listening on the controller's own loopback, where the lab file points them: each registers
@@ -515,15 +533,8 @@ def test_each_runner_supervisor_takes_a_job_from_the_fake_github(guide: Guide) -
     job with its board's environment."""
     lab = guide.lab
     ctl = lab.hosts["controller"]
-    admin = guide.checkout.parent
-    fake = FakeGitHub(app_id="123456", public_key=(admin / "app.pub").read_bytes(),
-                      installation_id=7654321, scopes=("/repos/OWNER/rtgate",))
-    fake.server.server_close()
-    with network_of(ctl.netns):
-        fake.server = ThreadingHTTPServer(("127.0.0.1", FAKE_GITHUB_PORT), fake._handler())
-    fake.server.daemon_threads = True
-    jobs = {board: fake.queue_job(f"board-{board}", 0.5) for board in ("rpi5-a", "rpi5-b")}
-    with fake.running():
+    with lab_github(guide) as fake:
+        jobs = {board: fake.queue_job(f"board-{board}", 0.5) for board in ("rpi5-a", "rpi5-b")}
         # The units have been backing off while nothing answered: a restart starts them now.
         ctl.nsenter("systemctl restart rtgate-runner@rpi5-a rtgate-runner@rpi5-b")
         deadline = time.monotonic() + 180
@@ -539,3 +550,113 @@ def test_each_runner_supervisor_takes_a_job_from_the_fake_github(guide: Guide) -
     labels = sorted(tuple(r.labels) for r in fake.registered)
     assert ("self-hosted", "linux", "rtgate-lab", "rpi5", "board-rpi5-a") in labels, labels
     ctl.nsenter("systemctl stop rtgate-runner@rpi5-a rtgate-runner@rpi5-b", check=False)
+
+
+def kernel_config_change(repo: Path) -> None:
+    with (repo / "kernel" / "configs" / "rt.config").open("a") as rt:
+        rt.write("CONFIG_HZ_1000=y\n")
+
+
+def test_a_pull_request_gets_its_check_from_the_publisher_under_act(guide: Guide,
+                                                                  tmp_path: Path) -> None:
+    """The guide's end: the pull requests of the lab's repository get their check from the
+    publisher (latency-report.yml's publish job run by act on the lab's main, tests/actlab.py:
+    act has no checks API, so the conclusion it computes is the check), from the gate's plan
+    job (its own steps) and what the lab measured.
+
+    1. The admin's calibration pull request (the guide's calibration-pr step) changes no kernel
+       input: the plan job says so, nothing is measured, and the check is green. That is the
+       lab's first green check (docs/journal.md's time to it ends here).
+    2. Merged, then a kernel pull request: the plan job plans A/B on the kind with the record
+       just merged; the job (label rpi5: a pull request's gate asks for a kind) is taken by a
+       runner supervisor of the kind, and its step measures main's kernels against the pull
+       request's on that stand-in Pi (the gate's A/B command, tests/actlab.py gate_pr_job; the
+       kernels are stand-ins, its scenario idle). Its output, uploaded as gate-rpi5, is judged
+       again by the publisher from the raw rounds: the lab's own decision (ab.json), reached
+       again, whatever the artifact says besides. Stand-in numbers cannot meet a Pi 5's budgets
+       or tell two kernels apart in a few short rounds: that check is red, never a pass."""
+    lab = guide.lab
+    ctl = lab.hosts["controller"]
+    origin = guide.checkout.parent / "origin.git"
+    store = tmp_path / "artifacts"
+
+    # The repository as it was when the calibration pull request was opened (the guide's
+    # fixture has merged it since): main at the board files, the pull request's head.
+    then = tmp_path / "then.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(origin), str(then)], check=True,
+                   capture_output=True)
+    head = git(then, "rev-parse", "refs/heads/calibration-rpi5").strip()
+    git(then, "update-ref", "refs/heads/main", "refs/heads/lab-boards")
+    git(then, "update-ref", "refs/pull/1/head", head)
+    before = tmp_path / "main-then"
+    subprocess.run(["git", "clone", "-q", str(then), str(before)], check=True,
+                   capture_output=True)
+    context = plan(before, tmp_path / "pr-1", head_sha=head, pull_request=1,
+                   lab_boards=["rpi5"])
+    assert context["kernel_inputs_changed"] is False, context
+    assert "bench/calibration/rpi5.json" in context["changed_inputs"], context
+    keep_context(store, 1001, tmp_path / "pr-1")
+    first = publish(before, store, gate_run=1001, event="workflow_run", head_sha=head,
+                    tmp=tmp_path / "act-1")
+    assert first.returncode == 0 and first.outcome is not None, first.log[-6000:]
+    assert (first.outcome["outcome"], first.conclusion) == ("unchanged", "success"), first.log
+    lab.timings["green check"] = time.monotonic() - lab.started
+    print(f"lab timings (s): {json.dumps(lab.timings)}")
+
+    # Merged (the guide did), then a pull request that changes a kernel config.
+    assert git(origin, "rev-parse", "refs/heads/main").strip() == head
+    main = tmp_path / "main"
+    subprocess.run(["git", "clone", "-q", str(origin), str(main)], check=True,
+                   capture_output=True)
+    kernel_head = pull_request(main, 2, kernel_config_change, "rt: 1000 Hz")
+    context = plan(main, tmp_path / "pr-2", head_sha=kernel_head, pull_request=2,
+                   lab_boards=["rpi5"], scenarios="idle")
+    record = main / "bench" / "calibration" / "rpi5.json"
+    ab_plan = context["ab"]["rpi5"]
+    assert ab_plan["calibration_sha256"] == hashlib.sha256(record.read_bytes()).hexdigest()
+    keep_context(store, 1002, tmp_path / "pr-2")
+    # The job's checkout reads the repository (GitHub's, here a copy on the controller).
+    shutil.copytree(origin, ctl.root / "srv" / "lab-origin.git")
+    ctl.nsenter(f"chown -R {RUNNER}: /srv/lab-origin.git")
+    stand_in_kernels(lab, ["pr-kernels/stock", "pr-kernels/rt"])
+    script = gate_pr_job(origin="file:///srv/lab-origin.git", ab_plan=ab_plan, scenarios="idle",
+                         base=f"/home/{RUNNER}/kernels", cand=f"/home/{RUNNER}/pr-kernels")
+    t = time.monotonic()
+    with lab_github(guide) as fake:
+        job = fake.queue_job("rpi5", 0, script=script)
+        ctl.nsenter("systemctl restart rtgate-runner@rpi5-a rtgate-runner@rpi5-b")
+        deadline = time.monotonic() + 2400
+        while time.monotonic() < deadline and not job.done:
+            time.sleep(1)
+        ctl.nsenter("systemctl stop rtgate-runner@rpi5-a rtgate-runner@rpi5-b", check=False)
+    lab.timings["a pull request's A/B on a stand-in"] = time.monotonic() - t
+    assert job.done, ctl.nsenter("journalctl -u 'rtgate-runner@*' --no-pager | tail -n 60",
+                                 check=False).stdout
+    board = job.env["RTGATE_BOARD"]
+    assert board in BOARDS and job.runner.startswith(f"{board}-"), job.runner
+    out = ctl.root / "srv" / "rtgate" / board / "results" / f"{job.id}-1" / f"gate-{board}"
+    assert (out / "ab.json").is_file(), f"exit {job.returncode}\n{job.log[-6000:]}"
+    measured = json.loads((out / "ab.json").read_text())["outcome"]
+    keep_results(store, 1002, "gate-rpi5", out)
+    second = publish(main, store, gate_run=1002, event="workflow_run", head_sha=kernel_head,
+                     gate_conclusion="failure" if job.returncode else "success",
+                     tmp=tmp_path / "act-2")
+    assert second.returncode == 0 and second.outcome is not None, second.log[-6000:]
+    # The publisher's own decision from the rounds is the lab's; a stand-in is no Pi 5.
+    judged = GATE_OF_AB[ABOutcome(measured)].value
+    assert second.outcome["boards"] == {"rpi5": judged}, (measured, second.comment)
+    assert judged not in ("pass", "infrastructure"), (measured, job.log[-4000:])
+    assert second.conclusion == "failure", second.log[-6000:]
+    assert f"(on `{board}`)" in second.comment, second.comment
+
+    # The same rounds under an artifact that says all is well: still the rounds' decision.
+    forged = tmp_path / "forged" / f"gate-{board}"
+    shutil.copytree(out, forged)
+    doc = json.loads((forged / "ab.json").read_text())
+    (forged / "ab.json").write_text(json.dumps({**doc, "outcome": "same", "exit": 0}))
+    (forged / "outcome.json").write_text(json.dumps({"outcome": "pass", "exit": 0}))
+    keep_results(store, 1002, "gate-rpi5", forged)
+    third = publish(main, store, gate_run=1002, event="workflow_run", head_sha=kernel_head,
+                    tmp=tmp_path / "act-3")
+    assert third.outcome is not None and third.outcome["boards"] == {"rpi5": judged}, third.log
+    assert third.conclusion == "failure"
