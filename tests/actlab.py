@@ -77,9 +77,10 @@ def git(repo: Path, *args: str) -> str:
                           check=True).stdout
 
 
-def default_branch(into: Path) -> Path:
-    """A clone of a default branch holding this work tree (uncommitted work included), with a
-    bare `origin` beside it, as a lab's repository: the publisher's checkout."""
+def default_branch(into: Path, checkout: str = "main", message: str = "main") -> Path:
+    """A clone (``into``/``checkout``) of a default branch holding this work tree (uncommitted
+    work included) as one commit, with a bare `origin` beside it, as a lab's repository: the
+    publisher's checkout, or the admin's."""
     seed = into / "seed"
     files = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z", "-co", "--exclude-standard"],
                            capture_output=True, check=True).stdout.split(b"\0")
@@ -90,14 +91,14 @@ def default_branch(into: Path) -> Path:
             shutil.copy2(src, seed / name)
     git(seed, "init", "-q", "-b", "main")
     git(seed, "add", "-A")
-    git(seed, "-c", "user.name=admin", "-c", "user.email=admin@lab", "commit", "-qm", "main")
+    git(seed, "-c", "user.name=admin", "-c", "user.email=admin@lab", "commit", "-qm", message)
     subprocess.run(["git", "clone", "-q", "--bare", str(seed), str(into / "origin.git")],
                    check=True, capture_output=True)
     shutil.rmtree(seed)
-    checkout = into / "main"
-    subprocess.run(["git", "clone", "-q", str(into / "origin.git"), str(checkout)], check=True,
+    clone = into / checkout
+    subprocess.run(["git", "clone", "-q", str(into / "origin.git"), str(clone)], check=True,
                    capture_output=True)
-    return checkout
+    return clone
 
 
 def pull_request(main: Path, number: int, edit: Callable[[Path], None], message: str) -> str:

@@ -33,7 +33,15 @@ from pathlib import Path
 
 import pytest
 import yaml
-from actlab import gate_pr_job, keep_context, keep_results, plan, publish, pull_request
+from actlab import (
+    default_branch,
+    gate_pr_job,
+    keep_context,
+    keep_results,
+    plan,
+    publish,
+    pull_request,
+)
 from fakegithub import FakeGitHub, app_key
 from labguide import NEVER_HERE, Step, steps
 from nspawnlab import LAB_NET, UPLINK, Lab, image, wheelhouse
@@ -127,23 +135,7 @@ def the_admins_checkout(into: Path) -> Path:
     is this suite's, whose `scripts/deps.sh core` already ran (make test-lab runs it): the
     guide's `scripts/deps.sh core` then finds everything there, as on the admin's machine the
     second time."""
-    seed = into / "seed"
-    files = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z", "-co", "--exclude-standard"],
-                           capture_output=True, check=True).stdout.split(b"\0")
-    for name in filter(None, (f.decode() for f in files)):
-        src = ROOT / name
-        if src.is_file():
-            (seed / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, seed / name)
-    git(seed, "init", "-q", "-b", "main")
-    git(seed, "add", "-A")
-    git(seed, "-c", "user.name=admin", "-c", "user.email=admin@lab", "commit", "-qm", "lab")
-    subprocess.run(["git", "clone", "-q", "--bare", str(seed), str(into / "origin.git")],
-                   check=True, capture_output=True)
-    shutil.rmtree(seed)
-    checkout = into / "rtgate"
-    subprocess.run(["git", "clone", "-q", str(into / "origin.git"), str(checkout)], check=True,
-                   capture_output=True)
+    checkout = default_branch(into, checkout="rtgate", message="lab")
     git(checkout, "config", "user.name", "admin")
     git(checkout, "config", "user.email", "admin@lab")
     venv = VENV_BIN.parent
