@@ -28,3 +28,15 @@ def run(file: Path, name: str, *, cwd: Path, env: dict[str, str], job: str | Non
     script = step(file, name, job)["run"]
     return subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script],
                           cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def github_env(path: Path) -> dict[str, str]:
+    """What a step appended to ``$GITHUB_ENV``, as the runner hands it to the job's later steps:
+    ``NAME=value`` lines (the runner's multi-line ``NAME<<DELIMITER`` form is not used by our
+    workflows, and refused here so a new one is noticed)."""
+    found: dict[str, str] = {}
+    for line in path.read_text().splitlines():
+        name, sep, value = line.partition("=")
+        assert sep and "<<" not in name, f"{path}: not a NAME=value line: {line!r}"
+        found[name] = value
+    return found

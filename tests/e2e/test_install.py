@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from steps import run
+from steps import github_env, run
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = ROOT / ".github" / "workflows"
@@ -31,7 +31,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
     environment of the publisher's job."""
     ws = tmp_path_factory.mktemp("workspace")
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for name in ("rtgate", "reports", "bench", "kernel"):
+    for name in ("rtgate", "reports", "bench", "kernel", ".github/rtgate"):
         shutil.copytree(ROOT / name, ws / name, ignore=ignore)
     for name in ("pyproject.toml", "README.md", "thresholds.yml"):
         shutil.copy2(ROOT / name, ws / name)
@@ -46,13 +46,17 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
     (bin_dir / "python").symlink_to(sys.executable)
     env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "HOME": str(temp),
            "RUNNER_TEMP": str(temp), "GITHUB_STEP_SUMMARY": str(temp / "summary.md"),
-           "GITHUB_OUTPUT": str(temp / "output"), "GITHUB_SERVER_URL": "https://github.com",
+           "GITHUB_OUTPUT": str(temp / "output"), "GITHUB_ENV": str(temp / "env"),
+           "GITHUB_SERVER_URL": "https://github.com",
            "GITHUB_REPOSITORY": "rtgate/rtgate", "GATE_RUN_ID": "42",
            "RTGATE_ROOT": str(ws), "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
     proc = run(WORKFLOWS / "latency-report.yml", "rtgate, installed from the default branch",
                cwd=ws, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    return ws, env
+    # The later steps run rtgate with the interpreter the install step named.
+    added = github_env(temp / "env")
+    assert added == {"RTGATE_PYTHON": venv_python(env)}, added
+    return ws, env | added
 
 
 def venv_python(env: dict[str, str]) -> str:
