@@ -30,9 +30,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from rtgate.cyclictest.formats.view import ReducedStream, ThreadView
 from rtgate.result import RESOLUTION_US, BlockMaxima
-from rtgate.stats.histogram import Sparse
+from rtgate.stats.histogram import Sparse, log_linear
 
 
 @dataclass
@@ -58,7 +60,8 @@ def reconcile(t: ThreadView, stream: ReducedStream) -> Reconciled:
                        "(give cyclictest's --json or -h output with the blocks file)")
         return Reconciled(BlockMaxima(block_cycles=block, cycles=seen, maxima_us=maxima), reasons)
     total = t.samples
-    below, above = stream.seen.below(t.limit) if t.limit is not None else (stream.seen, 0)
+    below, above = (_split(stream.seen, t.hist, t.limit) if t.limit is not None
+                    else (stream.seen, 0))
     unprinted = t.hist.minus(below)
     if unprinted is None or above > t.overflows:
         reasons.append(f"{name}: the -v stream holds latencies that cyclictest's histogram does "
@@ -111,6 +114,31 @@ def reconcile(t: ThreadView, stream: ReducedStream) -> Reconciled:
                        f"{t.max_us:.10g} us: samples of the -v stream were lost")
     return Reconciled(BlockMaxima(block_cycles=block, cycles=cycles, maxima_us=maxima),
                       reasons, notes)
+
+
+def _split(seen: Sparse, hist: Sparse, limit_us: int) -> tuple[Sparse, int]:
+    """The stream's samples below the histogram's limit, and how many sit at or above it.
+
+    A log-linear ns bin can straddle the limit (cyclictest -N -h1000000: 1 ms is no bin edge),
+    so its stream samples may lie on either side: as many as the histogram counts in that bin
+    are taken to be below, the rest at or above, the one reading that finds no loss where none
+    need be (CI: every -N QEMU run with a sample in 999.936-1000.448 µs was judged partial)."""
+    below, above = seen.below(limit_us)
+    limit_ns = limit_us * 1000
+    edge = int(log_linear(np.array([limit_ns], np.int64))[0])
+    if seen.unit_ns != 1 or edge == limit_ns:
+        return below, above
+    extra = _count(below, edge) - _count(hist, edge)
+    if extra <= 0:
+        return below, above
+    moved = below.minus(Sparse(np.array([edge], np.int64), np.array([extra], np.int64), 1))
+    assert moved is not None  # extra is at most the bin's count
+    return moved, above + extra
+
+
+def _count(hist: Sparse, value: int) -> int:
+    at = np.searchsorted(hist.values, value)
+    return int(hist.counts[at]) if at < len(hist.values) and hist.values[at] == value else 0
 
 
 def _unprinted_max(t: ThreadView, unprinted: Sparse, maxima: list[float],

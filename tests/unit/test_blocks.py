@@ -205,3 +205,18 @@ def test_an_ns_blocks_file_agrees_with_itself(tmp_path: Path, edit: tuple[str, s
     path.write_text(NS_BLOCKS.replace(*edit))
     with pytest.raises(InputError, match=re.escape(needle)):
         read_blocks(path)
+
+
+def test_an_ns_bin_across_the_histogram_limit_loses_nothing() -> None:
+    # cyclictest -N -h1000000 counts below 1 ms; the log-linear bin [999936, 1000448) ns holds
+    # both sides of it. This CI run printed one sample in that bin the histogram never counted:
+    # it was at or above 1 ms (an overflow), not a sample the ring lost.
+    result = parse([DATA / "nsecs-straddle.json", DATA / "nsecs-straddle.blocks.txt"],
+                   board="qemu-arm64")
+    assert result.status == "complete", result.reasons
+    t0, t1 = result.threads
+    assert t1.blocks is not None and t1.blocks.cycles == t1.samples == 8570
+    assert max(t1.blocks.maxima_us) == t1.max_us == 10158.544
+    # Thread 0's last cycle was never printed and overflowed too: its block is left out.
+    assert t0.blocks is not None and t0.blocks.cycles == 5000 < t0.samples == 5484
+    assert [n for n in result.notes if n.startswith("thread 0: the run ended in a stall: 1 cycles")]
