@@ -174,10 +174,13 @@ def _ended(result: Result) -> float | None:
 
 
 def scaled(r: ab.Round, factor: float) -> ab.Round:
-    """The round with every latency ``factor`` times larger (a planted relative shift)."""
-    return replace(r, values_us=np.round(r.values_us * factor),
+    """The round with every latency ``factor`` times larger (a planted relative shift), kept to
+    the round's resolution: whole µs, or whole ns for -N rounds (whole µs would erase a +10 %
+    shift of a 5 µs tail's sub-µs part)."""
+    digits = round(-math.log10(r.resolution_us))
+    return replace(r, values_us=np.round(r.values_us * factor, digits),
                    limit_us=None if r.limit_us is None else math.ceil(r.limit_us * factor),
-                   blocks={t: np.round(b * factor) for t, b in r.blocks.items()},
+                   blocks={t: np.round(b * factor, digits) for t, b in r.blocks.items()},
                    summaries={})
 
 

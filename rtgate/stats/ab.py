@@ -281,11 +281,13 @@ class Decision:
 
 
 def log_values(rounds: Sequence[Round], metric: str) -> np.ndarray | None:
-    """The metric's log per round (µs, floored at the resolution); None when a round lacks it."""
+    """The metric's log per round (µs), floored at the data's resolution (``resolution``: 1 ns
+    for -N rounds, whose sub-µs tails a 1 µs floor would flatten to one value); None when a
+    round lacks it."""
     values = [r.metric(metric) for r in rounds]
     if any(v is None for v in values):
         return None
-    return np.log(np.maximum(np.array(values, dtype=float), RESOLUTION_US))
+    return np.log(np.maximum(np.array(values, dtype=float), resolution(rounds, metric)))
 
 
 def student(a: np.ndarray, b: np.ndarray) -> tuple[float, float, int]:
