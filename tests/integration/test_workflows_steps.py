@@ -314,3 +314,73 @@ def test_the_gate_builds_from_the_plan_jobs_pin_and_a_pull_request_from_mains_re
     # No pin for the target: no build from an unpinned branch.
     proc = _source_step(tmp_path, "main", {"qemu-arm64": pin})
     assert proc.returncode == 3 and "pinned no kernel source for rpi5" in proc.stdout
+
+
+def _refuse_step(tmp_path: Path, out: Path) -> subprocess.CompletedProcess[str]:
+    """keep-results' check before the upload, run as GitHub runs a `shell: bash` step (bash
+    --noprofile --norc -eo pipefail)."""
+    from test_workflows import KEEP_RESULTS
+
+    step = next(s for s in load(KEEP_RESULTS)["runs"]["steps"]
+                if s["name"] == "Refuse links and other non-regular files")
+    script = tmp_path / "step.sh"
+    script.write_text(step["run"])
+    return subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
+                          env={"PATH": os.environ["PATH"], "DIR": str(out)}, cwd=tmp_path,
+                          capture_output=True, text=True)
+
+
+def test_a_link_or_fifo_in_a_gate_output_is_removed_before_the_upload_saying_so(
+        tmp_path: Path) -> None:
+    """What upload-artifact would zip as a runner's file (a link: its target's content; a
+    linked directory: its tree) or hang on (a FIFO) is gone before the upload, each named in a
+    one-line annotation; the results and the target files are untouched."""
+    import socket
+
+    secret = tmp_path / "runner" / ".env"
+    secret.parent.mkdir()
+    secret.write_text("TOKEN=not-for-an-artifact\n")
+    out = tmp_path / "gate-rpi5"
+    (out / "rt" / "all-in" / "raw").mkdir(parents=True)
+    (out / "rt" / "all-in" / "result.json").write_text("{}\n")
+    (out / "rt" / "all-in" / "raw" / "cyclictest.json").symlink_to(secret)
+    (out / "builds").symlink_to(secret.parent, target_is_directory=True)
+    (out / "dangling").symlink_to(tmp_path / "nowhere")
+    (out / ".hidden").symlink_to(secret)
+    odd = "100%\nsaid ::error::"
+    (out / odd).symlink_to(secret)
+    os.mkfifo(out / "rt" / "fifo")
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.bind(str(out / "sock"))
+    # kernels/ is not uploaded (the upload's own exclusion): its links stay.
+    (out / "kernels" / "rt").mkdir(parents=True)
+    (out / "kernels" / "rt" / "Image").symlink_to(secret)
+
+    proc = _refuse_step(tmp_path, out)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    left = sorted(str(p.relative_to(out)) for p in out.rglob("*"))
+    assert left == ["kernels", "kernels/rt", "kernels/rt/Image", "rt", "rt/all-in",
+                    "rt/all-in/raw", "rt/all-in/result.json"]
+    assert secret.read_text() == "TOKEN=not-for-an-artifact\n"
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 7 and all(line.startswith("::warning title=Not uploaded::")
+                                   for line in lines), lines
+    said = "\n".join(lines)
+    assert f"::rt/all-in/raw/cyclictest.json is a symbolic link to {secret}, not a regular " \
+           "file: removed, not uploaded" in said
+    assert "::rt/fifo is a fifo, not a regular file" in said
+    assert "::sock is a socket, not a regular file" in said
+    # A name cannot end the annotation or start a workflow command of its own.
+    assert f"::100%25%0Asaid ::error:: is a symbolic link to {secret}" in said
+
+
+def test_the_check_refuses_an_upload_directory_that_is_a_link_and_passes_a_missing_one(
+        tmp_path: Path) -> None:
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "result.json").write_text("{}\n")
+    (tmp_path / "gate-rpi5").symlink_to(tmp_path / "real")
+    proc = _refuse_step(tmp_path, tmp_path / "gate-rpi5")
+    assert proc.returncode == 1 and "is a symbolic link: refused" in proc.stdout
+    assert (tmp_path / "real" / "result.json").exists()
+    # No output at all (an infrastructure failure before any): the upload warns, as before.
+    assert _refuse_step(tmp_path, tmp_path / "absent").returncode == 0

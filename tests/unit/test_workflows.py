@@ -961,3 +961,56 @@ def test_act_and_its_interpreter_come_only_from_act(path: Path) -> None:
             assert "RTGATE_PYTHON" not in job_env | step_env, (path.name, name)
             assert all(label.startswith("ubuntu-") for label in runs_on(job)), \
                 (path.name, name, runs_on(job))
+
+
+KEEP_RESULTS = GITHUB / "actions" / "keep-results" / "action.yml"
+UPLOAD_ARTIFACT = "actions/upload-artifact@bbbca2ddaa5d8feaa63e36b76fdaad77386f024f"
+"""v7.0.0, the version whose source the rule below was read from."""
+UPLOADS_WRITTEN_BY_RTGATE = {
+    ("pages.yml", "kcidb.json"): "the job's `rtgate kcidb --out` (an atomic rename)",
+    ("pages.yml", "site"): "the job's `rtgate report` site from the history store",
+    ("latency-report.yml", "kcidb.json"): "the publisher's `rtgate kcidb --out`",
+    ("latency-report.yml", "comment.md\njunit.xml\noutcome.json\n"): "the publisher's files",
+    ("kernels.yml", "delivery/${{ matrix.board }}-${{ matrix.flavor }}"):
+        "`rtgate kernel deliver`: a fresh directory of the build's expected regular files, a "
+        "link refused (exit 3)",
+}
+"""upload steps outside keep-results: files the job's own rtgate (the default branch's) just
+wrote, never a directory another program filled."""
+
+
+def test_nothing_but_regular_files_reaches_upload_artifact() -> None:
+    """upload-artifact follows symbolic links, as read in the pinned v7.0.0
+    (github:actions/upload-artifact@bbbca2dd) and the libraries its package-lock pins:
+
+    * src/shared/search.ts lines 14-21: the search globs with `followSymbolicLinks: true` and
+      `omitBrokenSymbolicLinks: true`; lines 103-108 keep every hit that `stat` (not `lstat`)
+      says is no directory. @actions/glob 0.6.1 src/internal-globber.ts lines 201-204 `stat`s
+      each item when following: a linked directory is walked as a directory, a broken link is
+      dropped silently.
+    * @actions/artifact 6.2.0 (actions/toolkit 6fe3c0f3) src/internal/upload/
+      upload-zip-specification.ts line 84 `lstat`s each file, and src/internal/upload/zip.ts
+      lines 33-38: `if (file.stats.isSymbolicLink()) sourcePath = await realpath(...)`, then
+      `zip.file(sourcePath, {name: file.destinationPath})`: the TARGET's content under the
+      link's name, wherever the target lives; any other non-directory is read as a stream
+      (a FIFO's read waits for a writer that never comes).
+
+    So a link in a gate's output uploads a file of the runner, and the publisher, which refuses
+    links in what it downloads, only ever sees a regular file. keep-results, which uploads what a
+    run wrote (a gate's output, a bisect's rounds, the run context), removes links and every
+    other non-regular file first (run by tests/integration/test_workflows_steps.py); its upload
+    keeps the version read here; every other upload is of what the job's own rtgate wrote."""
+    action = load(KEEP_RESULTS)
+    own = action["runs"]["steps"]
+    assert [s["name"] for s in own] == ["Refuse links and other non-regular files", "Upload"]
+    refuse, upload = own
+    assert upload["uses"] == UPLOAD_ARTIFACT
+    # The same directory, and the same exclusion: what the upload skips, the check may skip.
+    assert refuse["env"] == {"DIR": "${{ inputs.path }}"} and "${{" not in refuse["run"]
+    assert upload["with"]["path"].splitlines() == ["${{ inputs.path }}",
+                                                   "!${{ inputs.path }}/kernels"]
+    assert "-path ./kernels -prune" in refuse["run"] and "if" not in refuse
+    # Every other upload: what the job's rtgate wrote.
+    others = {(path.name, step["with"]["path"]) for path in FILES if path != KEEP_RESULTS
+              for step in steps(load(path)) if step.get("uses", "").startswith("actions/upload-")}
+    assert others == set(UPLOADS_WRITTEN_BY_RTGATE)
