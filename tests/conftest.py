@@ -52,6 +52,7 @@ LANES = {
     "integration/test_bench_integration.py": "measuring",
     "integration/test_isolation.py": "measuring",
     "integration/test_blocks_cyclictest.py": "measuring",
+    "integration/test_cyclictest_histfile.py": "measuring",  # two 0.1 s runs at FIFO 99
     "integration/test_tuning_local.py": "measuring",
     "integration/test_pipeline_local.py": "measuring",
     # The publisher under act on a 3 s measurement of this machine (four act runs, ~70 s).

@@ -54,9 +54,10 @@ NSECS_HISTOGRAM_US = 1000
 """cyclictest's own histogram with -N counts 1 ns rows, every one allocated (8 bytes a thread)
 and printed: its limit is cut to 1 ms (8 MB a thread) and only the --json keeps it (non-empty
 bins only). Its rows, a million lines, go to /dev/null (without --histfile cyclictest prints
-them on stdout); cyclictest opens that file for writing, never renames over it. The histogram
-only places the few samples the -v stream missed at exit: percentiles come from the reducer's
-log-linear bins, which have no limit."""
+them on stdout); cyclictest fopen()s that path "w" and never renames over it (rt-tests v2.4
+src/cyclictest/cyclictest.c:1420; tests/integration/test_cyclictest_histfile.py). The
+histogram only places the few samples the -v stream missed at exit: percentiles come from the
+reducer's log-linear bins, which have no limit."""
 QUIET = {"-q", "--quiet"}
 
 
