@@ -35,6 +35,7 @@ class ParseSettings:
     run_id: str | None = None  # None: derived from board, scenario, start and the files
     timerlat_limit_us: int | None = None  # None: the prompt's -E × -b, else unknown
     timerlat_bucket_us: int | None = None
+    timerlat_bucket_ns: int | None = None  # rtla -n: its -b counts ns
     block_cycles: int | None = None  # None: one second's cycles, where a -v log tells them
 
 
@@ -67,7 +68,8 @@ def _parse_files(settings: ParseSettings) -> Path:
                   "flavor": s.flavor, "run_id": s.run_id}
         if kind == "hist":
             result = hist.parse(path, limit_us=s.timerlat_limit_us,
-                                bucket_us=s.timerlat_bucket_us, lenient=True, **common)
+                                bucket_us=s.timerlat_bucket_us,
+                                bucket_ns=s.timerlat_bucket_ns, lenient=True, **common)
         else:
             result = (top if kind == "top" else osnoise).parse(path, lenient=True, **common)
         return result.write(s.output)

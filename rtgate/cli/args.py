@@ -96,6 +96,13 @@ def whole_us(text: str) -> int:
     return int(text)
 
 
+def whole_ns(text: str) -> int:
+    """Whole ns ≥ 1 (an rtla -n histogram's bin width)."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected whole ns >= 1, got {text!r}")
+    return int(text)
+
+
 def cycles(text: str) -> int:
     """A whole number of cyclictest cycles ≥ 1 (a block of the block maxima)."""
     if not text.isdigit() or int(text) < 1:

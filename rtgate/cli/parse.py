@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rtgate.cli.args import cycles, whole_us
+from rtgate.cli.args import cycles, whole_ns, whole_us
 from rtgate.errors import Exit
 from rtgate.parsefiles import ParseSettings, parse_files
 
@@ -33,7 +33,8 @@ are notes): `rtla timerlat hist` (any version, with or without ALL:) and the las
 thread context's; `rtla osnoise hist`/`top` as the tool osnoise (noise, never judged as
 latency). A histogram's limit and bin width are not in its output: they come from
 --timerlat-limit and --timerlat-bucket, else the rtla command in the file's prompt, else the
-limit is unknown and the overflowed tail only a lower bound. A top screen has no histogram
+limit is unknown and the overflowed tail only a lower bound. Output of rtla -n/--nano keeps its
+nanoseconds (its -b counts ns: --timerlat-bucket-ns). A top screen has no histogram
 (no percentile) and integer averages: the result says which numbers are bounds.
 
 exit codes: 0 written; 2 malformed or contradictory input (one line on stderr naming the file
@@ -57,9 +58,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--timerlat-limit", type=whole_us, default=None, metavar="US",
                    help="rtla hist: the histogram limit, -E × -b (default: from the "
                         "prompt's rtla command, else unknown)")
-    p.add_argument("--timerlat-bucket", type=whole_us, default=None, metavar="US",
-                   help="rtla hist: the bin width, -b (default: from the prompt, else 1 µs "
-                        "when the rows prove it)")
+    bucket = p.add_mutually_exclusive_group()
+    bucket.add_argument("--timerlat-bucket", type=whole_us, default=None, metavar="US",
+                        help="rtla hist: the bin width, -b (default: from the prompt, else 1 µs "
+                             "when the rows prove it)")
+    bucket.add_argument("--timerlat-bucket-ns", type=whole_ns, default=None, metavar="NS",
+                        help="rtla hist -n (nanoseconds): the bin width -b in ns, e.g. 1 "
+                             "(default: from the prompt, else 1 ns when the rows prove it)")
     p.add_argument("--block-cycles", type=cycles, default=None, metavar="N",
                    help="a -v log: cycles per block of the block maxima (default: one second "
                         "at each thread's interval, from the log's header)")
@@ -71,5 +76,6 @@ def handler(args: argparse.Namespace) -> int:
         raw=tuple(args.raw), output=args.output, board=args.board, virtual=args.virtual,
         scenario=args.scenario, flavor=args.flavor, run_id=args.run_id,
         timerlat_limit_us=args.timerlat_limit, timerlat_bucket_us=args.timerlat_bucket,
+        timerlat_bucket_ns=args.timerlat_bucket_ns,
         block_cycles=args.block_cycles))
     return int(Exit.OK)

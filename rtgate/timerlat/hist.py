@@ -26,6 +26,13 @@ A thread activation's latency is measured from the same timer expiry as its IRQ'
 it, so a budget the thread series meets bounds the IRQ series too; mixing the two into one total
 would instead dilute the thread's tail with the shorter IRQ samples.
 
+With ``-n``/``--nano`` (``# Time unit is nanoseconds (ns)``; kernel
+``tools/tracing/rtla/src/timerlat_hist.c``, 6.12: ``output_divisor`` 1 instead of 1000) every
+number is in ns, and so are ``-b`` and the row indexes: min, avg and max keep every digit in µs
+(``Result.resolution_us`` 0.001), rows of 1 ns bins go into the log-linear ns bins
+(``Histogram.log_linear``, as cyclictest -N's) under a limit in whole µs (rows from the last whole
+µs below a limit that is none go to the overflows), rows of whole-µs bins stay such bins.
+
 The histogram's limit and bin width are not in the output, and rtla omits empty rows, so the
 rows cannot tell them: they come from the command line (rtgate's own runs, ``--timerlat-limit``),
 else the rtla command in a pasted file's prompt (rtla's defaults for what it leaves out), else
@@ -49,10 +56,13 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+
+import numpy as np
 
 from rtgate.errors import InputError
 from rtgate.result import (
+    NSEC_US,
+    RESOLUTION_US,
     Board,
     Context,
     Histogram,
@@ -69,8 +79,8 @@ from rtgate.stats.histogram import Sparse, percentiles, stddev
 from rtgate.timerlat import pasted
 from rtgate.timerlat.command import TOOL
 
-DEFAULT_ENTRIES, DEFAULT_BUCKET_US = 256, 1
-"""rtla's own -E, -b and -p."""
+DEFAULT_ENTRIES, DEFAULT_BUCKET = 256, 1
+"""rtla's own -E and -b (-b in the file's unit: µs, or ns with -n)."""
 UNWEIGHTED_NOTE = (
     "rtla osnoise hist's whole-number averages are not used: rtla 5.17 to 6.2 (6.1 stable "
     "before the 2023-03 backport) summed each noise duration once per bucket update, unweighted "
@@ -105,13 +115,40 @@ class _Column:
     cpu: int
     bins: dict[int, int] = field(default_factory=dict)
     summary: dict[str, int | float | None] = field(default_factory=dict)
-    """count, min, avg, max as printed; None for '-'."""
+    """count, min, avg, max as printed (the file's unit); None for '-'."""
+    total: int | None = None
+    """The exact sum of its samples, where its bins are the file's unit and none overflowed."""
+
+
+@dataclass(frozen=True)
+class _Given:
+    """What the caller and the prompt say of the run's histogram; its limit and bin width in
+    the file's unit are known once its unit is (``in_unit``)."""
+
+    limit_us: int | None
+    bucket_us: int | None
+    bucket_ns: int | None
+    """The bin width of an ns file (rtla -n -b counts ns) that is no whole µs: 1 ns."""
+    typed: pasted.Typed | None
+
+    def in_unit(self, scale: int) -> tuple[int | None, int | None]:
+        """(limit, bin width) in the file's unit: ``scale`` ns each (1000: µs, 1: ns)."""
+        bucket = (self.bucket_ns if scale == 1 and self.bucket_ns is not None else
+                  None if self.bucket_us is None else self.bucket_us * 1000 // scale)
+        if bucket is None and self.typed:
+            bucket = self.typed.bucket or DEFAULT_BUCKET
+        limit = None if self.limit_us is None else self.limit_us * 1000 // scale
+        if limit is None and self.typed:
+            limit = (self.typed.entries or DEFAULT_ENTRIES) * (bucket or DEFAULT_BUCKET)
+        return limit, bucket
 
 
 class _HistReader:
-    def __init__(self, path: Path, title: str, limit_us: int | None, bucket_us: int | None,
-                 lenient: bool) -> None:
-        self.path, self.title, self.limit_us, self.bucket_us = path, title, limit_us, bucket_us
+    def __init__(self, path: Path, title: str, given: _Given, lenient: bool) -> None:
+        self.path, self.title, self.given = path, title, given
+        self.scale = 1000
+        """ns per unit of the file: 1000 (µs), or 1 (rtla -n)."""
+        self.limit, self.bucket = given.in_unit(self.scale)
         self.lenient = lenient
         self.line_no = 0
         self.lines: dict[str, int] = {}
@@ -136,18 +173,34 @@ class _HistReader:
 
         first = next_line("its title")
         if self.lenient and INDEX_HEADER.match(first.strip()):
-            return self._body(first.split(), it, next_line)  # pasted from its Index row on
+            # Pasted from its Index row on: the unit is the prompt's (-n), else rtla's µs.
+            self._unit(bool(self.given.typed and self.given.typed.nanoseconds))
+            return self._body(first.split(), it, next_line)
         if first != self.title:
             raise self.error(f"not rtla output: expected {self.title!r}")
         unit = _UNIT.match(next_line("the time unit"))
         if not unit:
-            raise self.error("expected '# Time unit is microseconds (us)'")
-        if unit[1].startswith("nano"):
-            raise self.error("rtla timerlat hist -n (nanoseconds) output is not read: rtgate's "
-                             "budgets and histograms are in µs")
+            raise self.error("expected '# Time unit is microseconds (us)' (or nanoseconds "
+                             "(ns), rtla -n)")
+        nano = unit[1].startswith("nano")
+        if self.given.typed and self.given.typed.nanoseconds and not nano:
+            raise self.error("the prompt's rtla command has -n (nanoseconds), but its output "
+                             "says microseconds")
+        if self.given.bucket_ns is not None and not nano:
+            raise self.error("rtla was run with -n (nanoseconds), but its output says "
+                             "microseconds")
+        self._unit(nano)
         if not _DURATION.match(next_line("the duration")):
             raise self.error("expected '# Duration: D HH:MM:SS'")
         return self._body(next_line("the header").split(), it, next_line)
+
+    def _unit(self, nano: bool) -> None:
+        self.scale = 1 if nano else 1000
+        self.limit, self.bucket = self.given.in_unit(self.scale)
+
+    @property
+    def unit(self) -> str:
+        return "ns" if self.scale == 1 else "µs"
 
     def _body(self, header: list[str], it: Iterator[tuple[int, str]],
               next_line: Callable[[str], str]) -> tuple[
@@ -174,11 +227,12 @@ class _HistReader:
                 break
             values = self._ints(words, len(columns) + 1, "a histogram row")
             index = values[0]
-            if index <= last or (self.bucket_us and index % self.bucket_us) or (
-                    self.limit_us is not None and index >= self.limit_us):
+            if index <= last or (self.bucket and index % self.bucket) or (
+                    self.limit is not None and index >= self.limit):
                 raise self.error(
                     f"bin {index} is out of order or off the histogram's grid (limit "
-                    f"{self.limit_us} µs, bins of {self.bucket_us} µs: pass the run's -E and -b)")
+                    f"{self.limit} {self.unit}, bins of {self.bucket} {self.unit}: pass the "
+                    "run's -E and -b)")
             last = index
             self.rows.append(index)
             for col, count in zip(columns, values[1:], strict=True):
@@ -235,12 +289,13 @@ class _HistReader:
 
 
 def parse(path: Path, *, limit_us: int | None = None, bucket_us: int | None = None,
-          period_us: int | None = None, board: str = "unknown", virtual: bool = False,
-          scenario: str = "unknown", flavor: str | None = None,
+          bucket_ns: int | None = None, period_us: int | None = None, board: str = "unknown",
+          virtual: bool = False, scenario: str = "unknown", flavor: str | None = None,
           run_id: str | None = None, lenient: bool = False) -> Result:
     """Normalize one ``rtla timerlat hist`` output file. ``limit_us``/``bucket_us``: the run's
-    ``-E × -b`` and ``-b``; not given, they come from the rtla command in the file's prompt
-    (rtla's defaults for what it does not say), else the limit is unknown (see
+    ``-E × -b`` and ``-b`` in µs (``bucket_ns``: the ``-b`` of a run with ``-n``, where it
+    counts ns: the file must then be in ns); not given, they come from the rtla command in the
+    file's prompt (rtla's defaults for what it does not say), else the limit is unknown (see
     ``Histogram.limit_known``). ``lenient``: a file a user hands over (``pasted``)."""
     try:
         data = path.read_bytes()
@@ -260,14 +315,7 @@ def parse(path: Path, *, limit_us: int | None = None, bucket_us: int | None = No
     tool, main = ("osnoise", "noise") if title == OSNOISE_TITLE else (TOOL, "thread")
     what = f"rtla {tool} hist"
     typed = out.typed if out.typed and " hist" in f" {out.typed.cmdline}" else None
-    if typed and typed.nanoseconds:
-        raise InputError(f"{what} -n (nanoseconds) output is not read: rtgate's budgets and "
-                         "histograms are in µs", path=path)
-    if bucket_us is None and typed:
-        bucket_us = typed.bucket_us or DEFAULT_BUCKET_US
-    if limit_us is None and typed:
-        limit_us = (typed.entries or DEFAULT_ENTRIES) * (bucket_us or DEFAULT_BUCKET_US)
-    reader = _HistReader(path, title, limit_us, bucket_us, lenient)
+    reader = _HistReader(path, title, _Given(limit_us, bucket_us, bucket_ns, typed), lenient)
     columns, every, rest = reader.read(out.lines)
     if unset := [c for c in columns if c.summary["count"] == 0 and (
             c.summary["min"], c.summary["avg"], c.summary["max"]) == (_UNSET_MIN, None, 0)]:
@@ -280,9 +328,11 @@ def parse(path: Path, *, limit_us: int | None = None, bucket_us: int | None = No
             "older rtla as min 18446744073709551615 (its initial ~0), avg -, max 0")
     pasted.after(out, rest, lenient=lenient, tool=what,
                  looks_like_output=_looks_like_output)
-    bucket = bucket_us or _bucket_from_rows(reader.rows)
-    limit = limit_us if limit_us is not None else _lowest_limit(reader, columns, bucket)
-    grid = _Grid(limit, limit_us is not None, bucket)
+    bucket = reader.bucket or _bucket_from_rows(reader.rows)
+    known = reader.limit is not None
+    limit = reader.limit if reader.limit is not None else _lowest_limit(reader, columns, bucket)
+    overflowed = any(c.summary["over"] for c in columns)
+    grid = _Grid(limit, known, bucket, reader.scale, overflowed)
     series = [_series(reader, grid, i, col, period_us) for i, col in enumerate(columns)]
     contexts: dict[Context, Series] = {}
     for context in dict.fromkeys(c.context for c in columns):
@@ -291,7 +341,8 @@ def parse(path: Path, *, limit_us: int | None = None, bucket_us: int | None = No
         if every:
             if context not in every:
                 raise reader.error("'ALL:' leaves out a context the histogram has", "ALL count")
-            _agree(reader, context, totals, every[context])
+            _agree(reader, context, [c for c in columns if c.context == context],
+                   every[context])
         contexts[context] = Series(threads=members, totals=totals)
     if set(every) - set(contexts):
         raise reader.error("'ALL:' names a context the histogram has not", "ALL count")
@@ -306,8 +357,7 @@ def parse(path: Path, *, limit_us: int | None = None, bucket_us: int | None = No
         reasons.append("no thread context (rtla --no-thread): the result has no totals to judge")
     elif not thread.totals.samples:
         reasons.append(f"no samples in the {main} context: rtla stopped before its first")
-    overflowed = any(c.summary["over"] for c in columns)
-    notes = out.notes + _limit_notes(path, grid, bucket_us, overflowed, out.stopped)
+    notes = out.notes + _limit_notes(path, grid, reader.bucket, overflowed, out.stopped)
     if any(c.context == "noise" and isinstance(c.summary["avg"], int) for c in columns):
         notes.append(f"{path.name}: {UNWEIGHTED_NOTE}")
     return Result(
@@ -316,8 +366,8 @@ def parse(path: Path, *, limit_us: int | None = None, bucket_us: int | None = No
         scenario=scenario, tool=Tool(name=tool, cmdline=typed.cmdline if typed else None),
         sources=sources, threads=thread.threads if thread else [],
         totals=thread.totals if thread else Totals(samples=0),
-        contexts=contexts, status="partial" if reasons else "complete", reasons=reasons,
-        notes=notes)
+        contexts=contexts, resolution_us=NSEC_US if reader.scale == 1 else RESOLUTION_US,
+        status="partial" if reasons else "complete", reasons=reasons, notes=notes)
 
 
 def _looks_like_output(line: str) -> bool:
@@ -327,11 +377,34 @@ def _looks_like_output(line: str) -> bool:
 
 @dataclass(frozen=True)
 class _Grid:
-    limit_us: int
+    """The histogram as rtla counted it, in the file's unit (``scale`` ns each)."""
+
+    limit: int
     """The run's limit, or (not ``known``) the lowest the file allows."""
     known: bool
-    bucket_us: int | None
+    bucket: int | None
     """None: neither given nor provable from the rows; no histogram is kept."""
+    scale: int
+    overflowed: bool
+
+    @property
+    def unit(self) -> str:
+        return "ns" if self.scale == 1 else "µs"
+
+    @property
+    def limit_us(self) -> int:
+        """The limit a result states, in whole µs: an ns limit that is none is cut down to
+        one (the rows above go to the overflows, which stay "at or above" it); an unknown one
+        without overflows is raised to one (any limit above the rows says the same)."""
+        whole, part = divmod(self.limit * self.scale, 1000)
+        return whole + 1 if part and not (self.known or self.overflowed) else whole
+
+    @property
+    def kept(self) -> bool:
+        """Whether a result can hold the bins: µs ones, ns ones of 1 ns (log-linear) or of
+        whole µs, under a limit of at least 1 µs."""
+        return self.bucket is not None and self.limit_us >= 1 and (
+            self.scale == 1000 or self.bucket == 1 or self.bucket % 1000 == 0)
 
 
 def _bucket_from_rows(rows: list[int]) -> int | None:
@@ -357,22 +430,30 @@ def _lowest_limit(reader: _HistReader, columns: list[_Column], bucket: int | Non
         if col.summary["over"] and high is not None and high < floor:
             label = f"{_LABELS[col.context]} CPU {col.cpu}"
             raise reader.error(f"{label}: {col.summary['over']} over the histogram's limit, "
-                               f"but max {high} µs lies below its rows or another series' "
-                               "maximum", "max")
+                               f"but max {high} {reader.unit} lies below its rows or another "
+                               "series' maximum", "max")
     return floor
 
 
 def _limit_notes(path: Path, grid: _Grid, bucket_given: int | None, overflowed: bool,
                  stopped: bool) -> list[str]:
     notes = []
-    if not grid.known and overflowed:
+    if grid.bucket is None and bucket_given is None:
+        notes.append(f"{path.name}: the bin width (-b) is not in the file and its rows do not "
+                     f"prove 1 {grid.unit}: no histogram is kept, so no percentile (pass "
+                     f"--timerlat-bucket{'-ns' if grid.scale == 1 else ''})")
+    elif not grid.kept:
+        notes.append(f"{path.name}: rtla -n counted bins of {grid.bucket} ns under a limit of "
+                     f"{grid.limit} ns: a result keeps 1 ns bins or whole-µs ones under a limit "
+                     "of at least 1 µs, so no histogram is kept, and no percentile")
+    elif not grid.known and overflowed:
         notes.append(f"{path.name}: the histogram's limit (-E × -b) is not in the file: every "
                      f"overflow lies at or above {grid.limit_us} µs, and a percentile among "
                      "them is only that lower bound (pass --timerlat-limit)")
-    if grid.bucket_us is None and bucket_given is None:
-        notes.append(f"{path.name}: the bin width (-b) is not in the file and its rows do not "
-                     "prove 1 µs: no histogram is kept, so no percentile (pass "
-                     "--timerlat-bucket)")
+    elif grid.scale == 1 and grid.known and grid.limit % 1000:
+        notes.append(f"{path.name}: the histogram's limit of {grid.limit} ns is no whole µs: "
+                     f"its rows from {grid.limit_us} µs up are counted as overflows, at or "
+                     "above that limit")
     if stopped:
         notes.append(f"{path.name}: rtla hit stop tracing: the run ended at its threshold, "
                      "before its duration")
@@ -385,21 +466,18 @@ def _series(reader: _HistReader, grid: _Grid, index: int, col: _Column,
     s = col.summary
     count, over = s["count"] or 0, s["over"] or 0
     label = f"{_LABELS[col.context]} CPU {col.cpu}"
+    unit = grid.unit
     in_bins = sum(col.bins.values())
     if in_bins + over != count:
         raise reader.error(f"{label}: count {count}, but its histogram holds {in_bins} + "
                            f"{over} over", "count")
-    edge = grid.bucket_us
-
-    def histogram(**kw: Any) -> Histogram | None:
-        return None if edge is None else Histogram(
-            limit_us=grid.limit_us, limit_known=grid.known, bucket_us=edge, **kw)
-
+    edge = grid.bucket
+    histogram = _histogram(grid, col.bins, over)
     if not count:
         if any(s[k] is not None for k in ("min", "avg", "max")):
             raise reader.error(f"{label}: min/avg/max without a sample", "min")
         return Thread(thread=index, context=col.context, cpu=col.cpu, interval_us=period_us,
-                      samples=0, histogram=histogram())
+                      samples=0, histogram=histogram)
     low, avg, high = s["min"], s["avg"], s["max"]
     # osnoise's whole-number averages may be rtla's unweighted sum (see UNWEIGHTED_NOTE):
     # not even between min and max, so never checked or used.
@@ -408,15 +486,15 @@ def _series(reader: _HistReader, grid: _Grid, index: int, col: _Column,
             low <= avg <= high or (unweighted and low <= high)):
         raise reader.error(f"{label}: min/avg/max {low}/{avg}/{high} do not fit {count} "
                            "samples", "avg")
-    if over and high < grid.limit_us:
-        raise reader.error(f"{label}: {over} over the limit of {grid.limit_us} µs, but max "
-                           f"{high} µs", "max")
+    if over and high < grid.limit:
+        raise reader.error(f"{label}: {over} over the limit of {grid.limit} {unit}, but max "
+                           f"{high} {unit}", "max")
     if edge is not None:
-        if low < grid.limit_us and (not col.bins or min(col.bins) != low // edge * edge):
-            raise reader.error(f"{label}: min {low} µs is not in its lowest bin", "min")
+        if low < grid.limit and (not col.bins or min(col.bins) != low // edge * edge):
+            raise reader.error(f"{label}: min {low} {unit} is not in its lowest bin", "min")
         if not over and max(col.bins) != high // edge * edge:
-            raise reader.error(f"{label}: max {high} µs is not in its highest bin", "max")
-    # A whole-number average is cut toward zero: the mean lies in [avg, avg + 1). osnoise's
+            raise reader.error(f"{label}: max {high} {unit} is not in its highest bin", "max")
+    # A whole-number average is cut toward zero: the mean lies in [avg, avg + 1 unit). osnoise's
     # two decimals are rounded: [avg - 0.005, avg + 0.005], kept as the wider [avg - 0.005, +1).
     rounded = isinstance(avg, float)
     mean: float | None = None if unweighted else avg - 0.005 if rounded else float(avg)
@@ -425,12 +503,36 @@ def _series(reader: _HistReader, grid: _Grid, index: int, col: _Column,
         total = sum(v * n for v, n in col.bins.items())
         if not unweighted and ((abs(total / count - avg) > 0.005 + 1e-9) if rounded
                                else total // count != avg):
-            raise reader.error(f"{label}: avg {avg} µs, but its histogram's mean is "
-                               f"{total / count:.2f} µs", "avg")
-        mean, truncated = total / count, False
+            raise reader.error(f"{label}: avg {avg} {unit}, but its histogram's mean is "
+                               f"{total / count:.2f} {unit}", "avg")
+        mean, truncated, col.total = total / count, False, total
     return Thread(thread=index, context=col.context, cpu=col.cpu, interval_us=period_us,
-                  samples=count, min_us=low, avg_us=mean, avg_truncated=truncated, max_us=high,
-                  histogram=histogram(buckets=sorted(col.bins.items()), overflows=over))
+                  samples=count, min_us=_us(low, grid), avg_us=_us(mean, grid),
+                  avg_truncated=truncated, max_us=_us(high, grid), histogram=histogram)
+
+
+def _us(value: float | None, grid: _Grid) -> float | None:
+    """A value of the file in µs: as printed, or ns to their last digit."""
+    return value if value is None or grid.scale == 1000 else value / 1000
+
+
+def _histogram(grid: _Grid, bins: dict[int, int], over: int) -> Histogram | None:
+    """The column's bins as a result holds them: µs bins as printed; ns rows of 1 ns in
+    log-linear bins (``Sparse.from_ns``), of whole µs as µs bins; None where it cannot."""
+    if grid.bucket is None or not grid.kept:
+        return None
+    common = {"limit_us": grid.limit_us, "limit_known": grid.known}
+    if grid.scale == 1000:
+        return Histogram(bucket_us=grid.bucket, buckets=sorted(bins.items()), overflows=over,
+                         **common)
+    if grid.bucket == 1:
+        values = np.fromiter(bins, np.int64, len(bins))
+        counts = np.fromiter(bins.values(), np.int64, len(bins))
+        kept, above = Sparse.from_ns(values, counts).below(grid.limit_us)
+        return Histogram(log_linear=True, buckets=kept.pairs(), overflows=over + above,
+                         **common)
+    return Histogram(bucket_us=grid.bucket // 1000, overflows=over,
+                     buckets=[(v // 1000, n) for v, n in sorted(bins.items())], **common)
 
 
 def _totals(threads: list[Thread]) -> Totals:
@@ -446,7 +548,8 @@ def _totals(threads: list[Thread]) -> Totals:
         totals.avg_truncated = any(t.avg_truncated for t in measured)
     hists = [t.histogram for t in measured if t.histogram is not None]
     if len(hists) == len(measured) and all(h.bucket_us == 1 for h in hists):
-        merged = Sparse.from_pairs(pair for h in hists for pair in h.buckets)
+        unit_ns = 1 if hists[0].log_linear else 1000
+        merged = Sparse.from_pairs((pair for h in hists for pair in h.buckets), unit_ns)
         overflows = sum(h.overflows for h in hists)
         totals.stddev_us = stddev(merged, overflows)
         for name, value in percentiles(merged, overflows, hists[0].limit_us).items():
@@ -454,14 +557,20 @@ def _totals(threads: list[Thread]) -> Totals:
     return totals
 
 
-def _agree(reader: _HistReader, context: Context, totals: Totals,
-           printed: dict[str, int | None]) -> None:
-    """rtla's ALL lines against the totals of the per-CPU series: an edited or spliced file
-    rarely keeps both."""
-    mine = {"count": totals.samples, "min": totals.min_us, "max": totals.max_us}
-    if totals.avg_us is not None and not totals.avg_truncated:
-        mine["avg"] = math.floor(totals.avg_us)  # rtla's: the sum over the count, cut
+def _agree(reader: _HistReader, context: Context, columns: list[_Column],
+           printed: dict[str, int | float | None]) -> None:
+    """rtla's ALL lines against the per-CPU series, in the file's unit: an edited or spliced
+    file rarely keeps both."""
+    measured = [c.summary for c in columns if c.summary["count"]]
+    count = sum(int(s["count"] or 0) for s in measured)
+    mine: dict[str, int | float | None] = {
+        "count": count,
+        "min": min((s["min"] for s in measured if s["min"] is not None), default=None),
+        "max": max((s["max"] for s in measured if s["max"] is not None), default=None)}
+    exact = [c.total for c in columns if c.summary["count"]]
+    if exact and all(t is not None for t in exact):
+        mine["avg"] = sum(t or 0 for t in exact) // count  # rtla's: the sum over the count, cut
     for name, value in mine.items():
-        if printed[name] != (None if value is None else int(value)):
+        if printed[name] != value:
             raise reader.error(f"ALL {context} {name} {printed[name]}, but the CPUs' series give "
-                               f"{value if value is None else int(value)}", f"ALL {name}")
+                               f"{value}", f"ALL {name}")

@@ -32,7 +32,8 @@ class Typed:
 
     cmdline: str
     entries: int | None = None
-    bucket_us: int | None = None
+    bucket: int | None = None
+    """-b: in µs, or in ns with -n (``nanoseconds``)."""
     nanoseconds: bool = False
 
 
@@ -154,5 +155,5 @@ def typed_command(line: str) -> Typed | None:
             flags.add(switches[word])
     return Typed(cmdline=cmdline,
                  entries=int(values["entries"]) if values.get("entries", "").isdigit() else None,
-                 bucket_us=int(values["bucket"]) if values.get("bucket", "").isdigit() else None,
+                 bucket=int(values["bucket"]) if values.get("bucket", "").isdigit() else None,
                  nanoseconds="ns" in flags)

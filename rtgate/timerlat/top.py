@@ -15,10 +15,15 @@ The third group is the user context (``-u``, and rtla 6.12's default where the k
 it); the ``ALL`` line (count × 10^e, cut to six digits) is rtla 6.10's. Only the last screen
 counts: it holds the whole run.
 
+With ``-n``/``--nano`` the groups say ``(ns)`` and every value is in ns (kernel
+``tools/tracing/rtla/src/timerlat_top.c``, 6.12: each value divided by ``output_divisor``, 1
+instead of 1000): min, avg and max keep every digit in µs (``Result.resolution_us`` 0.001).
+
 What a screen allows is less than a histogram: ``COUNT`` is each CPU's IRQ count, and a thread
 (or user) context has at most that many activations (``samples_relation`` ``<=``); ``avg`` is
-``sum / count`` cut toward zero (``avg_truncated``); there is no histogram, so no percentile —
-p99 and pWCET budgets and A/B on a top screen are incomplete. ``min`` and ``max`` are exact.
+``sum / count`` cut toward zero to the unit printed (``avg_truncated``); there is no histogram,
+so no percentile — p99 and pWCET budgets and A/B on a top screen are incomplete. ``min`` and
+``max`` are exact.
 """
 
 from __future__ import annotations
@@ -32,6 +37,8 @@ from pathlib import Path
 from rtgate.errors import InputError
 from rtgate.pastedtext import ELISION, note
 from rtgate.result import (
+    NSEC_US,
+    RESOLUTION_US,
     Board,
     Context,
     Kernel,
@@ -65,8 +72,8 @@ _NAMES: dict[Context, str] = {"irq": "IRQ", "thread": "thread", "user": "user"}
 class _Cpu:
     cpu: int
     count: int
-    groups: list[list[int | None]]
-    """cur, min, avg, max per context; None for '-'."""
+    groups: list[list[float | None]]
+    """cur, min, avg, max per context, µs; None for '-'."""
 
 
 
@@ -81,7 +88,8 @@ def parse(path: Path, *, board: str = "unknown", virtual: bool = False,
         if not lenient:
             raise
         out, data = _untitled(path)
-    contexts, cpus, every, rest, gaps = _read(path, out.lines, lenient=lenient)
+    nano = bool(out.typed and out.typed.nanoseconds)
+    contexts, cpus, every, rest, gaps, nano = _read(path, out.lines, lenient=lenient, nano=nano)
     pasted.after(out, rest, lenient=lenient, tool="rtla timerlat top",
                  looks_like_output=lambda line: line.strip() == TITLE or bool(_CPU.match(line)))
     series = {c: _series(c, k, cpus) for k, c in enumerate(contexts)}
@@ -112,8 +120,8 @@ def parse(path: Path, *, board: str = "unknown", virtual: bool = False,
         scenario=scenario,
         tool=Tool(name=TOOL, cmdline=out.typed.cmdline if out.typed else None),
         sources=sources, threads=thread.threads, totals=thread.totals,
-        contexts=result_contexts, status="partial" if reasons else "complete",
-        reasons=reasons, notes=notes)
+        contexts=result_contexts, resolution_us=NSEC_US if nano else RESOLUTION_US,
+        status="partial" if reasons else "complete", reasons=reasons, notes=notes)
 
 
 def _untitled(path: Path) -> tuple[pasted.Output, bytes]:
@@ -141,11 +149,12 @@ def _untitled(path: Path) -> tuple[pasted.Output, bytes]:
     return out, data
 
 
-def _read(path: Path, lines: list[tuple[int, str]], *, lenient: bool) -> tuple[
-        list[Context], list[_Cpu], tuple[int, int, list[list[int | None]]] | None,
-        list[tuple[int, str]], list[tuple[int, str]]]:
-    """The contexts, the CPU lines, the ALL line (count, e, groups), the lines after and (in
-    a user's file) the lines inside the screen that are not rtla's."""
+def _read(path: Path, lines: list[tuple[int, str]], *, lenient: bool, nano: bool) -> tuple[
+        list[Context], list[_Cpu], tuple[int, int, list[list[float | None]]] | None,
+        list[tuple[int, str]], list[tuple[int, str]], bool]:
+    """The contexts, the CPU lines, the ALL line (count, e, groups), the lines after, (in
+    a user's file) the lines inside the screen that are not rtla's, and whether rtla printed
+    ns (``nano``: the prompt's -n says so where the screen cannot). Values are in µs."""
     def fail(n: int, problem: str) -> InputError:
         return InputError(f"line {n}: {problem}", path=path)
 
@@ -156,7 +165,7 @@ def _read(path: Path, lines: list[tuple[int, str]], *, lenient: bool) -> tuple[
                        "the output ends inside the screen's header (cut short?)")
     if lines and COLUMNS.match(lines[0][1].strip()):
         # Pasted from the column header on: the contexts from its groups; rtla's unit is µs
-        # unless -n, which a top screen without its duration line cannot show.
+        # unless -n, which a top screen without its duration line cannot show (the prompt can).
         (m, columns), i = lines[0], 1
         contexts: list[Context] = ["irq", "thread", "user"][:columns.count("|")]
     else:
@@ -165,9 +174,13 @@ def _read(path: Path, lines: list[tuple[int, str]], *, lenient: bool) -> tuple[
         if not found:
             raise fail(n, "expected the duration and 'IRQ Timer Latency (us) | Thread Timer "
                           "Latency (us)' under the title")
-        if "ns" in found.groups():
-            raise fail(n, "rtla timerlat top -n (nanoseconds) output is not read: rtgate's "
-                          "budgets are in µs")
+        units = {u for u in found.groups() if u is not None}
+        if len(units) > 1:
+            raise fail(n, "the contexts' units differ: rtla prints all in µs, or all in ns (-n)")
+        if nano and units == {"us"}:
+            raise fail(n, "the prompt's rtla command has -n (nanoseconds), but the screen says "
+                          "µs")
+        nano = units == {"ns"}
         contexts = ["irq", "thread"] + (["user"] if found[3] else [])
     if not COLUMNS.match(columns.strip()) or columns.count("|") != len(contexts):
         raise fail(m, "expected 'CPU COUNT | cur min avg max | …' for each context")
@@ -194,6 +207,7 @@ def _read(path: Path, lines: list[tuple[int, str]], *, lenient: bool) -> tuple[
             raise fail(lines[i][0], f"CPU {cpu[1]} after CPU {cpus[-1].cpu}")
         cpus.append(_Cpu(int(cpu[1]), int(cpu[2]), groups))
         _check(fail, lines[i][0], cpus[-1], contexts)
+        cpus[-1].groups = _in_us(groups, nano)
         i += 1
     if not cpus:
         raise fail(lines[i - 1][0] if i >= len(lines) else lines[i][0],
@@ -210,17 +224,22 @@ def _read(path: Path, lines: list[tuple[int, str]], *, lenient: bool) -> tuple[
         groups = _groups(total[3])
         if len(groups) != len(contexts):
             raise fail(n, f"{len(groups)} groups of values for {len(contexts)} contexts")
-        every = (int(total[1]), int(total[2]), groups)
+        every = (int(total[1]), int(total[2]), _in_us(groups, nano))
         i += 2
         if total[4] and total[4].strip():
-            return contexts, cpus, every, [(n, total[4]), *lines[i:]], gaps
-    return contexts, cpus, every, lines[i:], gaps
+            return contexts, cpus, every, [(n, total[4]), *lines[i:]], gaps, nano
+    return contexts, cpus, every, lines[i:], gaps, nano
 
 
-def _groups(text: str) -> list[list[int | None]]:
+def _groups(text: str) -> list[list[float | None]]:
     """The values of each '|' group (the regexes admit only whole groups)."""
     return [[None if w == "-" else int(w) for w in group.split()]
             for group in text.split("|")[1:]]
+
+
+def _in_us(groups: list[list[float | None]], nano: bool) -> list[list[float | None]]:
+    """Values printed in ns (-n) in µs to their last digit; µs ones as printed."""
+    return [[v if v is None or not nano else v / 1000 for v in group] for group in groups]
 
 
 def _check(fail: Callable[[int, str], InputError], n: int, cpu: _Cpu,
@@ -249,7 +268,7 @@ def _series(context: Context, k: int, cpus: list[_Cpu]) -> list[Thread]:
 
 
 def _totals(context: Context, threads: list[Thread],
-            every: tuple[int, int, list[list[int | None]]] | None, k: int, path: Path,
+            every: tuple[int, int, list[list[float | None]]] | None, k: int, path: Path,
             notes: list[str], *, elided: bool = False) -> Totals:
     measured = [t for t in threads if t.samples]
     totals = Totals(samples=sum(t.samples for t in measured),
