@@ -64,10 +64,14 @@ def reconcile(t: ThreadView, stream: ReducedStream) -> Reconciled:
                     else (stream.seen, 0))
     unprinted = t.hist.minus(below)
     if unprinted is None or above > t.overflows:
+        # Where, in numbers: a misread bin (CI's ns bin across the limit) once passed for this.
+        where = (_excess(below, t.hist) if unprinted is None else
+                 f"{above} printed at or above the {t.limit} us limit, {t.overflows} overflows "
+                 "counted")
         reasons.append(f"{name}: the -v stream holds latencies that cyclictest's histogram does "
-                       f"not count ({seen} of {total} samples seen): its ring of 16384 samples "
-                       "overran while its main thread was starved, later samples were printed "
-                       "in place of lost ones")
+                       f"not count ({seen} of {total} samples seen; {where}), as when its ring "
+                       "of 16384 samples overran while its main thread was starved and later "
+                       "samples were printed in place of lost ones")
         return Reconciled(BlockMaxima(block_cycles=block, cycles=seen, maxima_us=maxima), reasons)
     tail, tail_overflows = total - seen, t.overflows - above
     # Unprinted samples in no bin: the run's only histogram is the -v log's own (a -v log given
@@ -134,6 +138,19 @@ def _split(seen: Sparse, hist: Sparse, limit_us: int) -> tuple[Sparse, int]:
     moved = below.minus(Sparse(np.array([edge], np.int64), np.array([extra], np.int64), 1))
     assert moved is not None  # extra is at most the bin's count
     return moved, above + extra
+
+
+def _excess(seen: Sparse, hist: Sparse) -> str:
+    """The bins where the stream printed more samples than the histogram counts, in words."""
+    values = np.union1d(seen.values, hist.values)
+    printed, counted = (np.zeros(len(values), np.int64) for _ in range(2))
+    printed[np.searchsorted(values, seen.values)] = seen.counts
+    counted[np.searchsorted(values, hist.values)] = hist.counts
+    over = np.flatnonzero(printed > counted)
+    first = int(over[0])
+    edge = Sparse(values[first:first + 1], counted[:1], seen.unit_ns).us[0]
+    return (f"{len(over)} bin(s) over, the first at {edge:.10g} us: {printed[first]} printed, "
+            f"{counted[first]} counted")
 
 
 def _count(hist: Sparse, value: int) -> int:

@@ -4,7 +4,9 @@ this machine."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from clirun import RunCli
@@ -32,12 +34,11 @@ def test_local_b_under_a_planted_load_is_worse_in_interleaved_rounds(rtgate_cli:
                                                                      tmp_path: Path) -> None:
     proc = rtgate_ab(rtgate_cli, tmp_path, "--cand-scenario-dir", str(PLANTED), "--max-time", "70s",
                      "--alpha", "0.2", "--planned-rounds", "10")
-    report = json.loads((tmp_path / "ab.json").read_text())
-    # The planted load costs milliseconds: the test must not call it same; it is worse once the
-    # rounds' spread allows (often the first look, at 3 rounds a side).
-    assert report["outcome"] != "same", proc.stderr[-2000:]
-    assert proc.returncode == EXIT[report["outcome"]] == report["exit"]
-    assert report["outcome"] == "worse", report
+    report = report_of(proc, tmp_path)
+    # The planted load costs tens of milliseconds: the test must not call it same; it is worse
+    # once the rounds' spread allows (often the first look, at 3 rounds a side).
+    assert report["outcome"] == "worse", ended(proc, report, tmp_path)
+    assert proc.returncode == EXIT["worse"] == report["exit"], ended(proc, report, tmp_path)
     (d,) = report["decisions"]
     assert (d["board"], d["scenario"], d["outcome"], d["final"]) == ("local", "idle", "worse", True)
     primary = next(e for e in d["effects"] if e["metric"] == d["primary_metric"])
@@ -72,6 +73,31 @@ def test_local_b_under_a_planted_load_is_worse_in_interleaved_rounds(rtgate_cli:
     assert [e.ratio for e in again.effects] == [e["ratio"] for e in d["effects"]]
 
 
+def report_of(proc: subprocess.CompletedProcess[str], out: Path) -> dict[str, Any]:
+    assert (out / "ab.json").is_file(), \
+        f"rtgate ab wrote no ab.json (exit {proc.returncode}):\n{proc.stderr[-3000:]}"
+    report: dict[str, Any] = json.loads((out / "ab.json").read_text())
+    return report
+
+
+def ended(proc: subprocess.CompletedProcess[str], report: dict[str, Any], out: Path) -> str:
+    """How an A/B run ended, for a failed assertion: its outcome and exit, why, the primary
+    effect, and every round that was not complete with its reasons."""
+    lines = [f"rtgate ab: outcome {report.get('outcome')!r}, exit {proc.returncode} (ab.json: "
+             f"{report.get('exit')}), {report.get('pairs')} pair(s); why: {report.get('why')}"]
+    for d in report.get("decisions", []):
+        lines += [f"  effect {e}" for e in d.get("effects", [])
+                  if e["metric"] == d.get("primary_metric")]
+    for r in report.get("rounds", []):
+        path = Path(r["result"]) if r.get("result") else None
+        result = load_result(path) if path and path.exists() else None
+        if result is None or result.status != "complete":
+            lines.append(f"  {r['side']} round {r['round']}: "
+                         f"{result.status if result else 'no result'} "
+                         f"{result.reasons if result else ''}")
+    return "\n".join(lines) + "\n" + proc.stderr[-1500:]
+
+
 def replay(out: Path, planned: int, alpha: float) -> ABRun:
     settings = RoundSettings(out=out, round_duration=2, max_time=70, planned_rounds=planned,
                              min_effect_pct=50, alpha=alpha,
@@ -88,9 +114,10 @@ def replay(out: Path, planned: int, alpha: float) -> ABRun:
 def test_local_a_a_is_not_worse_and_undecided_is_its_own_outcome(rtgate_cli: RunCli,
                                                                  tmp_path: Path) -> None:
     proc = rtgate_ab(rtgate_cli, tmp_path, "--max-time", "30s")
-    report = json.loads((tmp_path / "ab.json").read_text())
-    assert report["outcome"] in ("same", "better", "undecided"), report
-    assert proc.returncode == EXIT[report["outcome"]] == report["exit"]
+    report = report_of(proc, tmp_path)
+    assert report["outcome"] in ("same", "better", "undecided"), ended(proc, report, tmp_path)
+    assert proc.returncode == EXIT[report["outcome"]] == report["exit"], \
+        ended(proc, report, tmp_path)
     md = (tmp_path / "ab.md").read_text()
     assert "(an A/A check)" in md
     # Each round's board time is kept: the measurement plus what the board spends around it.

@@ -86,6 +86,10 @@ def test_overrun_ring_makes_the_run_partial(tmp_path: Path) -> None:
     assert result.reasons[0].startswith("thread 0: the -v stream holds latencies that "
                                         "cyclictest's histogram does not count (")
     assert "its ring of 16384 samples overran" in result.reasons[0]
+    # Where, in numbers: the one bin that holds a sample more than cyclictest counted.
+    m = re.search(r"; 1 bin\(s\) over, the first at \d+ us: (\d+) printed, (\d+) counted\)",
+                  result.reasons[0])
+    assert m and int(m[1]) == int(m[2]) + 1, result.reasons[0]
 
 
 def test_blocks_without_a_histogram_are_partial() -> None:
