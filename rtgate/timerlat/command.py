@@ -6,7 +6,7 @@ rtla is the one rtgate builds from the trusted kernel source (rtgate.trace.rtla,
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -18,6 +18,15 @@ DEFAULT_PERIOD_US = 1000
 """rtla timerlat's timer period without -p."""
 # rtla's limits on -E (entries per histogram).
 MIN_ENTRIES, MAX_ENTRIES = 10, 9_999_999
+NANO_HISTOGRAM_US = 100
+"""With -n/--nano rtla counts -b in ns (kernel tools/tracing/rtla/src/timerlat_hist.c, 6.12:
+'-n' sets output_divisor to 1, and timerlat_hist_update() bins latency / output_divisor by
+bucket_size), so 1 ns bins need -E 1000 per µs of limit. rtla prints every row it allocated
+(an empty one is formatted, then dropped) after the run: 21-30 µs a row in the qemu-arm64 guest
+(TCG, 2 vCPUs), several times that on a loaded host (docs/journal.md, 2026-11-28), where a
+10 s run of 200 µs of rows came within 2 s of the hang guard. 100 µs holds the tails ns matter
+for (a PREEMPT_RT Pi 5's p99.99 under stress-ng: about 9 µs); above it samples are overflows (a
+percentile among them a lower bound at it), the maximum stays exact."""
 
 
 class TimerlatSpec(BaseModel):
@@ -37,6 +46,12 @@ class TimerlatSpec(BaseModel):
     cpus: str | None = Field(
         None, pattern=r"^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$",
         description="CPU list to measure on (rtla -c); default every CPU.")
+    nsecs: bool = Field(
+        True, description="Measure in nanoseconds (rtla -n/--nano), as cyclictest.nsecs: min, "
+                          "avg and max to the ns; with 1 µs bins the histogram counts 1 ns "
+                          f"rows up to {NANO_HISTOGRAM_US} µs at most (log-linear in the "
+                          "result; rtla prints every row it counts), wider bins keep their "
+                          "µs. False: whole µs, as rtla prints by default.")
 
     @model_validator(mode="after")
     def _entries(self) -> TimerlatSpec:
@@ -61,6 +76,9 @@ class TimerlatCommand:
     limit_us: int
     bucket_us: int
     period_us: int | None
+    bucket_ns: int | None = None
+    """rtla -n: its -b, in ns (1 ns bins, or ``bucket_us`` × 1000)."""
+    notes: list[str] = field(default_factory=list)
 
 
 def build(spec: TimerlatSpec, *, duration_s: int, outdir: str) -> TimerlatCommand:
@@ -69,13 +87,24 @@ def build(spec: TimerlatSpec, *, duration_s: int, outdir: str) -> TimerlatComman
     ``-k``: kernel timerlat threads, so the series are always the IRQ and the thread context
     (rtla 6.12 otherwise picks user-space threads where the kernel offers them, which adds a
     third). ``--no-aa``: no auto-analysis; a measurement never stops at a threshold (the breach
-    tracer is a separate follow-up run, rtgate.breach).
+    tracer is a separate follow-up run, rtgate.breach). ``-n`` (``nsecs``): -E and -b count ns
+    (see NANO_HISTOGRAM_US).
     """
+    limit_us, entries, bucket, notes = spec.histogram_us, spec.entries, spec.bucket_us, []
+    bucket_ns = None
+    if spec.nsecs:
+        bucket_ns = 1 if spec.bucket_us == 1 else spec.bucket_us * 1000
+        if spec.bucket_us == 1 and limit_us > NANO_HISTOGRAM_US:
+            notes.append(f"rtla -n counts 1 ns rows up to {NANO_HISTOGRAM_US} µs, not "
+                         f"timerlat.histogram_us {limit_us}: latencies above are overflows "
+                         "(their maximum exact)")
+            limit_us = NANO_HISTOGRAM_US
+        entries, bucket = limit_us * 1000 // bucket_ns, bucket_ns
     argv = ["rtla", "timerlat", "hist", "-k", "--no-aa", "-d", f"{duration_s}s",
-            "-E", str(spec.entries), "-b", str(spec.bucket_us)]
+            *(["-n"] if spec.nsecs else []), "-E", str(entries), "-b", str(bucket)]
     if spec.period_us is not None:
         argv += ["-p", str(spec.period_us)]
     if spec.cpus is not None:
         argv += ["-c", spec.cpus]
-    return TimerlatCommand(argv, f"{outdir}/{STDOUT}", spec.histogram_us, spec.bucket_us,
-                           spec.period_us)
+    return TimerlatCommand(argv, f"{outdir}/{STDOUT}", limit_us, spec.bucket_us,
+                           spec.period_us, bucket_ns, notes)

@@ -53,11 +53,15 @@ class Timerlat(MeasuringTool):
             return None, f"{path}: missing or empty"
         try:
             return hist.parse(path, limit_us=command.limit_us, bucket_us=command.bucket_us,
+                              bucket_ns=command.bucket_ns,
                               period_us=command.period_us or DEFAULT_PERIOD_US,
                               board=run.board, virtual=run.virtual, scenario=run.scenario,
                               flavor=run.flavor, run_id=run.run_id), None
         except InputError as exc:
             return None, exc.oneline()
+
+    def notes(self, command: rtla.TimerlatCommand) -> list[str]:
+        return command.notes
 
     def measuring_thread(self, comm: str, *, main: bool) -> bool:
         return comm.startswith("timerlat/")  # rtla -k: the kernel's timerlat/N threads

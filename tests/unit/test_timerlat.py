@@ -33,6 +33,7 @@ DATA = ROOT / "tests" / "data" / "timerlat"
 NET = DATA / "rt-net.stdout"  # rt, timerlat-net, limit 20000 µs: overflows
 WIDE = DATA / "stock-idle-wide.stdout"  # stock, no load, limit 200000 µs: none
 BUCKET10 = DATA / "rt-cpu1-bucket10.stdout"  # rt, -c 1 -b 10 -p 2000, limit 50000 µs
+NET_NANO = DATA / "rt-net-nano.stdout"  # rt, timerlat-net in ns: -n -E 100000 -b 1, overflows
 HELP = ROOT / "tests" / "data" / "help" / "cyclictest-2.40.txt"
 
 
@@ -164,8 +165,13 @@ def test_shipped_scenario_runs_rtla_in_the_guest_instead_of_cyclictest() -> None
     scenario, source = load_scenario("timerlat-net")
     plan = _plan(scenario, source)
     assert plan.tool == "timerlat" and isinstance(plan.measure, TimerlatCommand)
+    # In ns (rtla -n, timerlat.nsecs): 1 ns bins up to 100 µs, not the scenario's 20 ms.
     assert plan.command.argv == ["rtla", "timerlat", "hist", "-k", "--no-aa", "-d", "20s",
-                                  "-E", "20000", "-b", "1"]
+                                  "-n", "-E", "100000", "-b", "1"]
+    assert plan.measure.limit_us == 100 and plan.measure.bucket_ns == 1
+    assert plan.measure.notes == [
+        "rtla -n counts 1 ns rows up to 100 µs, not timerlat.histogram_us 20000: latencies "
+        "above are overflows (their maximum exact)"]
     script = guestscript.render(plan, ["iperf3-server", "iperf3-client"], epoch=0)
     assert shlex.join(plan.command.argv) in script
     assert f">{guestscript.RAW}/timerlat.stdout 2>{guestscript.RAW}/timerlat.stderr &" in script
@@ -174,14 +180,25 @@ def test_shipped_scenario_runs_rtla_in_the_guest_instead_of_cyclictest() -> None
     for marker in ("RTGATE-LOADS-UP", "RTGATE-MEASURE-START", "RTGATE-MEASURE-END",
                    f"{guestscript.STATE}/hung", "start_load iperf3-server", "RTGATE-BEGIN"):
         assert marker in script
-    pinned = TimerlatSpec(cpus="1", bucket_us=10, histogram_us=50000, period_us=2000)
+    pinned = TimerlatSpec(cpus="1", bucket_us=10, histogram_us=50000, period_us=2000,
+                          nsecs=False)
     plan = _plan(scenario.model_copy(update={"tool_options": {"timerlat": pinned}}), source)
     assert plan.command.argv[-8:] == [
-        "-E", "5000", "-b", "10", "-p", "2000", "-c", "1"]
+        "-E", "5000", "-b", "10", "-p", "2000", "-c", "1"] and "-n" not in plan.command.argv
+    # 10 µs bins in ns: -b counts ns, so 10000 of them; the limit and its entries stay.
+    wide = pinned.model_copy(update={"nsecs": True})
+    plan = _plan(scenario.model_copy(update={"tool_options": {"timerlat": wide}}), source)
+    assert plan.command.argv[-9:] == [
+        "-n", "-E", "5000", "-b", "10000", "-p", "2000", "-c", "1"]
+    assert isinstance(plan.measure, TimerlatCommand) and plan.measure.notes == []
+    assert (plan.measure.limit_us, plan.measure.bucket_ns) == (50000, 10000)
 
 
-def _raw_run(tmp_path: Path, capture: Path, rc: int):
+def _raw_run(tmp_path: Path, capture: Path, rc: int, nsecs: bool = False):
     scenario, source = load_scenario("timerlat-net")
+    if not nsecs:  # a capture in µs: the run's command without -n
+        options = scenario.options().model_copy(update={"nsecs": False})
+        scenario = scenario.model_copy(update={"tool_options": {"timerlat": options}})
     rawdir = tmp_path / "raw"
     rawdir.mkdir()
     plan = _plan(scenario, source)
@@ -204,6 +221,32 @@ def test_assembled_result_names_rtla_and_its_command_line(tmp_path: Path) -> Non
     assert result.tool.cmdline == "rtla timerlat hist -k --no-aa -d 20s -E 20000 -b 1"
     assert result.environment["tools"]["rtla"] == "6.12.117"
     assert result.totals.max_us == 52144 and set(result.contexts) == {"irq", "thread"}
+
+
+def test_assembled_result_in_nanoseconds(tmp_path: Path) -> None:
+    """The harness's own -n run (the e2e test's capture): every number to the ns, 1 ns rows in
+    log-linear bins up to 100 µs, and the scenario's cut histogram noted."""
+    result = _raw_run(tmp_path, NET_NANO, 0, nsecs=True)
+    assert result.status == "complete", result.reasons
+    assert result.tool.cmdline == "rtla timerlat hist -k --no-aa -d 20s -n -E 100000 -b 1"
+    assert result.resolution_us == 0.001
+    assert result.environment["cyclictest_notes"] == [
+        "rtla -n counts 1 ns rows up to 100 µs, not timerlat.histogram_us 20000: latencies "
+        "above are overflows (their maximum exact)"]
+    thread, irq = result.contexts["thread"], result.contexts["irq"]
+    assert [(t.samples, t.min_us, t.max_us) for t in thread.threads] == [
+        (2685, 32.368, 55172.272), (2642, 46.592, 142175.376)]
+    assert (irq.totals.min_us, irq.totals.max_us) == (2.672, 59551.792)
+    assert [t.histogram.overflows for t in thread.threads] == [2189, 2190]  # type: ignore[union-attr]
+    assert all(t.histogram.log_linear and t.histogram.limit_us == 100  # type: ignore[union-attr]
+               for t in thread.threads)
+    # The CPUs' averages (3038009 and 3158802 ns), each cut, weighted: the true mean lies
+    # within 1 ns above it, as does ALL's own cut average, 3097918 ns.
+    assert result.totals.avg_truncated
+    assert 3097918 - 1 < (result.totals.avg_us or 0) * 1000 <= 3097918
+    assert result.totals.avg_us == pytest.approx((3038.009 * 2685 + 3158.802 * 2642) / 5327)
+    # Under a loaded TCG host most wake-ups take longer than 100 µs: the median a lower bound.
+    assert result.totals.p50 == Percentile(value_us=100, relation=">=")
 
 
 def test_rtla_failing_is_partial_with_its_message(tmp_path: Path) -> None:

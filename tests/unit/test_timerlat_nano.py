@@ -16,6 +16,7 @@ from rtgate.errors import InputError
 from rtgate.result import NSEC_US, RESOLUTION_US, Percentile, load_result
 from rtgate.stats.histogram import RELATIVE_ERROR, log_linear
 from rtgate.timerlat import hist, top
+from rtgate.timerlat.command import NANO_HISTOGRAM_US, TimerlatSpec, build
 
 RTLA = Path(__file__).resolve().parents[1] / "data" / "rtla"
 NANO = RTLA / "guest-hist-nano.stdout"  # rt, -k -d 10s -n -b 1 -E 9999000: overflows
@@ -175,6 +176,18 @@ def test_microsecond_screens_stay_microseconds() -> None:
     r = top.parse(RTLA / "guest-top-q.stdout")
     assert r.resolution_us == RESOLUTION_US
     assert all(float(t.max_us or 0).is_integer() for t in r.threads)
+
+
+def test_the_harness_runs_rtla_in_nanoseconds_unless_the_scenario_opts_out() -> None:
+    nano = build(TimerlatSpec(histogram_us=60), duration_s=10, outdir="/o")
+    assert nano.argv == ["rtla", "timerlat", "hist", "-k", "--no-aa", "-d", "10s", "-n",
+                         "-E", "60000", "-b", "1"]
+    assert (nano.limit_us, nano.bucket_ns, nano.notes) == (60, 1, [])
+    wide = build(TimerlatSpec(), duration_s=10, outdir="/o")
+    assert wide.limit_us == NANO_HISTOGRAM_US and wide.argv[-4:] == ["-E", "100000", "-b", "1"]
+    plain = build(TimerlatSpec(nsecs=False), duration_s=10, outdir="/o")
+    assert plain.argv[-5:] == ["10s", "-E", "20000", "-b", "1"]
+    assert (plain.limit_us, plain.bucket_ns) == (20000, None)
 
 
 def test_rtgate_parse_reads_a_nano_histogram(rtgate_cli: RunCli, tmp_path: Path) -> None:
