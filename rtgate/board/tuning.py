@@ -127,6 +127,13 @@ class Profile(_TuningModel):
         return self
 
 
+TASKS = ("cat /proc/[0-9]*/task/[0-9]*/status 2>/dev/null | awk -F'\\t' "
+         "'$1==\"Name:\"{n=$2} $1==\"Tgid:\"{t=$2} $1==\"Pid:\"{p=$2} "
+         "$1==\"PPid:\"{pp=$2} $1==\"Cpus_allowed_list:\"{printf "
+         "\"task\\t%s %s %s %s %s\\n\", t, p, pp, $2, n}'")
+"""Every task's ``task<TAB>tgid pid ppid cpus name`` line (the read-back's ``tasks``)."""
+
+
 def load_profile(name: str, root: Path | None = None) -> Profile:
     """``name`` from bench/tuning/, or a path to a profile .yml."""
     path = Path(name) if name.endswith((".yml", ".yaml")) else (root or TUNING) / f"{name}.yml"
@@ -274,17 +281,22 @@ class Applied:
             "fi"]) + "\n"
 
     def readback_script(self, state: str | None = None, tasks: bool = False) -> str:
-        """Lines printing what is in effect as ``key<TAB>value`` on stdout."""
-        lines = ["rb() { [ -r \"$2\" ] && printf '%s\\t%s\\n' \"$1\" "
-                 "\"$(tr '\\n' ' ' <\"$2\" 2>/dev/null)\"; }",
-                 "rb cmdline /proc/cmdline",
-                 "rb isolated /sys/devices/system/cpu/isolated",
-                 "rb nohz_full /sys/devices/system/cpu/nohz_full",
-                 "rb default_smp_affinity /proc/irq/default_smp_affinity",
-                 "for f in /proc/irq/[0-9]*; do rb \"irq.${f##*/}\" "
-                 "\"$f/effective_affinity_list\"; done",
-                 "for f in /proc/[0-9]*/comm; do c=$(cat \"$f\" 2>/dev/null); case \"$c\" in "
-                 "rcuo*) printf 'rcuo\\t%s\\n' \"$c\";; esac; done"]
+        """Lines printing what is in effect as ``key<TAB>value`` on stdout; with ``tasks``,
+        every task's affinity first: a sampler's read must land while a short run measures,
+        the settings after it hold until rtgate puts them back."""
+        lines = [TASKS] if tasks else []
+        lines += ["rb() { [ -r \"$2\" ] && printf '%s\\t%s\\n' \"$1\" "
+                  "\"$(tr '\\n' ' ' <\"$2\" 2>/dev/null)\"; }",
+                  "rb cmdline /proc/cmdline",
+                  "rb isolated /sys/devices/system/cpu/isolated",
+                  "rb nohz_full /sys/devices/system/cpu/nohz_full",
+                  "rb default_smp_affinity /proc/irq/default_smp_affinity",
+                  "for f in /proc/irq/[0-9]*; do rb \"irq.${f##*/}\" "
+                  "\"$f/effective_affinity_list\"; done",
+                  # One cat for every task's name: a fork per task took seconds on a loaded
+                  # host.
+                  "cat /proc/[0-9]*/comm 2>/dev/null | awk '/^rcuo/ { printf \"rcuo\\t%s\\n\", "
+                  "$0 }'"]
         if any(b.param == "preempt" for b in self.boot):
             lines += ["[ -d /sys/kernel/debug/sched ] || "
                       "mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null",
@@ -303,11 +315,6 @@ class Applied:
         if state:
             lines.append(f"[ -f {shlex.quote(state)}/refused ] && while read -r p; do "
                          "printf 'refused\\t%s\\n' \"$p\"; done <" f"{shlex.quote(state)}/refused")
-        if tasks:
-            lines.append("cat /proc/[0-9]*/task/[0-9]*/status 2>/dev/null | awk -F'\\t' "
-                         "'$1==\"Name:\"{n=$2} $1==\"Tgid:\"{t=$2} $1==\"Pid:\"{p=$2} "
-                         "$1==\"PPid:\"{pp=$2} $1==\"Cpus_allowed_list:\"{printf "
-                         "\"task\\t%s %s %s %s %s\\n\", t, p, pp, $2, n}'")
         return "\n".join(lines) + "\n"
 
     def sampler_script(self, pidfile: str, budget_s: float) -> str:

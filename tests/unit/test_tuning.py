@@ -138,3 +138,18 @@ def test_a_firmware_line_must_say_how_it_is_verified(tmp_path: Path) -> None:
 ])
 def test_rpi5_slot_cmdline_gains_the_profiles_words(cmdline: bytes, expected: bytes) -> None:
     assert with_words(cmdline, ["isolcpus=3", "nohz_full=3"]) == expected
+
+
+def test_the_run_sampler_reads_the_tasks_before_the_settings() -> None:
+    # A 2 s run on a loaded host ended while the read-back walked /proc ahead of the tasks:
+    # the measuring threads were gone ("cyclictest-affinity ... not present"). The tasks come
+    # first, right after the sampler sees cyclictest measure; the settings hold until undone.
+    from rtgate.board.tuning import TASKS
+
+    script = Applied(load_profile("isolated"), "rpi5", 4).sampler_script("/run/bench.pid", 2)
+    lines = script.splitlines()
+    seen = next(i for i, line in enumerate(lines) if "pgrep -x cyclictest" in line)
+    after = [line for line in lines[seen + 1:] if not line.startswith(("  ", "sleep", "printf"))]
+    assert after[0] == TASKS, after[:3]
+    assert script.count(TASKS) == 1 and "rb cmdline /proc/cmdline" in after
+    assert TASKS not in Applied(load_profile("isolated"), "rpi5", 4).readback_script()
