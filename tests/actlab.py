@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from steps import run
+from steps import cache_mount_check, run
 
 ROOT = Path(__file__).resolve().parents[1]
 STANDINS = ROOT / "tests" / "actstandins"
@@ -161,13 +161,17 @@ def gate_pr_job(*, origin: str, ab_plan: dict[str, Any], scenarios: str, base: s
                 cand: str) -> str:
     """The `run:` script of a pull request's lab gate job (latency-gate.yml's `gate` job) for a
     runner stand-in: the default branch checked out (actions/checkout, here a clone of
-    ``origin``), the board the runner serves (its .env), and the measuring step's A/B command
-    with the run context's plan, into RESULTS/RUN-ATTEMPT/gate-BOARD. What it cannot do here:
-    build main's and the pull request's kernels (``base``, ``cand``: built elsewhere) and the
-    preflight; the Verdict step's job failure is its exit status."""
+    ``origin``), the board the runner serves (its .env), the untrusted cache with the step's
+    own check that it is a filesystem of its own (exit 3 if not), and the measuring step's A/B
+    command with the run context's plan, into RESULTS/RUN-ATTEMPT/gate-BOARD. What it cannot do
+    here: build main's and the pull request's kernels (``base``, ``cand``: built elsewhere) and
+    the preflight; the Verdict step's job failure is its exit status."""
     return f"""git clone -q --depth 1 --branch main {shlex.quote(origin)} .
 export RTGATE_ROOT=$GITHUB_WORKSPACE
 board=${{RTGATE_BOARD:?no RTGATE_BOARD in the runner .env}}
+export RTGATE_CACHE="${{RTGATE_CACHE_PR:?no RTGATE_CACHE_PR in the runner .env}}"
+export RTGATE_CACHE_TRUST=untrusted
+{cache_mount_check("latency-gate.yml")}
 out="$RTGATE_RESULTS_DIR/$GITHUB_RUN_ID-$GITHUB_RUN_ATTEMPT/gate-$board"
 mkdir -p "$(dirname "$out")"
 mkdir "$out"

@@ -29,6 +29,19 @@ What makes the containers Pi-like, said as such (a container is not a Pi):
   systemd-pstore allowed to run in a container: its unit has ``ConditionVirtualization=!container``
   (systemd 252, units/systemd-pstore.service.in), which a drop-in clears (re-adding the
   ``ConditionDirectoryNotEmpty=`` that clearing drops too).
+
+The controller's loop devices (the runner role loop-mounts each board's untrusted cache): a
+container's /dev is nspawn's own tmpfs with no loop nodes, and nothing makes them there (no
+udev; mount(8) opens /dev/loopN and creates no node). So this machine's ``/dev/loop-control``
+is bound in, and nodes of the loop major for the first ``LOOP_NODES`` minors, made by this test
+(like /dev/vcio): ``mount -o loop`` asks loop-control for a free device (LOOP_CTL_GET_FREE: the
+lowest unbound one, a new one if none is) and opens its node. The devices are this machine's,
+shared with whatever else uses loop devices here; the mount is the container's, and its loop
+device is released (autoclear) when the container ends. nspawn keeps CAP_SYS_ADMIN (its default
+capability set), and sets no device policy here: that policy is a property of the scope unit
+nspawn allocates ("Enforce a strict device policy, similar to the one nspawn configures when it
+allocates its own scope unit", units/systemd-nspawn@.service.in), and with ``--register=no
+--keep-unit`` it allocates none ("do not allocate nor register anything", systemd PR #6166).
 """
 
 from __future__ import annotations
@@ -38,6 +51,7 @@ import hashlib
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -60,6 +74,10 @@ IMAGE_VERSION = 1  # bump when the image's own set-up below changes
 SSH_PORT = 22
 
 LAB_NET = "192.168.50"
+# Loop nodes bound into the controller: a free device of this machine's is one of the first few
+# unless as many are in use at once.
+LOOP_NODES = 32
+LOOP_MAJOR = 7
 UPLINK = "192.0.2"
 
 
@@ -420,6 +438,16 @@ class Lab:
                        # cyclictest holds it at 0, as on the Pi (the measurement is this host's)
                        "--bind=/dev/cpu_dma_latency"]
 
+    def _seed_controller(self, host: Host) -> None:
+        """Loop devices: this machine's loop-control, and nodes of the test's own."""
+        nodes = host.workdir / "loop"
+        nodes.mkdir()
+        host.binds.append("--bind=/dev/loop-control")
+        for minor in range(LOOP_NODES):
+            node = nodes / f"loop{minor}"
+            os.mknod(node, 0o660 | stat.S_IFBLK, os.makedev(LOOP_MAJOR, minor))
+            host.binds.append(f"--bind={node}:/dev/loop{minor}")
+
     def start(self) -> Lab:
         self.started = time.monotonic()
         self._network()
@@ -430,7 +458,9 @@ class Lab:
             workdir = self.dir / name
             host = Host(name, address, netns, self._overlay(name), workdir)
             self._seed(host)
-            if name != "controller":
+            if name == "controller":
+                self._seed_controller(host)
+            else:
                 self._seed_pi(host)
             host.binds.append(f"--bind-ro={self.wheels}:/srv/wheels")
             self.hosts[name] = host

@@ -30,6 +30,14 @@ def run(file: Path, name: str, *, cwd: Path, env: dict[str, str], job: str | Non
                           cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
+def cache_mount_check(workflow: str) -> str:
+    """A lab workflow's own check, before a pull request's build, that the untrusted cache
+    (``$RTGATE_CACHE``) is a filesystem of its own: its lines, dedented (exit 3 when not)."""
+    text = (ROOT / ".github" / "workflows" / workflow).read_text()
+    block = text[text.index('if ! mountpoint -q "$RTGATE_CACHE"'):]
+    return "\n".join(line.strip() for line in block.splitlines()[:4])
+
+
 def github_env(path: Path) -> dict[str, str]:
     """What a step appended to ``$GITHUB_ENV``, as the runner hands it to the job's later steps:
     ``NAME=value`` lines (the runner's multi-line ``NAME<<DELIMITER`` form is not used by our

@@ -45,6 +45,7 @@ from actlab import (
 from fakegithub import FakeGitHub, app_key
 from labguide import NEVER_HERE, Step, steps
 from nspawnlab import LAB_NET, UPLINK, Lab, image, wheelhouse
+from steps import cache_mount_check
 
 from rtgate import calibration
 from rtgate.outcome import GATE_OF_AB, ABOutcome
@@ -58,6 +59,7 @@ PIP_ARGS = ["--no-index", "--find-links", "/srv/wheels"]
 APT_FOREVER = 10 * 365 * 86400
 FAKE_GITHUB_PORT = 8765
 RUNNER = "rtgate-runner"
+CACHE_PR_SIZE, CACHE_PR_BYTES = "128M", 128 << 20
 BOARDS = ("rpi5-a", "rpi5-b")
 
 # What the lab e2e changes in a block before it runs it (labguide.Step.with_changes: each must be
@@ -106,6 +108,9 @@ def the_admins_edit(lab: Lab, checkout: Path) -> None:
                 # The image's package lists are as old as the image, and nothing can fetch
                 # newer ones here.
                 "controller_apt_cache_valid_time": APT_FOREVER,
+                # Each board's untrusted cache is allocated on this machine's disk (in the
+                # container's overlay): small, the size any lab gives is the same code.
+                "lab_cache_pr_size": CACHE_PR_SIZE,
                 # The fake GitHub API on the controller's own loopback (plain http is allowed
                 # there only, rtgate/lab/config.py).
                 "runner_github_api": f"http://127.0.0.1:{FAKE_GITHUB_PORT}"}}},
@@ -478,6 +483,44 @@ def test_one_runner_supervisor_per_board_with_its_own_state(guide: Guide) -> Non
         assert state.split() == ["enabled", "active"], state
     assert ctl.nsenter("readlink -f /opt/actions-runner").stdout.strip() == \
         "/opt/actions-runner-linux-x64-standin"
+
+
+def test_each_boards_untrusted_cache_is_a_filesystem_of_its_own(guide: Guide) -> None:
+    """The runner role's untrusted caches (lab/roles/runner/tasks/cache.yml): each board's
+    RTGATE_CACHE_PR a loop-mounted ext4 image of the inventory's size, allocated (not sparse),
+    root's, mounted nodev,nosuid by a unit enabled at boot, its top the runner user's 0700. The
+    gate's own check (latency-gate.yml, before a pull request's build) passes there as the runner
+    user, and refuses the board's cache-main (a directory of the controller's disk); a write
+    beyond the size fills the cache, not the controller. (The controller never reboots here:
+    the unit's enablement stands for the next boot.)"""
+    lab = guide.lab
+    ctl = lab.hosts["controller"]
+    check = cache_mount_check("latency-gate.yml")
+    for board in BOARDS:
+        env = dict(line.split("=", 1) for line in (
+            ctl.root / "etc" / "rtgate" / "runner" / f"{board}.env").read_text().splitlines())
+        cache, image = env["RTGATE_CACHE_PR"], f"/srv/rtgate/{board}-cache-pr.img"
+        assert cache == f"/srv/rtgate/{board}/cache-pr", env
+        source, fstype, options = ctl.nsenter(
+            f"findmnt -n -o SOURCE,FSTYPE,OPTIONS --mountpoint {cache}").stdout.split()
+        assert fstype == "ext4" and {"nodev", "nosuid", "rw"} <= set(options.split(",")), options
+        assert ctl.nsenter(f"losetup -n -O BACK-FILE {source}").stdout.strip() == image
+        size, blocks, owner, mode = ctl.nsenter(f"stat -c '%s %b %U %a' {image}").stdout.split()
+        assert (int(size), owner, mode) == (CACHE_PR_BYTES, "root", "600")
+        assert int(blocks) * 512 >= CACHE_PR_BYTES, f"{image}: sparse ({blocks} blocks)"
+        assert ctl.nsenter(f"stat -c '%U %a' {cache}").stdout.split() == [RUNNER, "700"]
+        unit = ctl.nsenter(f"systemd-escape --path --suffix=mount {cache}").stdout.strip()
+        state = ctl.nsenter(f"systemctl is-enabled '{unit}'; systemctl is-active '{unit}'",
+                            check=False).stdout
+        assert state.split() == ["enabled", "active"], state
+        for where, code in ((cache, 0), (env["RTGATE_CACHE_MAIN"], 3)):
+            proc = as_runner(lab, f"RTGATE_CACHE={shlex.quote(where)}\n{check}")
+            assert proc.returncode == code, (where, proc.stdout + proc.stderr)
+        assert "is no filesystem of its own" in proc.stdout, proc.stdout
+        fill = as_runner(lab, f"dd if=/dev/zero of={cache}/fill bs=1M count=256; "
+                              f"s=$?; rm -f {cache}/fill; exit $s")
+        assert fill.returncode != 0 and "No space left on device" in fill.stderr, fill.stderr
+        assert ctl.nsenter(f"stat -c %b {image}").stdout.strip() == blocks, "the image grew"
 
 
 CLONE_NEWNET = 0x40000000

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from steps import cache_mount_check
 
 from rtgate.errors import InfraError
 from rtgate.kernel import build
@@ -53,17 +54,10 @@ def test_enospc_while_storing_leaves_no_staging(tmp_path: Path, small_disk: Path
     assert list(small_disk.iterdir()) == []
 
 
-def _mount_check(workflow: str) -> str:
-    """The workflow's own check that the untrusted cache is a filesystem of its own."""
-    text = (Path(__file__).resolve().parents[2] / ".github" / "workflows" / workflow).read_text()
-    block = text[text.index('if ! mountpoint -q "$RTGATE_CACHE"'):]
-    return "\n".join(line.strip() for line in block.splitlines()[:4])
-
-
 @pytest.mark.parametrize("workflow", ["latency-gate.yml", "latency-bisect.yml"])
 def test_a_pull_requests_build_needs_a_filesystem_of_its_own(tmp_path: Path, small_disk: Path,
                                                              workflow: str) -> None:
-    script = _mount_check(workflow)
+    script = cache_mount_check(workflow)
     plain = tmp_path / "plain"
     plain.mkdir()
     for cache, code in ((plain, 3), (small_disk, 0)):

@@ -127,6 +127,24 @@ def test_setup_makes_each_boards_own_directories_and_env_file(tmp_path: Path) ->
     assert _mode(root / "cache-main" / "kept")[0] == 0
 
 
+def test_the_playbooks_untrusted_cache_is_mounted_where_setup_makes_cache_pr() -> None:
+    """The runner role (lab/roles/runner) mounts each board's untrusted cache on the directory
+    `rtgate lab setup` makes and names in the runner's environment (RTGATE_CACHE_PR), under the
+    lab file's state_dir (its default unless the inventory's runner_settings sets one), and
+    mounts it nodev,nosuid."""
+    role = Path(__file__).resolve().parents[2] / "lab" / "roles" / "runner"
+    defaults = yaml.safe_load((role / "defaults" / "main.yml").read_text())
+    default = str(labconfig.RunnerSetup().state_dir)
+    assert defaults["runner_state_dir"] == \
+        f"{{{{ runner_settings.state_dir | default('{default}') }}}}"
+    unit = dict(line.split("=", 1) for line in (role / "templates" / "cache-pr.mount.j2")
+                .read_text().splitlines() if "=" in line and not line.startswith("#"))
+    where = unit["Where"].replace("{{ runner_state_dir }}", default).replace("{{ board }}",
+                                                                            "rpi5-b")
+    assert Path(where) == state.BoardState(Path(default) / "rpi5-b").cache_pr
+    assert unit["Type"] == "ext4" and unit["Options"].split(",") == ["loop", "nodev", "nosuid"]
+
+
 def test_setup_refuses_a_symlink_where_a_directory_belongs(tmp_path: Path) -> None:
     config = labconfig.load(lab(tmp_path))
     (tmp_path / "srv" / "rpi5").mkdir(parents=True)
