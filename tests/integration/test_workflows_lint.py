@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -50,3 +51,20 @@ def test_zizmor_finds_nothing(persona: list[str]) -> None:
     findings = json.loads(proc.stdout or "null")
     assert findings == [], json.dumps(findings, indent=1)[:4000]
     assert proc.returncode == 0, proc.stderr
+
+
+ACTION_STEPS = [(path.parent.name, step["name"])
+                for path in sorted((ROOT / ".github" / "actions").glob("*/action.yml"))
+                for step in yaml.safe_load(path.read_text())["runs"].get("steps", [])
+                if "run" in step]
+
+
+@pytest.mark.parametrize(("action", "step"), ACTION_STEPS)
+def test_shellcheck_finds_nothing_in_the_composite_actions(action: str, step: str) -> None:
+    # actionlint lints the workflows' run: scripts only, never a composite action's.
+    data = yaml.safe_load((ROOT / ".github" / "actions" / action / "action.yml").read_text())
+    (found,) = [s for s in data["runs"]["steps"] if s.get("name") == step]
+    assert found["shell"] == "bash", (action, step)
+    proc = subprocess.run([tool("shellcheck"), "--shell=bash", "-"], input=found["run"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
