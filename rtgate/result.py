@@ -108,10 +108,11 @@ class Histogram(_Model):
         "Bin width: a bin [v, v + bucket_us). Percentiles and the standard deviation are only "
         "computed from 1 µs bins."))
     log_linear: bool = Field(False, description=(
-        "True: latencies measured in ns (cyclictest -N) in HdrHistogram's bins at 3 significant "
-        "digits: 1 ns wide below 2.048 µs, above that 1024 bins per power of two, each lower "
-        "edge (µs to the ns) within 2^-10 (< 0.1 %) below every latency in its bin; bucket_us "
-        "is then 1 and unused. Percentiles are bins' lower edges, as with 1 µs bins."))
+        "True: latencies measured in ns (cyclictest -N, rtla -n's 1 ns rows) in HdrHistogram's "
+        "bins at 3 significant digits: 1 ns wide below 2.048 µs, above that 1024 bins per power "
+        "of two, each lower edge (µs to the ns) within 2^-10 (< 0.1 %) below every latency in "
+        "its bin; bucket_us is then 1 and unused. Percentiles are bins' lower edges, as with 1 "
+        "µs bins."))
     buckets: list[tuple[Edge, Annotated[int, Field(ge=0)]]] = Field(
         default_factory=list, max_length=MAX_BUCKETS,
         description="Each bin's lower edge is below limit_us, the edges ascending.")
@@ -364,8 +365,9 @@ class Result(_Model):
     totals: Totals
     resolution_us: Literal[0.001, 1.0] = Field(RESOLUTION_US, description=(
         "The unit the tool printed min, avg and max in (threads and totals): 0.001 when "
-        "cyclictest measured in nanoseconds (-N/--nsecs), else 1 µs. Block maxima are in the "
-        "same unit; histograms of ns are log-linear (Histogram.log_linear)."))
+        "cyclictest (-N/--nsecs) or rtla (-n/--nano) measured in nanoseconds, else 1 µs. "
+        "Block maxima are in the same unit; histograms of ns are log-linear "
+        "(Histogram.log_linear)."))
     status: Status
     reasons: list[str] = Field(default_factory=list)
     notes: list[str] = Field(

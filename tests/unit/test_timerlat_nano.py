@@ -172,6 +172,23 @@ def test_a_nano_top_screen_with_the_user_context() -> None:
     assert r.contexts["irq"].threads[0].min_us == 3.344
 
 
+def test_a_top_screen_from_its_column_header_takes_the_prompts_n(tmp_path: Path) -> None:
+    lines = TOP_USER.read_text().splitlines(keepends=True)
+    path = tmp_path / "from-columns.txt"
+    path.write_text(lines[0] + "".join(lines[3:]))  # the prompt, then from 'CPU COUNT' on
+    r = top.parse(path)
+    assert r.resolution_us == NSEC_US and r.totals == top.parse(TOP_USER).totals
+    assert any("pasted without its title line" in n for n in r.notes)
+
+
+def test_a_prompt_with_n_over_a_microsecond_screen_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "pasted.txt"
+    path.write_text("$ rtla timerlat top -q -n -d 5s\n"
+                    + (RTLA / "guest-top-q.stdout").read_text())
+    with pytest.raises(InputError, match="line 3: the prompt's rtla command has -n"):
+        top.parse(path)
+
+
 def test_microsecond_screens_stay_microseconds() -> None:
     r = top.parse(RTLA / "guest-top-q.stdout")
     assert r.resolution_us == RESOLUTION_US
