@@ -131,6 +131,21 @@ def _rate(rate: calibration.Rate) -> str:
             f"({rate.events}/{rate.trials}, {rate.method})")
 
 
+def _pct(share: float) -> str:
+    return f"{fmt(round(share * 100, 2))} %"
+
+
+def _verdict_time(record: calibration.CalibrationRecord, key: calibration.KeyCalibration) -> str:
+    """How long an unchanged kernel's A/B takes on this kind, from the record alone: a run the
+    rule leaves undecided measures until the plan's cap, and the replay says how many are."""
+    cap = f"{fmt(round(record.plan.max_time_s / 60, 1))} min"
+    decided = key.same_within_cap.value + key.false_alarm.value
+    if decided >= 1:
+        return f"within the cap ({cap}): every replayed unchanged kernel was decided"
+    return (f"the cap, {cap}, for the {_pct(1 - decided)} of unchanged kernels the replay left "
+            "undecided (exit 4); sooner for the rest")
+
+
 def _environment_value(value: Any) -> str:
     if value in (None, "", {}, []):
         return ""
@@ -147,6 +162,8 @@ def _templates() -> jinja2.Environment:
     env.filters["when"] = _when
     env.filters["short_when"] = _short_when
     env.filters["rate"] = _rate
+    env.filters["pct"] = _pct
+    env.globals["verdict_time"] = _verdict_time
     env.globals["version"] = __version__
     env.globals["docs"] = False  # a results site sets it when the MkDocs site is beside it
     return env

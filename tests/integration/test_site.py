@@ -345,15 +345,35 @@ def test_a_boards_calibration_page_is_its_kinds(
 
 
 def test_calibration_pages(site: Path, browser: Browser) -> None:
+    """The page shows each key's replayed rates beside their interval-honest bounds (alpha at
+    most, power at least: issue 36 item 3), P(same | unchanged) and the time to a verdict
+    (item 4); a record made before the bounds existed says it has none."""
     browser.goto((site / "boards" / "qemu-x86-tcg" / "index.html").as_uri())
     cells = browser.js("[...document.querySelectorAll('#calibration tbody tr')].map("
                        "tr => [...tr.cells].map(td => td.innerText.trim()))")
-    flavor, scenario, false_alarm, power, rounds, minutes, *_ = cells[0]
-    assert (flavor, scenario) == ("rt", "idle")
-    assert false_alarm.startswith("5 % [0.61, 16.92] (2/40")
-    assert power.startswith("77.5 % [61.55, 89.16] (31/40")
-    assert (rounds, minutes) == ("9", "22.5")
-    assert cells[1][4] == "not reached"
+    heads = browser.js("[...document.querySelectorAll('#calibration thead th')].map("
+                       "th => th.textContent.trim())")
+    rt, stock = ({h: c for h, c in zip(heads, row, strict=True)} for row in cells)
+    assert (rt["Flavor"], rt["Scenario"]) == ("rt", "idle")
+    assert rt["False alarms"].startswith("5 % [0.61, 16.92] (2/40")
+    assert rt["Power at +20 %"].startswith("77.5 % [61.55, 89.16] (31/40")
+    assert (rt["Rounds to a verdict"], rt["Minutes to a verdict"]) == ("9", "22.5")
+    assert rt["α at most"] == "no bound (a record before 2026-11-28)"
+    assert rt["Power at least"] == "no bound"
+    assert rt["P(same | unchanged)"].startswith("82.5 % [67.22, 92.66] (33/40")
+    # 82.5 % same and 5 % false alarms decided: 12.5 % run to the plan's 5400 s cap.
+    assert rt["Time to a verdict"].startswith("the cap, 90 min, for the 12.5 % of unchanged")
+    assert stock["Rounds to a verdict"] == "not reached"
+    assert stock["α at most"] == "3.1 %" and stock["Power at least"] == "21.4 %"
+    assert stock["P(same | unchanged)"].endswith("; at least 23.1 %")
+    assert stock["Time to a verdict"].startswith("the cap, 90 min, for the 45 % of unchanged")
+    bounds = browser.js("document.querySelector('#bounds').nextElementSibling.innerText")
+    assert "stock / idle: at the plan's 9 rounds a side" in bounds
+    assert "α at most 3.1 %, power at +20 % at least 21.4 %, P(same | unchanged) at least " \
+        "23.1 % (bounds of the rule's model; its check on the bank's replay: the replay " \
+        "agrees" in bounds
+    assert "This bank cannot show a plan: record 24 more rounds." in bounds
+    assert "rt / idle" not in bounds  # no bounds, no note, 40 trials: nothing to add
     assert "say nothing about a\nRaspberry Pi" in (site / "boards" / "qemu-x86-tcg" /
                                                     "index.html").read_text()
     browser.goto((site / "boards" / "local" / "index.html").as_uri())
