@@ -87,10 +87,17 @@ def family_wise(trials: int) -> bool:
     return low(split, trials) <= alpha < low(full, trials)
 
 
-def coverage(name: str, covered: Callable[[int], bool], trials: int, needed: float) -> bool:
-    hits = sum(covered(trial) for trial in range(trials))
-    print(f"  {name}: {rate(hits, trials)}  (holds: at least {needed:.0%} of the trials)")
-    return hits >= needed * trials
+def coverage(name: str, covered: Callable[[int], bool | None], trials: int,
+             needed: float) -> bool:
+    """Coverage over the series given a number; a refusal (None: the fit checks) is counted
+    apart, never as a hit or a miss."""
+    results = [covered(trial) for trial in range(trials)]
+    given = [r for r in results if r is not None]
+    hits = sum(given)
+    refused = f", {trials - len(given)} refused" if len(given) < trials else ""
+    print(f"  {name}: {rate(hits, len(given))}{refused}  (holds: at least {needed:.0%} of the "
+          "series given a number)")
+    return bool(given) and hits >= needed * len(given)
 
 
 def main() -> int:

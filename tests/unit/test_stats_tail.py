@@ -37,15 +37,18 @@ def test_block_maxima_drop_a_short_last_block() -> None:
     assert tail.block_maxima([1, 5, 2, 2, 9, 3, 7], 3).tolist() == [5, 9]
 
 
-def gev_covers(trial: int) -> bool:
+def gev_covers(trial: int) -> bool | None:
     """Whether the 90 % interval of seeded series ``trial`` covers the true pWCET: GEV with
-    xi = 0.1 (scipy's c = -xi), 1 s blocks, 200 of them, whole µs like cyclictest."""
+    xi = 0.1 (scipy's c = -xi), 1 s blocks, 200 of them, whole µs like cyclictest; None when
+    the fit checks refused it (about 1 % of true GEV series, docs/statistics.md)."""
     c, loc, scale, per_hour = -0.1, 20.0, 3.0, 1e-3
     truth = stats.genextreme.isf(tail.per_block(per_hour, 1.0, 3600), c, loc, scale)
     x = np.floor(stats.genextreme.rvs(c, loc=loc, scale=scale, size=200,
                                       random_state=np.random.default_rng(trial)))
     est = tail.pwcet(x, 1.0, per_hour, resamples=RESAMPLES)
-    assert est.valid, est.why_not
+    if not est.valid:
+        assert est.why_not.startswith("stability FAILED"), est.why_not
+        return None
     assert est.lower_us is not None and est.upper_us is not None
     # Estimates are of the true latency, which lies in [printed, printed + 1).
     return est.lower_us <= truth + 1 and truth <= est.upper_us
@@ -70,7 +73,12 @@ def pot_covers(trial: int) -> bool:
 # Three seeded series each (about 5 s of fitting apiece): an interval misplaced by a wrong
 # level or horizon misses all three. benchmarks/monte_carlo.py runs eight, the coverage rate.
 def test_gev_interval_covers_the_true_pwcet_in_most_trials() -> None:
-    covered = sum(gev_covers(trial) for trial in range(3))
+    # Series 0 is one of the ~1 % of true GEV series the stability check refuses: the first
+    # three given a number are 1-3; more than one refusal in four would be a broken check.
+    trials = [gev_covers(trial) for trial in range(4)]
+    given = [t for t in trials if t is not None]
+    assert len(given) >= 3, f"{4 - len(given)} of 4 true GEV series refused"
+    covered = sum(given[:3])
     assert covered >= 2, f"90 % intervals covered the truth in {covered} of 3 trials"
 
 
@@ -289,14 +297,41 @@ def test_two_regime_maxima_are_refused_not_given_a_confident_wrong_number(
     assert est.why_not.startswith("fit FAILED: upper-tail Anderson-Darling"), est.why_not
 
 
-def test_true_gev_maxima_pass_the_upper_tail_fit_check() -> None:
+def test_the_audits_mixture_at_130_blocks_is_refused_by_the_shapes_stability() -> None:
+    """The audit's own case (10 % of blocks at 75 µs, 130 of them) passed the upper-tail
+    Anderson-Darling check in about 93 % of series: this one passes it and got a lower bound
+    near 3 ms for a true 208 µs. Its largest quarter has a light tail (GPD xi about -1) where the
+    GEV reads xi 0.26: the stability check across thresholds refuses it."""
+    x = _two_regimes(7, 130, 75.0)
+    p = tail.per_block(1e-9, 1.0, tail.HOUR_S)
+    xc = tail.continuous(x)
+    with np.errstate(all="ignore"):
+        best = tail._gev_fit(xc)
+        old = tail._gev_profile(p, xc, tail.CONFIDENCE, best)
+        assert tail._upper_fit(xc, best.x).ok
+    assert not isinstance(old, str) and old[1] > 5 * 208.3, old
+    est = tail.pwcet(x, 1.0, 1e-9)
+    assert not est.valid
+    assert est.why_not.startswith("stability FAILED: shape across thresholds"), est.why_not
+
+
+def test_the_stability_check_is_not_tested_below_its_excesses() -> None:
+    x = tail.continuous(_two_regimes(7, 100, 75.0))  # 25 excesses in the top quarter
+    check = tail._stability(x, 0.3)
+    assert check.ok and "not tested: 25 excesses" in check.detail
+
+
+def test_true_gev_maxima_pass_the_fit_checks() -> None:
     for seed, xi in enumerate((-0.1, 0.0, 0.2, 0.4)):
         x = np.floor(stats.genextreme.rvs(-xi, loc=50, scale=5, size=130,
                                           random_state=np.random.default_rng(seed)))
         xc = tail.continuous(x)
         with np.errstate(all="ignore"):
-            fit = tail._upper_fit(xc, tail._gev_fit(xc).x)
+            best = tail._gev_fit(xc)
+            fit = tail._upper_fit(xc, best.x)
+            stable = tail._stability(xc, float(best.x[2]))
         assert fit.ok, (xi, fit)
+        assert stable.ok, (xi, stable)
 
 
 def test_ns_maxima_are_spread_over_a_ns_not_a_us() -> None:
