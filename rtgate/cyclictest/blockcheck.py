@@ -43,6 +43,10 @@ class Reconciled:
     reasons: list[str] = field(default_factory=list)
     """Why the blocks are not the run's: the run is partial."""
     notes: list[str] = field(default_factory=list)
+    whole: Sparse | None = None
+    """The run's histogram without a limit, when cyclictest's -N histogram overflowed (its limit
+    is cut to 1 ms for memory) and the -v stream printed every overflow: what it printed plus
+    what it did not, all below the limit."""
 
 
 def reconcile(t: ThreadView, stream: ReducedStream) -> Reconciled:
@@ -116,8 +120,11 @@ def reconcile(t: ThreadView, stream: ReducedStream) -> Reconciled:
                                                     else top != run_max):
         reasons.append(f"{name}: the largest block maximum is {top} us, cyclictest's maximum "
                        f"{t.max_us:.10g} us: samples of the -v stream were lost")
+    whole = (Sparse.merge([stream.seen, unprinted])
+             if unprinted.unit_ns == 1 and above and not (tail_overflows or unbinned or reasons)
+             else None)
     return Reconciled(BlockMaxima(block_cycles=block, cycles=cycles, maxima_us=maxima),
-                      reasons, notes)
+                      reasons, notes, whole)
 
 
 def _split(seen: Sparse, hist: Sparse, limit_us: int) -> tuple[Sparse, int]:

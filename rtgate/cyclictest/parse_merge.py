@@ -83,6 +83,9 @@ def merge(views: list[RunView]) -> Merged:
             continue  # a -v log that does not tell this thread's block size (a note says so)
         checked = blockcheck.reconcile(t, stream)
         t.blocks = checked.blocks
+        if checked.whole is not None:
+            # Percentiles from every sample: the -v stream has no limit.
+            t.hist, t.limit, t.overflows = checked.whole, None, 0
         merged.partial_reasons.extend(checked.reasons)
         merged.notes.extend(checked.notes)
     return merged

@@ -224,3 +224,11 @@ def test_an_ns_bin_across_the_histogram_limit_loses_nothing() -> None:
     # Thread 0's last cycle was never printed and overflowed too: its block is left out.
     assert t0.blocks is not None and t0.blocks.cycles == 5000 < t0.samples == 5484
     assert [n for n in result.notes if n.startswith("thread 0: the run ended in a stall: 1 cycles")]
+    # The -N histogram stops at 1 ms. Thread 1 printed every overflow: its histogram is the
+    # stream's plus the unprinted last cycles, every sample binned, no limit. Thread 0's last
+    # cycle overflowed unprinted: its histogram keeps the limit and counts its overflows.
+    h0, h1 = t0.histogram, t1.histogram
+    assert h1 is not None and h1.overflows == 0 and sum(c for _, c in h1.buckets) == 8570
+    assert h1.buckets[-1][0] == 10158.08 < t1.max_us < h1.limit_us == 10159
+    assert h0 is not None and (h0.limit_us, h0.overflows) == (1000, 2179)
+    assert result.totals.p99 is not None and result.totals.p99.relation == ">="
