@@ -13,7 +13,7 @@ from rich.markup import escape
 
 from rtgate import paths
 from rtgate.board.measure import measure
-from rtgate.board.spec import BoardSpec, scenarios_of
+from rtgate.board.spec import BoardSpec
 from rtgate.board.tuning import Profile
 from rtgate.breach import BreachTracing
 from rtgate.errors import InfraError, KernelCrash
@@ -36,7 +36,8 @@ class Run:
     infra: InfraError | KernelCrash | None = None
     """Why the run has no result: the lab failed, or the kernel under test crashed."""
 
-def run_all(spec: BoardSpec, flavors: list[str], scenarios: list[str], s: PipelineSettings,
+def run_all(spec: BoardSpec, flavors: list[str], scenarios: list[tuple[str, str]],
+            s: PipelineSettings,
             profile: Profile | None, tracing: BreachTracing | None,
             console: Console) -> list[Run]:
     runs: list[Run] = []
@@ -45,12 +46,14 @@ def run_all(spec: BoardSpec, flavors: list[str], scenarios: list[str], s: Pipeli
         try:
             kernel = kernel_for(spec, flavor, s.kernel, s.out, console)
         except InfraError as exc:
-            runs += [Run(flavor, sc, s.out / flavor / sc, infra=exc) for sc in scenarios]
+            runs += [Run(flavor, name, run_home(s.out, flavor, name), infra=exc)
+                     for _, name in scenarios]
             continue
-        for scenario in scenarios:
-            out = run_home(s.out, flavor, scenario)
+        for scenario, name in scenarios:
+            # A scenario asked for by its file is kept under its own name, as results are.
+            out = run_home(s.out, flavor, name)
             console.rule(f"[bold]run {len(runs) + 1}/{total}[/] {spec.name} "
-                         f"{flavor or 'running kernel'} {scenario} ({s.duration} s)")
+                         f"{flavor or 'running kernel'} {name} ({s.duration} s)")
             try:
                 m = measure(spec, kernel, scenario, s.duration, out,
                             flavor=flavor or None, scale=s.scale, profile=profile,
@@ -60,9 +63,9 @@ def run_all(spec: BoardSpec, flavors: list[str], scenarios: list[str], s: Pipeli
                 what = "the kernel crashed" if isinstance(exc, KernelCrash) else \
                     "infrastructure failure"
                 console.print(f"[red]{what}:[/] {escape(exc.oneline())}")
-                runs.append(Run(flavor, scenario, out, infra=exc))
+                runs.append(Run(flavor, name, out, infra=exc))
                 continue
-            runs.append(Run(flavor, scenario, out, result=m.result_path))
+            runs.append(Run(flavor, name, out, result=m.result_path))
     return runs
 
 def failure(board: str, run: Run) -> Infra:
@@ -84,7 +87,8 @@ def pipeline(s: PipelineSettings) -> int:
         print(plan.describe(s), end="")
         return 0
     spec, thresholds = plan.spec, plan.thresholds
-    runs = run_all(spec, plan.flavors, scenarios_of(spec, s.scenarios), s, plan.profile,
+    scenarios = list(dict.fromkeys((r.scenario, r.name) for r in plan.runs))
+    runs = run_all(spec, plan.flavors, scenarios, s, plan.profile,
                    plan.tracing, console)
 
     outcomes: list[Ruling] = judge([r.result for r in runs if r.result], thresholds,

@@ -104,11 +104,17 @@ def validate(s: PipelineSettings) -> PipelinePlan:
                if (where := problems.attempt(lambda f=flavor: kernel_of(spec, f, s.kernel)))}
     kind = kind_of(spec)
     runs = []
+    named: dict[str, str] = {}
     for scenario in scenarios_of(spec, s.scenarios):
         loaded = problems.attempt(lambda sc=scenario: load_scenario(sc))
         if loaded is None:
             continue
         found, source = loaded
+        if named.setdefault(found.name, scenario) != scenario:
+            problems.add(InputError(
+                f"scenarios {named[found.name]!r} and {scenario!r} are both named "
+                f"{found.name!r}: their runs and budgets would be one"))
+            continue
         for flavor in flavors:
             budget = None
             if thresholds is not None and flavor:

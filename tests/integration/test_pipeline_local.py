@@ -23,3 +23,18 @@ def test_local_pipeline_measures_the_boards_own_scenarios_and_gates(rtgate_cli: 
     assert any(name.startswith("local/") and ": max_us <= " in name for name in cases)
     assert not any(cases.values()), "no failure or error expected on the smoke budgets"
     assert "### `local` / `cpu`" in (tmp_path / "comparison.md").read_text()
+
+
+@pytest.mark.integration
+def test_a_scenario_given_by_its_file_is_measured_under_its_name(rtgate_cli: RunCli,
+                                                                 tmp_path: Path) -> None:
+    scenario = tmp_path / "idle.yml"
+    scenario.write_text((Path(__file__).parents[2] / "bench" / "scenarios" / "idle.yml")
+                        .read_text())
+    out = tmp_path / "out"
+    proc = rtgate_cli("pipeline", "--board", "local", "--scenarios", scenario, "--duration",
+                      "2s", "--out", out)
+    assert proc.returncode == 0, proc.stderr
+    (result,) = out.glob("*/idle/result.json")
+    assert load_result(result).scenario == "idle"
+    assert "### `local` / `idle`" in (out / "comparison.md").read_text()

@@ -19,6 +19,7 @@ from rtgate.pipeline.render import _versus, comparison
 from rtgate.result import load_result
 
 DATA = Path(__file__).parents[1] / "data" / "results"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def cases_of(junit: Path) -> dict[str, list[object]]:
@@ -115,4 +116,17 @@ def test_every_problem_is_found_before_any_build(rtgate_cli: RunCli, tmp_path: P
                for line in lines), lines
     assert lines[-1] == ("rtgate: 5 problems found before any build or boot (above): "
                          "nothing was run")
+    assert not out.exists()
+
+
+def test_two_scenarios_of_one_name_are_refused_before_any_build(rtgate_cli: RunCli,
+                                                                 tmp_path: Path) -> None:
+    # Results, their directories and budgets are keyed by the scenario's own name.
+    copy = tmp_path / "idle.yml"
+    copy.write_text((ROOT / "bench" / "scenarios" / "idle.yml").read_text())
+    out = tmp_path / "out"
+    proc = rtgate_cli("pipeline", "--board", "qemu-arm64", "--flavors", "stock",
+                      "--scenarios", f"idle,{copy}", "--duration", "30s", "--out", out)
+    assert proc.returncode == 2, proc.stderr
+    assert f"scenarios 'idle' and '{copy}' are both named 'idle'" in proc.stderr
     assert not out.exists()
