@@ -1,10 +1,15 @@
-"""A board kind's calibration record (schema rtgate/calibration/v1): the gate's error rates as
+"""A board kind's calibration record (schema rtgate/calibration/v2): the gate's error rates as
 measured on that kind of board, and the A/B plan they call for.
 
 `rtgate calibrate` writes one from an A/A bank of real rounds; it is kept with the default
 branch's lab data (``bench/calibration/<kind>.json``), so a pull request cannot change the plan
 or the rates its own verdict is quoted with. The gate's plan reads ``plan``; the results site
 shows the rest. A kind without a record is gated with a stated conservative default.
+
+v2 adds each key's bank resolution (``KeyCalibration.resolution_us``); a v1 record reads as
+before, its banks in whole µs (every round before cyclictest -N was the default). A record
+calibrates only rounds at its bank's resolution: the A/B plan refuses the others
+(``rtgate.ab.plan``, docs/statistics.md "A record's resolution").
 """
 
 from __future__ import annotations
@@ -15,13 +20,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rtgate import jsonfile, paths
+from rtgate.errors import InputError
+from rtgate.result import NSEC_US, RESOLUTION_US
 from rtgate.schemafile import schema_of
 
-SCHEMA_ID = "rtgate/calibration/v1"
-SCHEMA_FILE = Path(__file__).resolve().parent / "schemas" / "calibration-v1.schema.json"
+SCHEMA_ID = "rtgate/calibration/v2"
+SCHEMA_V1 = "rtgate/calibration/v1"
+SCHEMA_FILE = Path(__file__).resolve().parent / "schemas" / "calibration-v2.schema.json"
 DIRECTORY = paths.CALIBRATION
 
 
@@ -97,6 +105,10 @@ class KeyCalibration(_Model):
     stall_threshold_us: float | None = None
     """The stall test's threshold: the q99 of the bank's pooled block maxima (None: no block
     maxima, or a record before 2026-11-28; the gate then takes A's first-look rounds')."""
+    resolution_us: Literal[0.001, 1.0] = RESOLUTION_US
+    """The bank's rounds' resolution (their results' ``resolution_us``): 0.001 for rounds in
+    ns (cyclictest -N), 1.0 in whole µs (every v1 record's). The record's rates, floor and
+    stall threshold hold for rounds at this resolution only."""
 
     @property
     def floor_sd(self) -> float:
@@ -133,7 +145,7 @@ class GatePlan(_Model):
 
 
 class CalibrationRecord(_Model):
-    schema_: Literal["rtgate/calibration/v1"] = Field(alias="schema")
+    schema_: Literal["rtgate/calibration/v2", "rtgate/calibration/v1"] = Field(alias="schema")
     kind: str
     """The board kind it holds for (every instance of the kind is gated with it)."""
     measured_on: str
@@ -151,14 +163,45 @@ class CalibrationRecord(_Model):
     plan: GatePlan
     keys: list[KeyCalibration]
 
+    @model_validator(mode="after")
+    def _v2_states_resolutions(self) -> CalibrationRecord:
+        # Only a v1 record may leave it out (its banks were in µs): a v2 one without it would
+        # be read as a µs bank whatever it was measured in.
+        if self.schema_ == SCHEMA_ID and any("resolution_us" not in k.model_fields_set
+                                             for k in self.keys):
+            raise ValueError(f"a {SCHEMA_ID} record states every key's resolution_us")
+        return self
+
 
 def json_schema() -> dict[str, Any]:
     return schema_of(CalibrationRecord, SCHEMA_ID)
 
 
 def load(path: Path) -> CalibrationRecord:
-    """Read and validate a calibration record; any problem is a one-line InputError naming it."""
-    return jsonfile.read_model(path, CalibrationRecord, SCHEMA_ID, "calibration record")
+    """Read and validate a calibration record (v2, or v1: banks in whole µs); any problem is a
+    one-line InputError naming it."""
+    return jsonfile.read_model(path, CalibrationRecord, (SCHEMA_ID, SCHEMA_V1),
+                               "calibration record")
+
+
+def resolution_words(resolution_us: float) -> str:
+    """A resolution as the plan and the gate's reasons say it."""
+    return "ns (cyclictest -N)" if resolution_us == NSEC_US else "whole µs"
+
+
+def check_resolution(key: KeyCalibration, measured_us: float, label: str, kind: str) -> None:
+    """InputError unless rounds at ``measured_us`` are what the record's bank for the key was
+    measured at: its rates, floor and stall threshold say nothing of rounds at another."""
+    if measured_us == key.resolution_us:
+        return
+    raise InputError(
+        f"{label}: measures in {resolution_words(measured_us)}, but the calibration record's "
+        f"bank for {key.flavor}/{key.scenario} was measured in "
+        f"{resolution_words(key.resolution_us)}: its false-alarm rate, power, standard-error "
+        "floor and stall threshold do not hold for these rounds. Re-bank the record at this "
+        f"resolution (`rtgate calibrate --board {kind} …`, docs/statistics.md), or measure "
+        "at the bank's (the scenario's cyclictest.nsecs)",
+        path=paths.shown(DIRECTORY / f"{kind}.json"))
 
 
 def for_kind(kind: str, directory: Path = DIRECTORY) -> CalibrationRecord | None:

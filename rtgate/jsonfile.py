@@ -83,14 +83,16 @@ def read(path: Path, kind: inputfile.Kind = inputfile.DOCUMENT) -> tuple[Any, An
     return data, data.get("schema") if isinstance(data, dict) else type(data).__name__
 
 
-def read_model(path: Path, model: type[M], schema_id: str, what: str,
+def read_model(path: Path, model: type[M], schema_id: str | tuple[str, ...], what: str,
                kind: inputfile.Kind = inputfile.DOCUMENT) -> M:
-    """The document in ``path`` as ``model``, when it claims ``schema_id``; any problem is a
-    one-line InputError naming the file (``what`` names the kind of document)."""
+    """The document in ``path`` as ``model``, when it claims ``schema_id`` (or one of them:
+    the versions the model still reads); any problem is a one-line InputError naming the file
+    (``what`` names the kind of document)."""
     data, got = read(path, kind)
-    if got != schema_id:
-        raise InputError(f"not an rtgate {what} (schema {got!r}, expected {schema_id!r})",
-                         path=path)
+    ids = (schema_id,) if isinstance(schema_id, str) else schema_id
+    if got not in ids:
+        raise InputError(f"not an rtgate {what} (schema {got!r}, expected "
+                         f"{' or '.join(repr(i) for i in ids)})", path=path)
     try:
         return model.model_validate(data)
     except ValidationError as exc:

@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 import subprocess
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
@@ -101,6 +101,9 @@ class Bank:
     virtual: bool
     measured_at: datetime | None = None
     """When the bank's last round ended, as its results say (None: they do not say)."""
+    resolutions: dict[ab.Key, float] = field(default_factory=dict)
+    """Each key's rounds' resolution (one per key: ``read_bank`` refuses a mix); a key not
+    named: whole µs."""
 
     @cached_property
     def stall_limits(self) -> dict[ab.Key, float]:
@@ -132,6 +135,7 @@ def read_bank(out: Path, round_s: int, thresholds: Thresholds,
     walls: dict[ab.Key, list[float]] = {}
     margins: dict[ab.Key, ab.Margin] = {}
     kernels = set()
+    resolutions: dict[ab.Key, float] = {}
     virtual = False
     last: float | None = None
     loaded = [(path, load_result(path)) for path in out.glob(ROUND_RESULTS)]
@@ -148,6 +152,12 @@ def read_bank(out: Path, round_s: int, thresholds: Thresholds,
             raise InputError(f"{'/'.join(key)}: no minimum effect (ab.min_effect_pct in its "
                              "budget, or --min-effect-pct)", path=path)
         margins[key] = ab.Margin(pct / 100)
+        # One resolution a key: a record holds for rounds at its bank's, and a bank of both
+        # would describe neither (the µs rounds of before -N beside the ns rounds of after).
+        if resolutions.setdefault(key, result.resolution_us) != result.resolution_us:
+            raise InputError(f"{'/'.join(key)}: the bank mixes rounds in whole µs and in ns "
+                             "(cyclictest -N); bank one resolution in a directory of its own",
+                             path=path)
         virtual |= result.board.virtual
         rounds.setdefault(key, []).append(round_of(result))
         # Board time of the round (deploy, boot, run, collect): the bank's rounds ran one after
@@ -162,7 +172,7 @@ def read_bank(out: Path, round_s: int, thresholds: Thresholds,
     ends = [e for _, r in loaded if (e := _ended(r)) is not None]
     measured_at = datetime.fromtimestamp(max(ends), UTC) if ends else None
     return Bank(rounds, walls, margins, round_s, ", ".join(sorted(k for k in kernels if k)),
-                virtual, measured_at)
+                virtual, measured_at, resolutions)
 
 
 def _ended(result: Result) -> float | None:
@@ -440,6 +450,7 @@ def calibrate(run: ABRun, settings: CalibrateSettings, console: Console) -> Cali
             cv=cv(rounds, metric) if primary[key] else 0.0,
             log_sd=log_sd(rounds, metric) if primary[key] else None, modes=modes,
             stall_threshold_us=bank.stall_limits.get(key),
+            resolution_us=bank.resolutions.get(key, ab.RESOLUTION_US),
             false_alarm=rate(false_alarms(aa), settings.replays, n, planned),
             same_within_cap=rate(aa[Comparison.SAME], settings.replays, n, planned),
             power=[Power(effect=name, detected=rate(outcomes[name][key][Comparison.WORSE],
@@ -450,7 +461,7 @@ def calibrate(run: ABRun, settings: CalibrateSettings, console: Console) -> Cali
             more_rounds=search.more_rounds if search else None))
     wall = sum(per_round_s.values()) or bank.round_s * len(bank.rounds)
     record = CalibrationRecord(
-        schema="rtgate/calibration/v1", kind=kind_of(run.spec), measured_on=run.spec.name,
+        schema=calibration.SCHEMA_ID, kind=kind_of(run.spec), measured_on=run.spec.name,
         virtual=bank.virtual,
         # A replay of a banked record keeps the bank's date (its rounds are what was measured).
         measured_at=(bank.measured_at if not settings.pairs and bank.measured_at

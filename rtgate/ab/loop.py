@@ -34,7 +34,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn
 
-from rtgate import calibration
+from rtgate import calibration, tools
 from rtgate.ab import plan as planning
 from rtgate.ab.settings import ABSettings, RoundSettings
 from rtgate.board.base import KernelArtifacts
@@ -101,25 +101,27 @@ class ABRun:
     def resolve(self) -> planning.RoundPlan:
         """The plan, every usage error found before any round (InputError, exit 2)."""
         if self.plan is None:
-            targets = [planning.RoundTarget(flavor, scenario, *self._tools(flavor, scenario))
-                       for flavor, scenario in self.targets]
+            targets = [self._target(flavor, scenario) for flavor, scenario in self.targets]
             self.plan = planning.resolve(self.spec, targets, self.thresholds, self.settings)
             self.margins = self.plan.margins
             self.seq = self.plan.sequential()
         return self.plan
 
-    def _tools(self, flavor: str, scenario: str) -> tuple[tuple[str, str], float]:
-        """What each side measures with, and the longer warm-up: from the sides' scenario files,
-        or in a replay (``elapsed_s`` None) from the first rounds' results, since a replay reads
-        only results (the publisher's checkout need not hold the scenarios)."""
+    def _target(self, flavor: str, scenario: str) -> planning.RoundTarget:
+        """What each side measures with and to what resolution, and the longer warm-up: from
+        the sides' scenario files, or in a replay (``elapsed_s`` None) the tools from the first
+        rounds' results, since a replay reads only results (the publisher's checkout need not
+        hold the scenarios); each round's resolution is checked as it is read (``_record``)."""
         if self.elapsed_s is None:
-            tools = []
+            names = []
             for side in self.sides:
                 path = self._result_path(side, 1, flavor, scenario)
-                tools.append(load_result(path).tool.name if path.is_file() else "cyclictest")
-            return (tools[0], tools[1]), 0.0
+                names.append(load_result(path).tool.name if path.is_file() else "cyclictest")
+            return planning.RoundTarget(flavor, scenario, (names[0], names[1]))
         read = [load_scenario(self._ref(side, scenario))[0] for side in self.sides]
-        return (read[0].tool, read[1].tool), max(s.warmup_s for s in read)
+        res = [tools.get(s.tool).resolution_us(s.options()) for s in read]
+        return planning.RoundTarget(flavor, scenario, (read[0].tool, read[1].tool),
+                                    max(s.warmup_s for s in read), (res[0], res[1]))
 
     def _ref(self, side: Side, scenario: str) -> str:
         return str(side.scenarios / f"{scenario}.yml") if side.scenarios else scenario
@@ -196,6 +198,17 @@ class ABRun:
                 return ABOutcome.BUDGET
             self.notes.append(f"base round {n} ({'/'.join(key)}) is over its budget (only "
                               f"the candidate's rounds decide): {problems}")
+        cal = planned.calibration
+        if cal is not None and result.resolution_us != cal.resolution_us:
+            # A tool that could not measure as planned (a cyclictest without -N), or a replayed
+            # result claiming another unit: the record says nothing of such a round (its budget
+            # is judged above all the same).
+            self.why = (f"{side.role} round {n} ({'/'.join(key)}) measured in "
+                        f"{calibration.resolution_words(result.resolution_us)}, its calibration "
+                        "record's bank in "
+                        f"{calibration.resolution_words(cal.resolution_us)}: the record's error "
+                        "rates, floor and stall threshold do not hold for it")
+            return ABOutcome.INCOMPLETE
         self.rounds[side.name].setdefault(key, []).append(round_of(result))
         return None
 
@@ -359,10 +372,10 @@ def check(settings: ABSettings, kernels_option: str = "--base and --cand"
                                         "rounds would not pair with the base's", path=ref))
     rounds = settings.rounds
     notes = []
-    if rounds.calibration is None:
+    if rounds.calibration is None and rounds.use_record:
         rounds = replace(rounds, calibration=problems.attempt(
             lambda: calibration.for_kind(kind_of(spec))))
-    if rounds.calibration is None:
+    if rounds.calibration is None and rounds.use_record:
         notes.append(f"no calibration record for {kind_of(spec)!r} (bench/calibration/): each "
                      "key's primary metric is the rule's default, and the false-alarm rate and "
                      "power are unmeasured on this board (`rtgate calibrate`)")

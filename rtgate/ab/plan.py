@@ -13,7 +13,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rtgate import paths, tools
+from rtgate import calibration, paths, tools
 from rtgate.ab.settings import RoundSettings
 from rtgate.board.spec import BoardSpec, kind_of
 from rtgate.calibration import CalibrationRecord, KeyCalibration
@@ -61,6 +61,9 @@ class RoundTarget:
     """The tool side A's and side B's scenario measures with."""
     warmup_s: float = 0.0
     """The longer of the sides' warm-ups (seconds the loads run before measuring)."""
+    resolutions: tuple[float | None, float | None] = (None, None)
+    """What side A's and side B's scenario measure to (``MeasuringTool.resolution_us``); None:
+    known only from the rounds (a replay reads results only)."""
 
 
 @dataclass(frozen=True)
@@ -112,7 +115,8 @@ class RoundPlan:
                 continue
             sd = p.calibration.floor_sd
             c = oc.normal(sd, 0.0, self.planned, seq.design(key), p.margin.relative)
-            lines.append(f"  at the record's CV {p.calibration.cv:.2f} (log-sd {sd:.3g}; normal "
+            lines.append(f"  at the record's CV {p.calibration.cv:.2f} (log-sd {sd:.3g}, its bank "
+                         f"in {calibration.resolution_words(p.calibration.resolution_us)}; normal "
                          f"logs, {c.trials} simulated runs): P(same | unchanged) {c.same:.2f}"
                          f"{self._same_bound(key, p.calibration, seq)}, undecided "
                          f"{c.unknown:.2f}, about {c.mean_rounds:.1f} rounds a side to a "
@@ -179,8 +183,16 @@ def resolve(spec: BoardSpec, targets: Sequence[RoundTarget], thresholds: Thresho
             tool = tools.get(t.tools[0])
             # A tool measuring no wake-up latency is compared on its own primary metric.
             own = None if tool.measures == "wake-up latency" else tool.primary
+            cal = key_calibration(record, key)
+            if cal is not None and record is not None:
+                # The record calibrates rounds at its bank's resolution only (a usage error of
+                # the lab's data, found before the first round: docs/statistics.md).
+                for side, measured in zip("AB", t.resolutions, strict=True):
+                    if measured is not None:
+                        calibration.check_resolution(cal, measured, f"{label}, side {side}",
+                                                     record.kind)
             keys[key] = KeyPlan(key, budget, ab.Margin(pct / 100),
-                                primary_of(record, key) or own, key_calibration(record, key))
+                                primary_of(record, key) or own, cal)
             by_target.setdefault((t.flavor, t.scenario), []).append(key)
     budgets = [p.budget for p in keys.values()]
     alpha = settings.alpha or min((b.ab.alpha for b in budgets if b.ab), default=0.01)

@@ -30,6 +30,10 @@ class RoundSettings:
     """Overrides the budgets' ab.alpha: the false-alarm rate of the whole run."""
     calibration: CalibrationRecord | None = None
     """The board kind's calibration record: the keys' primary metrics and the planned rounds."""
+    use_record: bool = True
+    """Without ``calibration``, gate with the kind's record in bench/calibration/. False for
+    `rtgate calibrate`: its bank makes the record, and is not judged by the one it replaces
+    (banked at another resolution, say)."""
 
 
 @dataclass(frozen=True)

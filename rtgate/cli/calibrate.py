@@ -11,6 +11,7 @@ from rich.console import Console
 
 from rtgate import paths
 from rtgate.ab.calibrate import (
+    DEFAULT_PLANNED,
     EFFECTS,
     STALLS,
     TARGET_ALPHA,
@@ -45,7 +46,7 @@ meet a false-alarm rate <= {TARGET_ALPHA:g} and power >= {TARGET_POWER:g}, searc
 n ~ 2((c + z)s / ln(1 + m))^2 (printed) up to {MAX_PLANNED}; else "this bank cannot show it:
 record N more rounds", or that no bank can at its spread.
 
-The record (schema rtgate/calibration/v1) is the board kind's: it goes to
+The record (schema rtgate/calibration/v2) is the board kind's: it goes to
 bench/calibration/<kind>.json (rpi5-b, kind rpi5: rpi5.json) unless --record says otherwise.
 Commit it to the default branch in a reviewed pull request, where the gate's plan reads it.
 
@@ -64,9 +65,14 @@ def handler(args: argparse.Namespace) -> int:
             flavors=tuple(args.flavors) if args.flavors else None,
             scenarios=tuple(args.scenarios) if args.scenarios else None,
             thresholds=args.thresholds,
+            # Judged by no record (the bank makes the kind's); the bank is never looked at, so
+            # the printed plan's looks are the bank's, never the thousands this cap allows
+            # (each look's boundary is simulated).
             rounds=RoundSettings(out=args.out, round_duration=args.round_duration,
-                                 max_time=args.round_duration * 10_000, scale=args.scale,
-                                 min_effect_pct=args.min_effect_pct, alpha=args.alpha)),
+                                 max_time=args.round_duration * 10_000,
+                                 planned_rounds=max(args.rounds, DEFAULT_PLANNED),
+                                 scale=args.scale, min_effect_pct=args.min_effect_pct,
+                                 alpha=args.alpha, use_record=False)),
         pairs=args.rounds, replays=args.replays, record=args.record, dry_run=args.dry_run)
     plan = validate(settings)
     if settings.dry_run:

@@ -13,7 +13,7 @@ from typing import ClassVar
 from rtgate.cyclictest.command import REDUCER, CyclictestCommand, CyclictestSpec, build
 from rtgate.cyclictest.version import Capabilities
 from rtgate.errors import InputError
-from rtgate.result import Result
+from rtgate.result import NSEC_US, RESOLUTION_US, Result
 from rtgate.tools.protocol import GuestShell, Kind, MeasuringTool, Metric, RunFacts
 
 GUEST_REDUCER = "/tmp/rtgate-blockmaxima.awk"
@@ -45,6 +45,11 @@ class Cyclictest(MeasuringTool):
     def command(self, options: CyclictestSpec, *, caps: Capabilities, duration_s: int,
                 outdir: str, source: Path) -> CyclictestCommand:
         return build(options, caps, duration_s=duration_s, outdir=outdir, source=source)
+
+    def resolution_us(self, options: CyclictestSpec) -> float:
+        """ns with -N (``nsecs``, the default); a cyclictest without -N measures in µs instead,
+        which only its results can say."""
+        return NSEC_US if options.nsecs else RESOLUTION_US
 
     def on_controller(self, command: CyclictestCommand, rawdir: Path) -> CyclictestCommand:
         return replace(command, json_path=_moved(command.json_path, rawdir),

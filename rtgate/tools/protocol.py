@@ -122,6 +122,12 @@ class MeasuringTool(ABC):
         reads from the result's totals itself); None where the result has none."""
         return {}
 
+    def resolution_us(self, options: Any) -> float | None:
+        """The least step of the numbers ``options`` ask the tool to measure (a result's
+        ``resolution_us``), as a scenario says it before any round; None: known only from the
+        results. What a calibration record's bank is checked against before the first round."""
+        return None
+
     def notes(self, command: Any) -> list[str]:
         """How the command line was adapted to the installed tool (the environment's notes)."""
         return []

@@ -144,6 +144,8 @@ def test_calibrate_local_banks_real_rounds_and_writes_a_record(rtgate_cli: RunCl
     assert got.kind == "local" and got.replays == 100 and got.virtual in (True, False)
     (key,) = got.keys
     assert (key.flavor, key.scenario, key.rounds_banked) == ("stock", "idle", 6)
+    # Banked in ns (cyclictest -N, the scenario's default), and the record says so (issue 40).
+    assert got.schema_ == "rtgate/calibration/v2" and key.resolution_us == 0.001
     assert key.false_alarm.trials == 1 and key.false_alarm.high > 0.9
     assert "fewer than one independent trial" in key.false_alarm.method or got.plan.rounds == 3
     # The claims are bounds from the bank's log-sd (6 rounds: its upper bound about ×2.1).

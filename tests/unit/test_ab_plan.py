@@ -4,15 +4,27 @@ reach at the calibration record's CV (issue 36, item 4)."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 from clirun import RunCli
+from rich.console import Console
 from scipy import stats
 
+from rtgate import calibration, paths
 from rtgate.ab import loop
+from rtgate.ab.settings import ABSettings, RoundSettings
+from rtgate.board.spec import load_board
+from rtgate.errors import RtgateError
+from rtgate.gate.thresholds import flavor_of, load_thresholds
+from rtgate.outcome import ABOutcome
+from rtgate.result import load_result
 from rtgate.stats import ab, oc
+
+DATA_AB = Path(__file__).resolve().parents[1] / "data" / "ab"
 
 
 def measured_nothing(monkeypatch: pytest.MonkeyPatch) -> list[object]:
@@ -54,13 +66,61 @@ def test_a_b_scenario_with_another_tool_is_refused_before_any_round(
     assert not (tmp_path / "out" / "A").exists()
 
 
-def test_the_plan_of_a_board_with_a_record_says_same_is_out_of_reach(rtgate_cli: RunCli,
-                                                                     tmp_path: Path) -> None:
-    # qemu-arm64's record: CV 0.52-0.56 at 20 rounds a side; no kernels needed for the plan.
+def test_a_record_banked_in_us_does_not_calibrate_ns_rounds(rtgate_cli: RunCli,
+                                                             tmp_path: Path) -> None:
+    """qemu-arm64's committed record (v1, banked 2026-11-25 in whole µs) and its `net` scenario
+    measuring in ns (cyclictest -N, the default since): refused before any round (issue 40)."""
     proc = rtgate_cli("ab", "--board", "qemu-arm64", "--round-duration", "20s", "--max-time",
                       "90m", "--min-effect-pct", "10", "--out", str(tmp_path), "--plan-only")
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 2, proc.stderr
     text = " ".join(proc.stderr.split())
+    for flavor in ("stock", "rt"):
+        assert (f"bench/calibration/qemu-arm64.json: qemu-arm64/{flavor}/net, side A: measures "
+                f"in ns (cyclictest -N), but the calibration record's bank for {flavor}/net was "
+                "measured in whole µs") in text
+    assert "Re-bank the record at this resolution" in text
+    assert not (tmp_path / "A").exists()
+
+
+def ns_banked(kind: str) -> calibration.CalibrationRecord:
+    """The kind's committed record as if its bank had been measured in ns."""
+    record = calibration.for_kind(kind)
+    assert record is not None
+    return record.model_copy(update={"keys": [k.model_copy(update={"resolution_us": 0.001})
+                                              for k in record.keys]})
+
+
+def qemu_plan(tmp_path: Path, record: calibration.CalibrationRecord,
+              cand_scenarios: Path | None = None, flavors: tuple[str, ...] | None = None
+              ) -> list[str]:
+    settings = ABSettings(
+        board="qemu-arm64", base=None, cand=None, cand_scenario_dir=cand_scenarios,
+        flavors=flavors, scenarios=None, thresholds=paths.THRESHOLDS, plan_only=True,
+        rounds=RoundSettings(out=tmp_path, round_duration=20, max_time=5400,
+                             min_effect_pct=10, calibration=record))
+    run, problems = loop.check(settings)
+    problems.raise_found("the first round")
+    assert run is not None
+    return run.resolve().describe()
+
+
+def test_a_b_side_measuring_in_us_is_refused_by_a_record_banked_in_ns(tmp_path: Path) -> None:
+    planted = tmp_path / "scenarios"
+    planted.mkdir()
+    net = yaml.safe_load((paths.SCENARIOS / "net.yml").read_text())
+    net["cyclictest"] = {**net.get("cyclictest", {}), "nsecs": False}
+    (planted / "net.yml").write_text(yaml.safe_dump(net))
+    with pytest.raises(RtgateError, match="qemu-arm64/stock/net, side B: measures in whole µs, "
+                                          "but the calibration record's bank for stock/net was "
+                                          "measured in ns") as caught:
+        qemu_plan(tmp_path / "out", ns_banked("qemu-arm64"), planted, ("stock",))
+    assert caught.value.code == 2
+
+
+def test_the_plan_of_a_board_with_a_record_says_same_is_out_of_reach(tmp_path: Path) -> None:
+    # qemu-arm64's record: CV 0.52-0.56 at 20 rounds a side; no kernels needed for the plan.
+    text = " ".join(" ".join(qemu_plan(tmp_path, ns_banked("qemu-arm64"))).split())
+    assert text.count("its bank in ns (cyclictest -N)") == 2
     assert "20 rounds a side planned (the calibration record of qemu-arm64)" in text
     assert text.count("P(same | unchanged) 0.00") == 2
     assert text.count("same is out of reach") == 2
@@ -118,3 +178,39 @@ def test_the_rounds_for_same_formula_and_its_margin_agree() -> None:
     n = oc.rounds_for(0.1, 0.1, 4.0, 1.645)
     assert n == pytest.approx(2 * ((4.0 + 1.645) * 0.1 / 0.0953102) ** 2)
     assert oc.margin_for_same(0.1, round(n), 4.0) == pytest.approx(0.1, rel=0.01)
+
+
+def test_a_round_at_another_resolution_than_the_bank_is_incomplete(tmp_path: Path) -> None:
+    """What the plan cannot see: a round measured otherwise than its scenario asked (a
+    cyclictest without -N), or a replayed result claiming another unit. The captured local
+    rounds (whole µs, tests/data/ab/idle) replayed as the publisher does with a record whose
+    bank for the key is in ns: the record says nothing of them, no verdict (exit 3)."""
+    data = Path(__file__).resolve().parents[1] / "data" / "ab" / "idle"
+    for side in "AB":
+        for n in range(1, 4):
+            home = tmp_path / side / f"round-{n}" / "running" / "idle"
+            home.mkdir(parents=True)
+            shutil.copy(data / f"r{n}" / "result.json", home)
+    flavor = flavor_of(load_result(data / "r1" / "result.json"))
+    local = calibration.for_kind("local")
+    assert local is not None
+
+    def replay(resolution_us: float) -> loop.ABRun:
+        key = local.keys[0].model_copy(update={"flavor": flavor, "scenario": "idle",
+                                               "resolution_us": resolution_us})
+        settings = RoundSettings(out=tmp_path, round_duration=4, max_time=600,
+                                 planned_rounds=3, min_effect_pct=100, alpha=0.2,
+                                 calibration=local.model_copy(update={"keys": [key]}))
+        run = loop.ABRun(load_board("local"), (loop.Side("A", "base", None, None),
+                                               loop.Side("B", "candidate", None, None)),
+                         [("", "idle")], load_thresholds(DATA_AB / "thresholds.yml"), settings,
+                         Console(quiet=True))
+        run.replay()
+        return run
+
+    run = replay(0.001)
+    assert run.outcome is ABOutcome.INCOMPLETE and run.exit == 3
+    assert run.why == (f"base round 1 (local/{flavor}/idle) measured in whole µs, its "
+                       "calibration record's bank in ns (cyclictest -N): the record's error "
+                       "rates, floor and stall threshold do not hold for it")
+    assert replay(1.0).outcome is not ABOutcome.INCOMPLETE

@@ -13,6 +13,7 @@ import pytest
 from scipy import stats
 
 from rtgate.ab import calibrate
+from rtgate.errors import InputError
 from rtgate.gate.thresholds import load_thresholds
 from rtgate.outcome import Comparison
 from rtgate.result import load_result
@@ -104,3 +105,21 @@ def test_a_banked_bank_keeps_its_own_date_and_round_times(tmp_path: Path) -> Non
     assert got.measured_at.strftime("%Y-%m-%d") == max(e for e in ends if e)[:10] < "2026-11-28"
     walls = [w for ws in got.wall_s.values() for w in ws]
     assert walls and all(w >= 15 for w in walls), walls[:5]
+    # The 2026-11-25 bank is in whole µs: a record made from it says so (issue 40).
+    assert set(got.resolutions.values()) == {1.0}
+
+
+def test_a_bank_mixing_us_and_ns_rounds_of_a_key_is_refused(tmp_path: Path) -> None:
+    """The µs rounds of before -N beside ns rounds of after: a record would describe neither."""
+    for n, (side, source) in enumerate([("A", "idle/r1"), ("B", "idle/r2"), ("A", "idle/r3")]):
+        home = tmp_path / side / f"round-{n + 1}" / "running" / "idle"
+        home.mkdir(parents=True)
+        result = load_result(DATA / source / "result.json")
+        if n == 2:  # the same round as a -N run would state it
+            result = result.model_copy(update={"resolution_us": 0.001})
+        result.write(home / "result.json")
+    with pytest.raises(InputError, match=r"local/\w+/idle: the bank mixes rounds in whole µs "
+                                         r"and in ns \(cyclictest -N\)") as caught:
+        calibrate.read_bank(tmp_path, 4, load_thresholds(DATA / "thresholds.yml"), 50,
+                            boards=ROOT / "bench" / "boards")
+    assert caught.value.path is not None and "round-3" in caught.value.path

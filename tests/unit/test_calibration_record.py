@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from rtgate import calibration
@@ -48,3 +49,58 @@ def test_a_bad_record_is_one_line_naming_the_file(tmp_path: Path, change: dict[s
     with pytest.raises(InputError, match=message) as caught:
         calibration.load(path)
     assert "\n" not in str(caught.value) and caught.value.path == str(path)
+
+
+# ---- The bank's resolution (issue 40): v2 states it, a v1 record is a bank in whole µs --------
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_a_v1_record_is_a_bank_in_whole_microseconds(tmp_path: Path) -> None:
+    path = tmp_path / "qemu-arm64.json"
+    path.write_text(json.dumps(RECORD))
+    (key,) = calibration.load(path).keys
+    assert key.resolution_us == 1.0
+
+
+def test_a_v2_record_states_its_banks_resolution(tmp_path: Path) -> None:
+    path = tmp_path / "rpi5.json"
+    keys = [{**RECORD["keys"][0], "resolution_us": 0.001}]  # type: ignore[index]
+    path.write_text(json.dumps({**RECORD, "schema": calibration.SCHEMA_ID, "keys": keys}))
+    (key,) = calibration.load(path).keys
+    assert key.resolution_us == 0.001
+    path.write_text(json.dumps({**RECORD, "schema": calibration.SCHEMA_ID,
+                                "keys": [{**keys[0], "resolution_us": 0.5}]}))
+    with pytest.raises(InputError, match="invalid calibration record at keys.0.resolution_us"):
+        calibration.load(path)
+    # Only a v1 record may leave it out: a v2 one would be read as a µs bank whatever it was.
+    path.write_text(json.dumps({**RECORD, "schema": calibration.SCHEMA_ID}))
+    with pytest.raises(InputError, match="states every key's resolution_us"):
+        calibration.load(path)
+
+
+def test_the_committed_records_and_schema_are_current() -> None:
+    schema = json.loads(calibration.SCHEMA_FILE.read_text())
+    assert schema == calibration.json_schema(), "run `make schema` and commit the result"
+    for path in sorted((ROOT / "bench" / "calibration").glob("*.json")):
+        jsonschema.validate(json.loads(path.read_text()), schema)
+        record = calibration.load(path)
+        # Banked before -N was the default: every key a bank in whole µs until re-banked.
+        assert record.schema_ == "rtgate/calibration/v1", path
+        assert {k.resolution_us for k in record.keys} == {1.0}, path
+
+
+def test_rounds_at_another_resolution_than_the_bank_are_refused(tmp_path: Path) -> None:
+    path = tmp_path / "qemu-arm64.json"
+    path.write_text(json.dumps(RECORD))
+    (key,) = calibration.load(path).keys
+    calibration.check_resolution(key, 1.0, "qemu-arm64/rt/idle", "qemu-arm64")
+    with pytest.raises(InputError) as caught:
+        calibration.check_resolution(key, 0.001, "qemu-arm64/rt/idle, side A", "qemu-arm64")
+    text = str(caught.value)
+    assert caught.value.code == 2 and "\n" not in text
+    assert caught.value.path == "bench/calibration/qemu-arm64.json"
+    assert text.startswith("qemu-arm64/rt/idle, side A: "
+                           "measures in ns (cyclictest -N), but the calibration record's bank "
+                           "for rt/idle was measured in whole µs")
+    assert "standard-error floor and stall threshold do not hold" in text
