@@ -145,10 +145,18 @@ def test_rt_kernel_measured_in_a_lava_job(rtgate_process: RunProcess, tmp_path: 
     assert len(result.threads) == result.environment["cpus_online"] == 2
     # Block maxima, reduced in the job by busybox awk, agree with the histogram the controller
     # parsed from the raw files the job printed.
+    # A thread whose last, never printed cycles overflowed cyclictest's -N histogram (1 ms; a
+    # TCG guest under host load often exceeds it) ended in a stall of unknown length: its block
+    # is left out, with a note (rtgate/cyclictest/blockcheck.py).
+    stalled = {n.split(":")[0] for n in result.notes if "the run ended in a stall" in n}
     for t in result.threads:
-        assert t.blocks is not None and t.blocks.cycles == t.samples > 0
-        assert max(t.blocks.maxima_us) == t.max_us
+        assert t.blocks is not None and t.samples > 0
         assert t.blocks.block_cycles == 1000  # -i1000: one second
+        if f"thread {t.thread}" in stalled:
+            assert t.samples - 2000 <= t.blocks.cycles < t.samples
+            assert t.blocks.cycles % 1000 == 0 and max(t.blocks.maxima_us) <= t.max_us
+        else:
+            assert t.blocks.cycles == t.samples and max(t.blocks.maxima_us) == t.max_us
     # The images the job fetched are the ones measured.
     images = json.loads((out / "lava-images.json").read_text())
     assert images["sha256"]["kernel"] == sha256_file(rt_kernel.out / "Image")
