@@ -6,7 +6,7 @@ rtla is the one rtgate builds from the trusted kernel source (rtgate.trace.rtla,
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -19,14 +19,15 @@ DEFAULT_PERIOD_US = 1000
 # rtla's limits on -E (entries per histogram).
 MIN_ENTRIES, MAX_ENTRIES = 10, 9_999_999
 NANO_HISTOGRAM_US = 100
-"""With -n/--nano rtla counts -b in ns (kernel tools/tracing/rtla/src/timerlat_hist.c, 6.12:
-'-n' sets output_divisor to 1, and timerlat_hist_update() bins latency / output_divisor by
-bucket_size), so 1 ns bins need -E 1000 per µs of limit. rtla prints every row it allocated
-(an empty one is formatted, then dropped) after the run: 21-30 µs a row in the qemu-arm64 guest
-(TCG, 2 vCPUs), several times that on a loaded host (docs/journal.md, 2026-11-28), where a
-10 s run of 200 µs of rows came within 2 s of the hang guard. 100 µs holds the tails ns matter
-for (a PREEMPT_RT Pi 5's p99.99 under stress-ng: about 9 µs); above it samples are overflows (a
-percentile among them a lower bound at it), the maximum stays exact."""
+"""The widest histogram rtla -n counts in 1 ns rows. With -n rtla counts -b in ns (kernel
+tools/tracing/rtla/src/timerlat_hist.c, 6.12: '-n' sets output_divisor to 1, and
+timerlat_hist_update() bins latency / output_divisor by bucket_size), so 1 ns bins need -E 1000
+per µs of limit. rtla formats every row it allocated after the run (an empty one is formatted,
+then dropped): 21-30 µs a row in the qemu-arm64 guest (TCG, 2 vCPUs), several times that on a
+loaded host (docs/journal.md, 2026-11-28), where a 10 s run of 200 µs of rows came within 2 s of
+the hang guard. A scenario whose histogram_us fits keeps 1 ns rows; a wider one runs -n -b 1000:
+the exact ns min/avg/max with its full range of 1 µs bins, as many rows as in µs (never a
+histogram cut to 100 µs, where a TCG guest's samples mostly overflow)."""
 
 
 class TimerlatSpec(BaseModel):
@@ -48,10 +49,11 @@ class TimerlatSpec(BaseModel):
         description="CPU list to measure on (rtla -c); default every CPU.")
     nsecs: bool = Field(
         True, description="Measure in nanoseconds (rtla -n/--nano), as cyclictest.nsecs: min, "
-                          "avg and max to the ns; with 1 µs bins the histogram counts 1 ns "
-                          f"rows up to {NANO_HISTOGRAM_US} µs at most (log-linear in the "
-                          "result; rtla prints every row it counts), wider bins keep their "
-                          "µs. False: whole µs, as rtla prints by default.")
+                          "avg and max to the ns; with 1 µs bins and histogram_us up to "
+                          f"{NANO_HISTOGRAM_US} the histogram counts 1 ns rows (log-linear in "
+                          "the result; rtla formats every row it allocates), a wider "
+                          "histogram or wider bins keep their µs bins. False: whole µs, as "
+                          "rtla prints by default.")
 
     @model_validator(mode="after")
     def _entries(self) -> TimerlatSpec:
@@ -78,7 +80,6 @@ class TimerlatCommand:
     period_us: int | None
     bucket_ns: int | None = None
     """rtla -n: its -b, in ns (1 ns bins, or ``bucket_us`` × 1000)."""
-    notes: list[str] = field(default_factory=list)
 
 
 def build(spec: TimerlatSpec, *, duration_s: int, outdir: str) -> TimerlatCommand:
@@ -90,21 +91,16 @@ def build(spec: TimerlatSpec, *, duration_s: int, outdir: str) -> TimerlatComman
     tracer is a separate follow-up run, rtgate.breach). ``-n`` (``nsecs``): -E and -b count ns
     (see NANO_HISTOGRAM_US).
     """
-    limit_us, entries, bucket, notes = spec.histogram_us, spec.entries, spec.bucket_us, []
-    bucket_ns = None
+    entries, bucket, bucket_ns = spec.entries, spec.bucket_us, None
     if spec.nsecs:
-        bucket_ns = 1 if spec.bucket_us == 1 else spec.bucket_us * 1000
-        if spec.bucket_us == 1 and limit_us > NANO_HISTOGRAM_US:
-            notes.append(f"rtla -n counts 1 ns rows up to {NANO_HISTOGRAM_US} µs, not "
-                         f"timerlat.histogram_us {limit_us}: latencies above are overflows "
-                         "(their maximum exact)")
-            limit_us = NANO_HISTOGRAM_US
-        entries, bucket = limit_us * 1000 // bucket_ns, bucket_ns
+        fine = spec.bucket_us == 1 and spec.histogram_us <= NANO_HISTOGRAM_US
+        bucket_ns = 1 if fine else spec.bucket_us * 1000
+        entries, bucket = spec.histogram_us * 1000 // bucket_ns, bucket_ns
     argv = ["rtla", "timerlat", "hist", "-k", "--no-aa", "-d", f"{duration_s}s",
             *(["-n"] if spec.nsecs else []), "-E", str(entries), "-b", str(bucket)]
     if spec.period_us is not None:
         argv += ["-p", str(spec.period_us)]
     if spec.cpus is not None:
         argv += ["-c", spec.cpus]
-    return TimerlatCommand(argv, f"{outdir}/{STDOUT}", limit_us, spec.bucket_us,
-                           spec.period_us, bucket_ns, notes)
+    return TimerlatCommand(argv, f"{outdir}/{STDOUT}", spec.histogram_us, spec.bucket_us,
+                           spec.period_us, bucket_ns)

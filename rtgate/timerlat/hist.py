@@ -128,8 +128,20 @@ class _Given:
     limit_us: int | None
     bucket_us: int | None
     bucket_ns: int | None
-    """The bin width of an ns file (rtla -n -b counts ns) that is no whole µs: 1 ns."""
+    """The run's -b where rtla ran with -n (it counts ns): 1 ns, or a whole µs such as the
+    harness's ``bucket_us`` × 1000; given, the file must be in ns."""
     typed: pasted.Typed | None
+
+    @property
+    def nano(self) -> bool:
+        """The caller's -b or the prompt's -n says the file is in ns."""
+        return self.bucket_ns is not None or bool(self.typed and self.typed.nanoseconds)
+
+    @property
+    def nano_refusal(self) -> str:
+        return ("the prompt's rtla command has -n (nanoseconds), but its output says "
+                "microseconds" if self.typed and self.typed.nanoseconds else
+                "rtla was run with -n (nanoseconds), but its output says microseconds")
 
     def in_unit(self, scale: int) -> tuple[int | None, int | None]:
         """(limit, bin width) in the file's unit: ``scale`` ns each (1000: µs, 1: ns)."""
@@ -173,8 +185,13 @@ class _HistReader:
 
         first = next_line("its title")
         if self.lenient and INDEX_HEADER.match(first.strip()):
-            # Pasted from its Index row on: the unit is the prompt's (-n), else rtla's µs.
-            self._unit(bool(self.given.typed and self.given.typed.nanoseconds))
+            # Pasted from its Index row on: the unit is ns where the prompt has -n or the
+            # caller's -b counts ns (bucket_ns), else rtla's µs.
+            if self.given.bucket_ns is not None and self.given.typed and not (
+                    self.given.typed.nanoseconds):
+                raise self.error("rtla was run with -n (nanoseconds), but the prompt's rtla "
+                                 "command has no -n (microseconds)")
+            self._unit(self.given.nano)
             return self._body(first.split(), it, next_line)
         if first != self.title:
             raise self.error(f"not rtla output: expected {self.title!r}")
@@ -183,12 +200,8 @@ class _HistReader:
             raise self.error("expected '# Time unit is microseconds (us)' (or nanoseconds "
                              "(ns), rtla -n)")
         nano = unit[1].startswith("nano")
-        if self.given.typed and self.given.typed.nanoseconds and not nano:
-            raise self.error("the prompt's rtla command has -n (nanoseconds), but its output "
-                             "says microseconds")
-        if self.given.bucket_ns is not None and not nano:
-            raise self.error("rtla was run with -n (nanoseconds), but its output says "
-                             "microseconds")
+        if self.given.nano and not nano:
+            raise self.error(self.given.nano_refusal)
         self._unit(nano)
         if not _DURATION.match(next_line("the duration")):
             raise self.error("expected '# Duration: D HH:MM:SS'")
@@ -307,15 +320,17 @@ def parse(path: Path, *, limit_us: int | None = None, bucket_us: int | None = No
         lenient and not titled and bool(INDEX_HEADER.match(line))), lenient=lenient,
                        tool="rtla hist")
     title = out.lines[0][1].strip()
+    typed = out.typed if out.typed and " hist" in f" {out.typed.cmdline}" else None
+    given = _Given(limit_us, bucket_us, bucket_ns, typed)
     if INDEX_HEADER.match(title):
         title = OSNOISE_TITLE if " CPU-" in f" {title}" else TITLE
+        unit = "ns, as rtla -n prints" if given.nano else "rtla's default, µs"
         out.notes.append(f"{path.name}: pasted from the histogram's Index row on, without "
-                         f"{title!r}, its time unit and duration: the unit is taken as rtla's "
-                         "default, µs, and the duration is unknown")
+                         f"{title!r}, its time unit and duration: the unit is taken as {unit}, "
+                         "and the duration is unknown")
     tool, main = ("osnoise", "noise") if title == OSNOISE_TITLE else (TOOL, "thread")
     what = f"rtla {tool} hist"
-    typed = out.typed if out.typed and " hist" in f" {out.typed.cmdline}" else None
-    reader = _HistReader(path, title, _Given(limit_us, bucket_us, bucket_ns, typed), lenient)
+    reader = _HistReader(path, title, given, lenient)
     columns, every, rest = reader.read(out.lines)
     if unset := [c for c in columns if c.summary["count"] == 0 and (
             c.summary["min"], c.summary["avg"], c.summary["max"]) == (_UNSET_MIN, None, 0)]:

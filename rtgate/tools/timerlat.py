@@ -60,9 +60,6 @@ class Timerlat(MeasuringTool):
         except InputError as exc:
             return None, exc.oneline()
 
-    def notes(self, command: rtla.TimerlatCommand) -> list[str]:
-        return command.notes
-
     def measuring_thread(self, comm: str, *, main: bool) -> bool:
         return comm.startswith("timerlat/")  # rtla -k: the kernel's timerlat/N threads
 

@@ -5,6 +5,7 @@ files, and the local board refusing a timerlat scenario through the real CLI."""
 from __future__ import annotations
 
 import json
+import math
 import shlex
 from dataclasses import replace
 from pathlib import Path
@@ -33,7 +34,7 @@ DATA = ROOT / "tests" / "data" / "timerlat"
 NET = DATA / "rt-net.stdout"  # rt, timerlat-net, limit 20000 µs: overflows
 WIDE = DATA / "stock-idle-wide.stdout"  # stock, no load, limit 200000 µs: none
 BUCKET10 = DATA / "rt-cpu1-bucket10.stdout"  # rt, -c 1 -b 10 -p 2000, limit 50000 µs
-NET_NANO = DATA / "rt-net-nano.stdout"  # rt, timerlat-net in ns: -n -E 100000 -b 1, overflows
+NET_NANO = DATA / "rt-net-nano.stdout"  # rt, timerlat-net in ns: -n -E 20000 -b 1000
 HELP = ROOT / "tests" / "data" / "help" / "cyclictest-2.40.txt"
 
 
@@ -165,13 +166,11 @@ def test_shipped_scenario_runs_rtla_in_the_guest_instead_of_cyclictest() -> None
     scenario, source = load_scenario("timerlat-net")
     plan = _plan(scenario, source)
     assert plan.tool == "timerlat" and isinstance(plan.measure, TimerlatCommand)
-    # In ns (rtla -n, timerlat.nsecs): 1 ns bins up to 100 µs, not the scenario's 20 ms.
+    # In ns (rtla -n, timerlat.nsecs): 20 ms is more than 1 ns rows may span, so bins of 1000
+    # ns over the whole 20 ms, as many rows as in µs.
     assert plan.command.argv == ["rtla", "timerlat", "hist", "-k", "--no-aa", "-d", "20s",
-                                  "-n", "-E", "100000", "-b", "1"]
-    assert plan.measure.limit_us == 100 and plan.measure.bucket_ns == 1
-    assert plan.measure.notes == [
-        "rtla -n counts 1 ns rows up to 100 µs, not timerlat.histogram_us 20000: latencies "
-        "above are overflows (their maximum exact)"]
+                                  "-n", "-E", "20000", "-b", "1000"]
+    assert (plan.measure.limit_us, plan.measure.bucket_ns) == (20000, 1000)
     script = guestscript.render(plan, ["iperf3-server", "iperf3-client"], epoch=0)
     assert shlex.join(plan.command.argv) in script
     assert f">{guestscript.RAW}/timerlat.stdout 2>{guestscript.RAW}/timerlat.stderr &" in script
@@ -190,7 +189,7 @@ def test_shipped_scenario_runs_rtla_in_the_guest_instead_of_cyclictest() -> None
     plan = _plan(scenario.model_copy(update={"tool_options": {"timerlat": wide}}), source)
     assert plan.command.argv[-9:] == [
         "-n", "-E", "5000", "-b", "10000", "-p", "2000", "-c", "1"]
-    assert isinstance(plan.measure, TimerlatCommand) and plan.measure.notes == []
+    assert isinstance(plan.measure, TimerlatCommand)
     assert (plan.measure.limit_us, plan.measure.bucket_ns) == (50000, 10000)
 
 
@@ -224,29 +223,38 @@ def test_assembled_result_names_rtla_and_its_command_line(tmp_path: Path) -> Non
 
 
 def test_assembled_result_in_nanoseconds(tmp_path: Path) -> None:
-    """The harness's own -n run (the e2e test's capture): every number to the ns, 1 ns rows in
-    log-linear bins up to 100 µs, and the scenario's cut histogram noted."""
+    """The harness's own -n run (the e2e test's capture): min/avg/max to the ns, the scenario's
+    whole 20 ms in 1 µs bins, so the percentiles are as exact as in a µs run."""
     result = _raw_run(tmp_path, NET_NANO, 0, nsecs=True)
     assert result.status == "complete", result.reasons
-    assert result.tool.cmdline == "rtla timerlat hist -k --no-aa -d 20s -n -E 100000 -b 1"
-    assert result.resolution_us == 0.001
-    assert result.environment["cyclictest_notes"] == [
-        "rtla -n counts 1 ns rows up to 100 µs, not timerlat.histogram_us 20000: latencies "
-        "above are overflows (their maximum exact)"]
+    assert result.tool.cmdline == "rtla timerlat hist -k --no-aa -d 20s -n -E 20000 -b 1000"
+    assert result.resolution_us == 0.001 and result.environment["cyclictest_notes"] == []
     thread, irq = result.contexts["thread"], result.contexts["irq"]
     assert [(t.samples, t.min_us, t.max_us) for t in thread.threads] == [
-        (2685, 32.368, 55172.272), (2642, 46.592, 142175.376)]
-    assert (irq.totals.min_us, irq.totals.max_us) == (2.672, 59551.792)
-    assert [t.histogram.overflows for t in thread.threads] == [2189, 2190]  # type: ignore[union-attr]
-    assert all(t.histogram.log_linear and t.histogram.limit_us == 100  # type: ignore[union-attr]
-               for t in thread.threads)
-    # The CPUs' averages (3038009 and 3158802 ns), each cut, weighted: the true mean lies
-    # within 1 ns above it, as does ALL's own cut average, 3097918 ns.
+        (4773, 31.872, 99530.128), (4649, 33.36, 82840.0)]
+    assert (irq.totals.min_us, irq.totals.max_us) == (4.992, 99299.584)
+    assert [(t.histogram.overflows, t.histogram.limit_us, t.histogram.bucket_us,  # type: ignore[union-attr]
+             t.histogram.log_linear) for t in thread.threads] == [  # type: ignore[union-attr]
+        (17, 20000, 1, False), (26, 20000, 1, False)]
+    # The CPUs' averages (1403808 and 1447518 ns), each cut, weighted: the true mean lies
+    # within 1 ns above it, and ALL's own cut average, 1425375 ns, is its whole ns.
     assert result.totals.avg_truncated
-    assert 3097918 - 1 < (result.totals.avg_us or 0) * 1000 <= 3097918
-    assert result.totals.avg_us == pytest.approx((3038.009 * 2685 + 3158.802 * 2642) / 5327)
-    # Under a loaded TCG host most wake-ups take longer than 100 µs: the median a lower bound.
-    assert result.totals.p50 == Percentile(value_us=100, relation=">=")
+    assert 1425375 <= (result.totals.avg_us or 0) * 1000 < 1425375 + 1
+    assert result.totals.avg_us == pytest.approx((1403.808 * 4773 + 1447.518 * 4649) / 9422)
+    # The median and p99 are whole µs bins, read here from the Thr rows (ns, each a whole µs)
+    # and the 43 overflows: nearest rank of all 9422 wake-ups.
+    values = []
+    for line in NET_NANO.read_text().splitlines()[4:]:
+        if line.startswith("over:"):
+            break
+        ns, _, thr0, _, thr1 = map(int, line.split())
+        values += [ns // 1000] * (thr0 + thr1)
+    values = sorted(values) + [20000] * 43
+    assert len(values) == 9422
+    assert result.totals.p50 == Percentile(value_us=values[math.ceil(0.5 * 9422) - 1]) == (
+        Percentile(value_us=203))
+    assert result.totals.p99 == Percentile(value_us=values[math.ceil(0.99 * 9422) - 1])
+    assert result.totals.p99_9 == Percentile(value_us=20000, relation=">=")
 
 
 def test_rtla_failing_is_partial_with_its_message(tmp_path: Path) -> None:

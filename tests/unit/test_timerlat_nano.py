@@ -90,6 +90,19 @@ def test_the_prompt_says_the_bins_count_ns() -> None:
     assert r.totals.p99_99 == Percentile(value_us=20000, relation=">=")
 
 
+def test_the_harnesss_wide_nano_run_is_read_as_microsecond_bins(tmp_path: Path) -> None:
+    """What the harness passes for `-n -E 20000 -b 1000` (a scenario wider than 1 ns rows may
+    span) reads the real capture as the prompt does: 1 µs bins over 20 ms, ns min/avg/max."""
+    lines = B1000.read_text().splitlines(keepends=True)
+    raw = tmp_path / "timerlat.stdout"
+    raw.write_text("".join(lines[1:-1]))  # rtla's stdout, without the prompts around it
+    r = hist.parse(raw, limit_us=20000, bucket_us=1, bucket_ns=1000)
+    assert r.status == "complete" and r.resolution_us == NSEC_US
+    h = r.threads[0].histogram
+    assert h is not None and not h.log_linear and (h.limit_us, h.bucket_us) == (20000, 1)
+    assert r.totals == hist.parse(B1000, lenient=True).totals
+
+
 def test_rtlas_default_nano_histogram_is_below_a_microsecond() -> None:
     """`rtla timerlat hist -n`: 256 rows of 1 ns, every sample over them. No histogram a result
     can state; the exact min/avg/max are kept, with the user context rtla 6.12 picked."""
@@ -152,6 +165,24 @@ def test_pasted_from_the_index_row_the_prompts_n_gives_the_unit(tmp_path: Path) 
     assert r.totals == hist.parse(B1000, lenient=True).totals
 
 
+def test_pasted_from_the_index_row_the_given_bucket_ns_gives_the_unit(tmp_path: Path) -> None:
+    """No prompt, no unit line: --timerlat-bucket-ns says the run had -n, so the rows and the
+    summary are ns (read as µs, every number was 1000× too large)."""
+    path = tmp_path / "from-index.txt"
+    path.write_text("".join(NANO.read_text().splitlines(keepends=True)[3:]))
+    r = hist.parse(path, bucket_ns=1, lenient=True)
+    assert r.resolution_us == NSEC_US and r.totals.max_us == 83074.448
+    assert any("the unit is taken as ns, as rtla -n prints" in n for n in r.notes)
+    whole = hist.parse(NANO, limit_us=9999, bucket_ns=1)
+    assert hist.parse(path, limit_us=9999, bucket_ns=1, lenient=True).totals == whole.totals
+    # A prompt whose rtla has no -n contradicts it.
+    typed = tmp_path / "typed.txt"
+    typed.write_text("# rtla timerlat hist -k -d 10s -E 9999\n" + path.read_text())
+    with pytest.raises(InputError, match="line 2: rtla was run with -n .* prompt's rtla command "
+                                         "has no -n"):
+        hist.parse(typed, bucket_ns=1, lenient=True)
+
+
 def test_a_nano_top_screen_keeps_every_digit() -> None:
     r = top.parse(TOP_KERNEL, lenient=False)
     assert r.status == "complete" and r.resolution_us == NSEC_US
@@ -199,9 +230,15 @@ def test_the_harness_runs_rtla_in_nanoseconds_unless_the_scenario_opts_out() -> 
     nano = build(TimerlatSpec(histogram_us=60), duration_s=10, outdir="/o")
     assert nano.argv == ["rtla", "timerlat", "hist", "-k", "--no-aa", "-d", "10s", "-n",
                          "-E", "60000", "-b", "1"]
-    assert (nano.limit_us, nano.bucket_ns, nano.notes) == (60, 1, [])
-    wide = build(TimerlatSpec(), duration_s=10, outdir="/o")
-    assert wide.limit_us == NANO_HISTOGRAM_US and wide.argv[-4:] == ["-E", "100000", "-b", "1"]
+    assert (nano.limit_us, nano.bucket_ns) == (60, 1)
+    top = build(TimerlatSpec(histogram_us=NANO_HISTOGRAM_US), duration_s=10, outdir="/o")
+    assert top.argv[-4:] == ["-E", "100000", "-b", "1"] and top.bucket_ns == 1
+    # Above the cap of 1 ns rows: its whole range in bins of 1000 ns, exact ns min/avg/max.
+    wide = build(TimerlatSpec(histogram_us=NANO_HISTOGRAM_US + 1), duration_s=10, outdir="/o")
+    assert wide.argv[-5:] == ["-n", "-E", "101", "-b", "1000"]
+    default = build(TimerlatSpec(), duration_s=10, outdir="/o")
+    assert (default.limit_us, default.bucket_ns) == (20000, 1000)
+    assert default.argv[-4:] == ["-E", "20000", "-b", "1000"]
     plain = build(TimerlatSpec(nsecs=False), duration_s=10, outdir="/o")
     assert plain.argv[-5:] == ["10s", "-E", "20000", "-b", "1"]
     assert (plain.limit_us, plain.bucket_ns) == (20000, None)
