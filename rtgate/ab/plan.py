@@ -121,6 +121,7 @@ class RoundPlan:
                          f"{self._same_bound(key, p.calibration, seq)}, undecided "
                          f"{c.unknown:.2f}, about {c.mean_rounds:.1f} rounds a side to a "
                          f"verdict (~{c.mean_rounds * per_pair / 60:.0f} board minutes)")
+            lines.extend(_bank_says(p.calibration))
             if c.same < REACHABLE:
                 need = oc.rounds_for(sd, p.margin.relative, bound, SAME_GOAL_Z)
                 wider = oc.margin_for_same(sd, self.planned, bound, SAME_GOAL_Z)
@@ -143,6 +144,18 @@ class RoundPlan:
                       self.keys[key].margin.relative, 0.2)
         return (f" (at least {b.same_low:.2f} at the log-sd's {100 * oc.CONFIDENCE:g} % upper "
                 f"bound {high:.3g} over the bank's {cal.rounds_banked} rounds)")
+
+
+def _bank_says(cal: KeyCalibration) -> list[str]:
+    """What the record's bank cannot show, in the record's own words: a plan read from a small
+    or old bank must not look calibrated beyond it."""
+    if cal.bounds is None:
+        return [f"  the record's rates are points of an older rule's replay of "
+                f"{cal.rounds_banked} rounds, without bounds (a record before 2026-11-28): "
+                "they show nothing about this rule's false-alarm rate or power"]
+    if cal.rounds_needed is None and cal.needed_note:
+        return [f"  the record's bank cannot show a plan: {cal.needed_note}"]
+    return []
 
 
 def primary_of(record: CalibrationRecord | None, key: ab.Key) -> str | None:

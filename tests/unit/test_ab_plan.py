@@ -15,7 +15,7 @@ from rich.console import Console
 from scipy import stats
 
 from rtgate import calibration, paths
-from rtgate.ab import loop
+from rtgate.ab import loop, plan
 from rtgate.ab.settings import ABSettings, RoundSettings
 from rtgate.board.spec import load_board
 from rtgate.errors import RtgateError
@@ -126,6 +126,8 @@ def test_the_plan_of_a_board_with_a_record_says_same_is_out_of_reach(tmp_path: P
     assert text.count("same is out of reach") == 2
     assert "n ≈ 2((c + z)·s / ln(1 + m))²" in text and "or a margin of about" in text
     assert "same within ×1.1 either way, B/A in [0.909, 1.1]" in text
+    # Its bank (27-28 rounds, less than one independent trial) says what it cannot show.
+    assert text.count("the record's bank cannot show a plan: no bank can show it") == 2
     assert not (tmp_path / "A").exists()
 
 
@@ -214,3 +216,15 @@ def test_a_round_at_another_resolution_than_the_bank_is_incomplete(tmp_path: Pat
                        "calibration record's bank in ns (cyclictest -N): the record's error "
                        "rates, floor and stall threshold do not hold for it")
     assert replay(1.0).outcome is not ABOutcome.INCOMPLETE
+
+
+def test_a_plan_read_from_an_old_record_says_its_rates_are_no_bounds() -> None:
+    """A record replayed before the bounds (rule 2, e.g. qemu-arm64's until 2026-11-28) must not
+    read as calibrated for this rule: the plan says what it is."""
+    record = calibration.load(Path(__file__).parents[1] / "data" / "report" / "calibration" /
+                              "qemu-x86-tcg.json")
+    old, new = record.keys  # rt: no bounds; stock: bounds, no plan, "record 24 more rounds"
+    said = plan._bank_says(old)
+    assert len(said) == 1 and "older rule's replay of 40 rounds, without bounds" in said[0]
+    assert plan._bank_says(new) == [f"  the record's bank cannot show a plan: {new.needed_note}"]
+    assert plan._bank_says(new.model_copy(update={"rounds_needed": 9})) == []
