@@ -110,8 +110,12 @@ class FakeGitHub:
     def __init__(self, *, app_id: str, public_key: bytes, installation_id: int,
                  scopes: tuple[str, ...] = ("/repos/lab/rtgate",),
                  groups: tuple[int, ...] = (1,), token_ttl_s: float = 3600,
-                 slow_s: float = 3.0) -> None:
+                 slow_s: float = 3.0, first_job_id: int = 1) -> None:
         self.app_id = app_id
+        # A workflow run's id is GitHub's, never given twice in a repository (the gate's run
+        # directory RUN-ATTEMPT must be new): fakes serving one lab one after the other start
+        # where the last one stopped.
+        self.first_job_id = first_job_id
         self.public_key = public_key
         self.installation_id = installation_id
         self.scopes = scopes
@@ -155,7 +159,7 @@ class FakeGitHub:
     def queue_job(self, label: str, seconds: float, escape: bool = False,
                   script: str = "") -> Job:
         with self.lock:
-            job = Job(label, seconds, escape, script, id=len(self.jobs) + 1)
+            job = Job(label, seconds, escape, script, id=self.first_job_id + len(self.jobs))
             self.jobs.append(job)
             return job
 
@@ -361,7 +365,7 @@ class FakeGitHub:
                 return 200, {"job": {"id": job.id, "seconds": job.seconds,
                                      "escape": job.escape, "script": job.script}}
             if call == "done":
-                job = self.jobs[int(body["job_id"]) - 1]
+                job = self.jobs[int(body["job_id"]) - self.first_job_id]
                 job.env, job.done = dict(body.get("env", {})), True
                 job.cancelled = bool(body.get("cancelled"))
                 job.returncode, job.log = body.get("returncode"), str(body.get("log", ""))

@@ -208,6 +208,7 @@ class Guide:
     checkout: Path
     ran: dict[str, Ran] = field(default_factory=dict)
     playbooks: list[Recap] = field(default_factory=list)
+    next_run_id: int = 1  # the next fake GitHub's first run id (lab_github)
 
 
 def stand_in_kernels(lab: Lab, outs: list[str]) -> None:
@@ -549,16 +550,21 @@ def network_of(netns: str) -> Iterator[None]:
 @contextlib.contextmanager
 def lab_github(guide: Guide) -> Iterator[FakeGitHub]:
     """The fake GitHub API (tests/fakegithub.py) serving on the controller's own loopback,
-    where the lab file points the supervisors."""
+    where the lab file points the supervisors; its run ids go on from the last fake's, as
+    GitHub's never repeat (a job's run directory RUN-ATTEMPT must be new on the controller)."""
     fake = FakeGitHub(app_id="123456",
                       public_key=(guide.checkout.parent / "app.pub").read_bytes(),
-                      installation_id=7654321, scopes=("/repos/OWNER/rtgate",))
+                      installation_id=7654321, scopes=("/repos/OWNER/rtgate",),
+                      first_job_id=guide.next_run_id)
     fake.server.server_close()
     with network_of(guide.lab.hosts["controller"].netns):
         fake.server = ThreadingHTTPServer(("127.0.0.1", FAKE_GITHUB_PORT), fake._handler())
     fake.server.daemon_threads = True
-    with fake.running():
-        yield fake
+    try:
+        with fake.running():
+            yield fake
+    finally:
+        guide.next_run_id += len(fake.jobs)
 
 
 def test_each_runner_supervisor_takes_a_job_from_the_fake_github(guide: Guide) -> None:
@@ -606,10 +612,11 @@ def test_a_pull_request_gets_its_check_from_the_publisher_under_act(guide: Guide
        just merged; the job (label rpi5: a pull request's gate asks for a kind) is taken by a
        runner supervisor of the kind, and its step measures main's kernels against the pull
        request's on that stand-in Pi (the gate's A/B command, tests/actlab.py gate_pr_job; the
-       kernels are stand-ins, its scenario idle). Its output, uploaded as gate-rpi5, is judged
-       again by the publisher from the raw rounds: the lab's own decision (ab.json), reached
-       again, whatever the artifact says besides. Stand-in numbers cannot meet a Pi 5's budgets
-       or tell two kernels apart in a few short rounds: that check is red, never a pass."""
+       kernels are stand-ins, its flavor and scenario the record's, rt and idle). Its output,
+       uploaded as gate-rpi5, is judged again by the publisher from the raw rounds: the lab's
+       own decision (ab.json), reached again, whatever the artifact says besides. Stand-in
+       numbers cannot meet a Pi 5's budgets or tell two kernels apart in a few short rounds:
+       that check is red, never a pass."""
     lab = guide.lab
     ctl = lab.hosts["controller"]
     origin = guide.checkout.parent / "origin.git"
@@ -654,8 +661,13 @@ def test_a_pull_request_gets_its_check_from_the_publisher_under_act(guide: Guide
     shutil.copytree(origin, ctl.root / "srv" / "lab-origin.git")
     ctl.nsenter(f"chown -R {RUNNER}: /srv/lab-origin.git")
     stand_in_kernels(lab, ["pr-kernels/stock", "pr-kernels/rt"])
-    script = gate_pr_job(origin="file:///srv/lab-origin.git", ab_plan=ab_plan, scenarios="idle",
-                         base=f"/home/{RUNNER}/kernels", cand=f"/home/{RUNNER}/pr-kernels")
+    # The flavors the record banked (CHANGES["calibrate"]: rt): the plan's cap is the record's,
+    # sized for its keys (rtgate/ab/plan.py), and rtgate ab refuses a cap that cannot fit the
+    # first look of more (exit 2). The workflow's AB_FLAVORS are stock and rt, as a lab's
+    # record from the guide's calibration is.
+    script = gate_pr_job(origin="file:///srv/lab-origin.git", ab_plan=ab_plan, flavors="rt",
+                         scenarios="idle", base=f"/home/{RUNNER}/kernels",
+                         cand=f"/home/{RUNNER}/pr-kernels")
     t = time.monotonic()
     with lab_github(guide) as fake:
         job = fake.queue_job("rpi5", 0, script=script)
