@@ -157,16 +157,16 @@ def keep_context(store: Path, run_id: int, tmp: Path) -> None:
     upload(store, str(run_id), "run-context", str(tmp / "plan" / "run-context"), overwrite=True)
 
 
-def gate_pr_job(*, origin: str, ab_plan: dict[str, Any], flavors: str, scenarios: str,
-                base: str, cand: str) -> str:
+def gate_pr_job(*, origin: str, ab_plan: dict[str, Any], base: str, cand: str) -> str:
     """The `run:` script of a pull request's lab gate job (latency-gate.yml's `gate` job) for a
     runner stand-in: the default branch checked out (actions/checkout, here a clone of
     ``origin``), the board the runner serves (its .env), the untrusted cache with the step's
     own check that it is a filesystem of its own (exit 3 if not), and the measuring step's A/B
-    command with the run context's plan, into RESULTS/RUN-ATTEMPT/gate-BOARD (``flavors``: the
-    workflow's AB_FLAVORS). What it cannot do here: build main's and the pull request's kernels
-    (``base``, ``cand``: built elsewhere) and the preflight; the Verdict step's job failure is
-    its exit status."""
+    command with the run context's plan (its flavors and scenarios: the calibration record's
+    keys), into RESULTS/RUN-ATTEMPT/gate-BOARD. What it cannot do here: build main's and the
+    pull request's kernels (``base``, ``cand``: built elsewhere) and the preflight; the Verdict
+    step's job failure is its exit status."""
+    flavors, scenarios = ",".join(ab_plan["flavors"]), ",".join(ab_plan["scenarios"])
     return f"""git clone -q --depth 1 --branch main {shlex.quote(origin)} .
 export RTGATE_ROOT=$GITHUB_WORKSPACE
 board=${{RTGATE_BOARD:?no RTGATE_BOARD in the runner .env}}

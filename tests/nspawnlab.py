@@ -489,7 +489,9 @@ class Lab:
                                                stderr=subprocess.STDOUT, start_new_session=True)
 
     def wait_booted(self, host: Host, timeout: float = 120) -> None:
-        """systemd in the container says it is up (running or degraded) and sshd listens."""
+        """systemd in the container says it is up (running or degraded), sshd listens and
+        logins are allowed: pam_nologin(8) refuses every user but root while /run/nologin exists
+        (systemd-user-sessions.service removes it; a degraded boot may have failed to)."""
         deadline = time.monotonic() + timeout
         said = ""
         while time.monotonic() < deadline:
@@ -497,10 +499,13 @@ class Lab:
                 raise RuntimeError(f"{host.name}: nspawn exited {host.supervisor.returncode}:\n"
                                    + self.console(host))
             with contextlib.suppress(RuntimeError, subprocess.TimeoutExpired):
-                said = host.nsenter("systemctl is-system-running; "
-                                    "systemctl is-active ssh", timeout=20, check=False).stdout
-                state, _, ssh = said.partition("\n")
-                if state in ("running", "degraded") and ssh.strip() == "active":
+                said = host.nsenter("systemctl is-system-running; systemctl is-active ssh; "
+                                    "test -e /run/nologin && echo nologin; "
+                                    "systemctl --failed --no-legend --plain",
+                                    timeout=20, check=False).stdout
+                state, ssh, *rest = said.split("\n") + [""]
+                if (state in ("running", "degraded") and ssh.strip() == "active"
+                        and "nologin" not in rest):
                     return
             time.sleep(1)
         raise RuntimeError(f"{host.name} did not boot in {timeout:g} s ({said!r}):\n"

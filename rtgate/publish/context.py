@@ -35,6 +35,11 @@ class ABPlan(BaseModel):
     calibration_sha256: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")] | None = None
     """The calibration record the plan came from; its primary metrics decide the replay."""
     note: Annotated[str, StringConstraints(max_length=500)] | None = None
+    flavors: list[Name] = []
+    """The flavors the A/B measured: the record's keys', or GATE_AB's; empty (a plan before
+    2026-11-28): the board's own."""
+    scenarios: list[Name] = []
+    """The scenarios: the record's keys' (its rates and cap are for those); empty: the run's."""
 
 
 class Context(BaseModel):

@@ -55,16 +55,18 @@ def judge_artifacts(artifacts: list[Path], thresholds: Thresholds, boards_root: 
                              f"{'in' if by_kind else 'is not in'} bench/boards")
         instances = sorted(b for b, k in kinds.items() if k == name) if by_kind else [name]
         spec = load_board(_instance(found.get(name), instances), boards_root)
-        flavors = flavors_of(spec, None)
-        runs = [(f or RUNNING, s) for f in flavors for s in scenarios_of(spec, scenarios)]
+        plan = ab_plans.get(name) if ab_plans else None
+        # An A/B board measured its plan's keys (its calibration record's), nothing else.
+        flavors = flavors_of(spec, plan.flavors if plan else None)
+        measured = scenarios_of(spec, (plan.scenarios or scenarios) if plan else scenarios)
+        runs = [(f or RUNNING, s) for f in flavors for s in measured]
         if name not in found:
             result.append(BoardJudgement(name, [Infra(name, f, s, Path(f"{ARTIFACT_PREFIX}{name}"),
                                              "the gate uploaded no artifact for this board")
                                        for f, s in runs]))
             continue
-        if ab_plans and name in ab_plans:
-            result.append(ab_board(name, found[name], spec, flavors,
-                                    scenarios_of(spec, scenarios), thresholds, ab_plans[name]))
+        if plan is not None:
+            result.append(ab_board(name, found[name], spec, flavors, measured, thresholds, plan))
             continue
         outcomes = [_run(found[name], spec, f, s, thresholds, boards_root, accepted)
                     for f, s in runs]

@@ -652,22 +652,21 @@ def test_a_pull_request_gets_its_check_from_the_publisher_under_act(guide: Guide
                    capture_output=True)
     kernel_head = pull_request(main, 2, kernel_config_change, "rt: 1000 Hz")
     context = plan(main, tmp_path / "pr-2", head_sha=kernel_head, pull_request=2,
-                   lab_boards=["rpi5"], scenarios="idle")
+                   lab_boards=["rpi5"])
     record = main / "bench" / "calibration" / "rpi5.json"
     ab_plan = context["ab"]["rpi5"]
     assert ab_plan["calibration_sha256"] == hashlib.sha256(record.read_bytes()).hexdigest()
+    # The plan's keys are the record's (CHANGES["calibrate"]: rt, idle), not the board's
+    # flavors and scenarios: the record's cap is sized for its keys, and rtgate ab refuses a
+    # cap that cannot fit the first look of more (exit 2); the publisher replays those keys.
+    assert (ab_plan["flavors"], ab_plan["scenarios"]) == (["rt"], ["idle"]), ab_plan
     keep_context(store, 1002, tmp_path / "pr-2")
     # The job's checkout reads the repository (GitHub's, here a copy on the controller).
     shutil.copytree(origin, ctl.root / "srv" / "lab-origin.git")
     ctl.nsenter(f"chown -R {RUNNER}: /srv/lab-origin.git")
     stand_in_kernels(lab, ["pr-kernels/stock", "pr-kernels/rt"])
-    # The flavors the record banked (CHANGES["calibrate"]: rt): the plan's cap is the record's,
-    # sized for its keys (rtgate/ab/plan.py), and rtgate ab refuses a cap that cannot fit the
-    # first look of more (exit 2). The workflow's AB_FLAVORS are stock and rt, as a lab's
-    # record from the guide's calibration is.
-    script = gate_pr_job(origin="file:///srv/lab-origin.git", ab_plan=ab_plan, flavors="rt",
-                         scenarios="idle", base=f"/home/{RUNNER}/kernels",
-                         cand=f"/home/{RUNNER}/pr-kernels")
+    script = gate_pr_job(origin="file:///srv/lab-origin.git", ab_plan=ab_plan,
+                         base=f"/home/{RUNNER}/kernels", cand=f"/home/{RUNNER}/pr-kernels")
     t = time.monotonic()
     with lab_github(guide) as fake:
         job = fake.queue_job("rpi5", 0, script=script)

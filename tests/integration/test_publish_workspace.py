@@ -68,6 +68,24 @@ def test_a_plan_naming_a_calibration_record_the_default_branch_lacks_is_not_re_d
     assert "**worse**" not in run.comment
 
 
+@pytest.mark.parametrize("planned, outcome", [(["idle"], "regression"),
+                                               (["idle", "cpu"], "infrastructure")])
+def test_the_ab_keys_replayed_are_the_plans(rtgate_process: RunProcess, tmp_path: Path,
+                                            planned: list[str], outcome: str) -> None:
+    """The plan job copies its calibration record's keys into the plan (latency-gate.yml): the
+    record's cap and rates are for those, and the gate job measures those. The publisher replays
+    the plan's scenarios, not the run's (here the board's own, cpu): a key the plan names and
+    the artifact lacks is a round without a measurement."""
+    art, context, args = ab_run(tmp_path, "idle", "idle-loaded")
+    data = json.loads((context / "context.json").read_text())
+    data["scenarios"] = []
+    data["ab"]["local"]["scenarios"] = planned
+    (context / "context.json").write_text(json.dumps(data))
+    run = Published(rtgate_process, tmp_path, art, args=args)
+    assert run.outcome["boards"] == {"local": outcome}, run.comment
+    assert ("running/cpu" in run.comment) == ("cpu" in planned), run.comment
+
+
 def test_ab_rounds_that_cannot_tell_the_kernels_apart_are_undecided_not_a_lab_failure(
         rtgate_process: RunProcess, tmp_path: Path) -> None:
     art, _, args = ab_run(tmp_path, "idle", "idle-again")

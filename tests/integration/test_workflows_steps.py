@@ -227,10 +227,15 @@ def test_a_board_kinds_calibration_record_is_its_plan_else_the_stated_default(
             record = calibration.load(path)
             assert (plan.rounds, plan.round_s) == (record.plan.rounds, round(record.plan.round_s))
             assert plan.calibration_sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+            # Its keys: what its rates and cap are for, in the record's order.
+            assert plan.flavors == list(dict.fromkeys(k.flavor for k in record.keys))
+            assert plan.scenarios == list(dict.fromkeys(k.scenario for k in record.keys))
             assert plan.note is None
             seen.add("record")
         else:
-            assert plan.model_dump(exclude={"note", "calibration_sha256"}) == defaults[board]
+            assert plan.model_dump(exclude={"note", "calibration_sha256", "scenarios"}) \
+                == defaults[board]
+            assert plan.scenarios == []  # the run's
             assert plan.note and "no calibration record" in plan.note
             assert f"::notice title=No calibration record for {board}::" in proc.stdout
             seen.add("default")
