@@ -60,6 +60,8 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from devnodes import opens_devices
+
 from rtgate.kernel.cache import cache_root
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -420,7 +422,7 @@ class Lab:
         _put(state / "throttled", "0x0\n", 0o644)
         _put(root / "usr/lib/rpi-eeprom-standin/default", "2026/06/29 10:00:00\n", 0o644)
         # /dev/vcio: the test's own node (never the host's), root:video 0660.
-        vcio = work / "vcio"
+        vcio = self._devices(host) / "vcio"
         os.mknod(vcio, 0o660 | 0o020000, os.makedev(1, 3))
         video = int(sh(["chroot", str(root), "getent", "group", "video"]).stdout.split(":")[2])
         os.chown(vcio, 0, video)
@@ -438,10 +440,21 @@ class Lab:
                        # cyclictest holds it at 0, as on the Pi (the measurement is this host's)
                        "--bind=/dev/cpu_dma_latency"]
 
+    def _devices(self, host: Host) -> Path:
+        """A directory for the host's device nodes whose mount lets them open: the work
+        directory's, else (a nodev /tmp) a small tmpfs of the lab's own."""
+        devices = host.workdir / "dev"
+        if not devices.is_dir():
+            devices.mkdir()
+            if not opens_devices(devices):
+                sh(["mount", "-t", "tmpfs", "-o", "mode=0755,size=64k,nosuid", "tmpfs",
+                    str(devices)])
+                self._mounts.append(devices)
+        return devices
+
     def _seed_controller(self, host: Host) -> None:
         """Loop devices: this machine's loop-control, and nodes of the test's own."""
-        nodes = host.workdir / "loop"
-        nodes.mkdir()
+        nodes = self._devices(host)
         host.binds.append("--bind=/dev/loop-control")
         for minor in range(LOOP_NODES):
             node = nodes / f"loop{minor}"
