@@ -207,21 +207,21 @@ QEMU_BANK ?= out/bench/banks/qemu-arm64
 QEMU_BANK_PAIRS ?= 64
 QEMU_BANK_REPLAYS ?= 2000
 QEMU_BANK_RECORD ?= bench/calibration/qemu-arm64.json
+# A replay (QEMU_BANK_PAIRS=0) boots nothing: no kernels built or given.
 calibration-qemu-arm64: deps
 	@$(DEPS) kernel qemu
-	for f in stock rt; do \
+	if [ "$(QEMU_BANK_PAIRS)" != 0 ]; then rm -rf $(QEMU_BANK); for f in stock rt; do \
 	  $(PYTHON) -m rtgate kernel build --board qemu-arm64 --flavor $$f --quiet \
-	    --out $(QEMU_BANK)-kernels/$$f || exit $$?; done
-	@if [ "$(QEMU_BANK_PAIRS)" != 0 ]; then rm -rf $(QEMU_BANK); fi
-	nice -n 5 $(PYTHON) -m rtgate calibrate --board qemu-arm64 --kernels $(QEMU_BANK)-kernels \
+	    --out $(QEMU_BANK)-kernels/$$f || exit $$?; done; fi
+	nice -n 5 $(PYTHON) -m rtgate calibrate --board qemu-arm64 \
+	  $(if $(filter-out 0,$(QEMU_BANK_PAIRS)),--kernels $(QEMU_BANK)-kernels) \
 	  --flavors stock,rt --scenarios net --round-duration 20s --rounds $(QEMU_BANK_PAIRS) \
 	  --replays $(QEMU_BANK_REPLAYS) --record $(QEMU_BANK_RECORD) --out $(QEMU_BANK)
 
 # bench/calibration/qemu-arm64.json re-replayed under the current rule from the bank it was
 # made from (benchmarks/records/banks/qemu-arm64.tar.xz: 28 stock and 27 rt rounds of 20 s `net`,
-# 2026-11-25), keeping the bank's date and round times: no round measured (the kernels are
-# cache hits, which calibrate resolves even to replay); about 40 minutes of replay at 1000
-# resamples on the shared VM. Fewer rounds than one independent trial: the record says what
+# 2026-11-25), keeping the bank's date and round times: no round measured, no kernel built;
+# about 40 minutes of replay at 1000 resamples on the shared VM. Fewer rounds than one independent trial: the record says what
 # the bank cannot show. The three-trial bank is calibration-qemu-arm64 above.
 calibration-qemu-arm64-replay: deps
 	rm -rf $(QEMU_BANK) && mkdir -p $(dir $(QEMU_BANK))

@@ -31,7 +31,9 @@ class CalibratePlan:
         spec, rounds = self.run.spec, s.ab.rounds
         flavors = list(dict.fromkeys(f for f, _ in self.run.targets))
         kernels = ({f: f"prebuilt: {paths.shown(s.ab.base / f)}" for f in flavors}
-                   if s.ab.base else {"running": "the board's running kernel"})
+                   if s.ab.base and s.pairs else
+                   {"none": "the bank in out is replayed, nothing booted"} if not s.pairs else
+                   {"running": "the board's running kernel"})
         return yaml.safe_dump({
             "board": spec.name, "kind": kind_of(spec), "driver": spec.driver,
             "kernels": kernels,

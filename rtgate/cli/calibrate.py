@@ -30,7 +30,7 @@ EPILOG = f"""\
 The bank: --rounds N rounds a side of main's kernel (--kernels, DIR/<flavor>/ from `rtgate
 kernel build --out`; none on `local`, which runs its running kernel: a check of the procedure,
 not of a board), measured exactly as `rtgate ab` measures (deploy, boot, run; A B B A …) into
-OUT/A|B/round-N/. --rounds 0 replays the bank already in OUT.
+OUT/A|B/round-N/. --rounds 0 replays the bank already in OUT: nothing booted, no --kernels.
 
 The replay: --replays resampled trials of the gate's own decision code (looks from
 {ab.MIN_ROUNDS} rounds a side, the same stopping), A/A and with planted effects on side B
@@ -65,6 +65,8 @@ def handler(args: argparse.Namespace) -> int:
             flavors=tuple(args.flavors) if args.flavors else None,
             scenarios=tuple(args.scenarios) if args.scenarios else None,
             thresholds=args.thresholds,
+            # A replay of the bank in OUT (--rounds 0) boots nothing: no kernels to demand.
+            plan_only=not args.rounds,
             # Judged by no record (the bank makes the kind's); the bank is never looked at, so
             # the printed plan's looks are the bank's, never the thousands this cap allows
             # (each look's boundary is simulated).
