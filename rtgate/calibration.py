@@ -8,8 +8,9 @@ shows the rest. A kind without a record is gated with a stated conservative defa
 
 v2 adds each key's bank resolution (``KeyCalibration.resolution_us``); a v1 record reads as
 before, its banks in whole µs (every round before cyclictest -N was the default). A record
-calibrates only rounds at its bank's resolution: the A/B plan refuses the others
-(``rtgate.ab.plan``, docs/statistics.md "A record's resolution").
+calibrates rounds at its bank's resolution: finer rounds are floored to it before they are
+judged, coarser ones refused by the A/B plan (``rtgate.ab.plan``, docs/statistics.md "A
+record's resolution").
 """
 
 from __future__ import annotations
@@ -190,17 +191,20 @@ def resolution_words(resolution_us: float) -> str:
 
 
 def check_resolution(key: KeyCalibration, measured_us: float, label: str, kind: str) -> None:
-    """InputError unless rounds at ``measured_us`` are what the record's bank for the key was
-    measured at: its rates, floor and stall threshold say nothing of rounds at another."""
-    if measured_us == key.resolution_us:
+    """InputError when rounds at ``measured_us`` are coarser than the record's bank for the key:
+    its rates, floor and stall threshold say nothing of them. Finer rounds are floored to the
+    bank's resolution, which makes them the data it was banked on (``rtgate.stats.ab.floored``);
+    coarser ones cannot be made finer."""
+    if measured_us <= key.resolution_us:
         return
     raise InputError(
         f"{label}: measures in {resolution_words(measured_us)}, but the calibration record's "
         f"bank for {key.flavor}/{key.scenario} was measured in "
         f"{resolution_words(key.resolution_us)}: its false-alarm rate, power, standard-error "
-        "floor and stall threshold do not hold for these rounds. Re-bank the record at this "
-        f"resolution (`rtgate calibrate --board {kind} …`, docs/statistics.md), or measure "
-        "at the bank's (the scenario's cyclictest.nsecs)",
+        "floor and stall threshold do not hold for these rounds, and no round can be made "
+        "finer than it was measured. Re-bank the record at this resolution (`rtgate calibrate "
+        f"--board {kind} …`, docs/statistics.md), or measure at the bank's (the scenario's "
+        "cyclictest.nsecs or timerlat.nsecs)",
         path=paths.shown(DIRECTORY / f"{kind}.json"))
 
 

@@ -199,17 +199,32 @@ class ABRun:
             self.notes.append(f"base round {n} ({'/'.join(key)}) is over its budget (only "
                               f"the candidate's rounds decide): {problems}")
         cal = planned.calibration
-        if cal is not None and result.resolution_us != cal.resolution_us:
-            # A tool that could not measure as planned (a cyclictest without -N), or a replayed
-            # result claiming another unit: the record says nothing of such a round (its budget
-            # is judged above all the same).
+        got = result.resolution_us
+        expected = planned.measured_us[0 if side.name == "A" else 1]
+        if cal is not None and expected is not None and got != expected:
+            # A tool that could not measure as planned (a cyclictest without -N): the plan's
+            # judging of the key (floored or not) was not made for such a round.
             self.why = (f"{side.role} round {n} ({'/'.join(key)}) measured in "
-                        f"{calibration.resolution_words(result.resolution_us)}, its calibration "
-                        "record's bank in "
+                        f"{calibration.resolution_words(got)}, its scenario in "
+                        f"{calibration.resolution_words(expected)}: the plan's use of the "
+                        "calibration record does not hold for it")
+            return ABOutcome.INCOMPLETE
+        if cal is not None and got > cal.resolution_us:
+            # A replayed result coarser than the record's bank: no round can be made finer, and
+            # the record says nothing of such a round (its budget is judged above all the same).
+            self.why = (f"{side.role} round {n} ({'/'.join(key)}) measured in "
+                        f"{calibration.resolution_words(got)}, its calibration record's bank in "
                         f"{calibration.resolution_words(cal.resolution_us)}: the record's error "
                         "rates, floor and stall threshold do not hold for it")
             return ABOutcome.INCOMPLETE
-        self.rounds[side.name].setdefault(key, []).append(round_of(result))
+        this = round_of(result)
+        if cal is not None and got < cal.resolution_us:
+            # Finer than the bank: judged as the bank's rounds were measured (plan.judged_at).
+            this = ab.floored(this, cal.resolution_us)
+            said = f"{'/'.join(key)}: {planning.judged_at(cal)}"
+            if said not in self.notes:
+                self.notes.append(said)
+        self.rounds[side.name].setdefault(key, []).append(this)
         return None
 
     def _targets(self) -> list[tuple[str, str]]:

@@ -44,10 +44,25 @@ class KeyPlan:
     primary: str | None
     """The record's metric; None: the first of ``ab.METRICS`` every round has."""
     calibration: KeyCalibration | None
+    measured_us: tuple[float | None, float | None] = (None, None)
+    """What side A's and side B's rounds measure to (the target's ``resolutions``); None: known
+    only from the rounds (a replay)."""
 
     @property
     def stall_threshold_us(self) -> float | None:
         return self.calibration.stall_threshold_us if self.calibration else None
+
+    @property
+    def floored_to_us(self) -> float | None:
+        """The record's resolution the rounds are floored to before they are judged, when the
+        sides measure finer than its bank (ns rounds, a bank in µs); None: judged as measured.
+        A replay, which knows no side's resolution before its rounds, floors them all the same
+        (``rtgate.ab.loop.ABRun._record``)."""
+        cal = self.calibration
+        if cal is not None and any(m is not None and m < cal.resolution_us
+                                   for m in self.measured_us):
+            return cal.resolution_us
+        return None
 
 
 @dataclass(frozen=True)
@@ -122,6 +137,8 @@ class RoundPlan:
                          f"{c.unknown:.2f}, about {c.mean_rounds:.1f} rounds a side to a "
                          f"verdict (~{c.mean_rounds * per_pair / 60:.0f} board minutes)")
             lines.extend(_bank_says(p.calibration))
+            if p.floored_to_us is not None:
+                lines.append(f"  {judged_at(p.calibration)}")
             if c.same < REACHABLE:
                 need = oc.rounds_for(sd, p.margin.relative, bound, SAME_GOAL_Z)
                 wider = oc.margin_for_same(sd, self.planned, bound, SAME_GOAL_Z)
@@ -144,6 +161,14 @@ class RoundPlan:
                       self.keys[key].margin.relative, 0.2)
         return (f" (at least {b.same_low:.2f} at the log-sd's {100 * oc.CONFIDENCE:g} % upper "
                 f"bound {high:.3g} over the bank's {cal.rounds_banked} rounds)")
+
+
+def judged_at(cal: KeyCalibration) -> str:
+    """The one line saying that a key's finer rounds are floored to its record's resolution."""
+    return (f"judged at the record's {cal.resolution_us:g} µs: its bank was measured in "
+            f"{calibration.resolution_words(cal.resolution_us)}, so each round's ns latencies "
+            "are floored to it before judging (as the tool measuring in µs reports them; "
+            "docs/statistics.md, \"A record's resolution\")")
 
 
 def _bank_says(cal: KeyCalibration) -> list[str]:
@@ -198,14 +223,15 @@ def resolve(spec: BoardSpec, targets: Sequence[RoundTarget], thresholds: Thresho
             own = None if tool.measures == "wake-up latency" else tool.primary
             cal = key_calibration(record, key)
             if cal is not None and record is not None:
-                # The record calibrates rounds at its bank's resolution only (a usage error of
-                # the lab's data, found before the first round: docs/statistics.md).
+                # The record calibrates rounds at its bank's resolution, or finer ones floored
+                # to it; coarser rounds are a usage error of the lab's data, found before the
+                # first round (docs/statistics.md).
                 for side, measured in zip("AB", t.resolutions, strict=True):
                     if measured is not None:
                         calibration.check_resolution(cal, measured, f"{label}, side {side}",
                                                      record.kind)
             keys[key] = KeyPlan(key, budget, ab.Margin(pct / 100),
-                                primary_of(record, key) or own, cal)
+                                primary_of(record, key) or own, cal, t.resolutions)
             by_target.setdefault((t.flavor, t.scenario), []).append(key)
     budgets = [p.budget for p in keys.values()]
     alpha = settings.alpha or min((b.ab.alpha for b in budgets if b.ab), default=0.01)
@@ -250,6 +276,8 @@ def summary(plan: RoundPlan) -> dict[str, object]:
         "alpha": plan.alpha, "cap_s": plan.max_time, "round_s": round(plan.round_s, 1),
         "keys": [{"key": "/".join(key), "budget": p.budget.label,
                   "source": paths.shown_source(p.budget.source), "same_within": str(p.margin),
-                  "primary": p.primary or "the rule's default"}
+                  "primary": p.primary or "the rule's default",
+                  **({"judged_at": judged_at(p.calibration)}
+                     if p.floored_to_us is not None and p.calibration is not None else {})}
                  for key, p in plan.keys.items()]}
 

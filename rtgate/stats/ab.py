@@ -145,6 +145,31 @@ class Round:
             measured=dict(measured or {}))
 
 
+def floored(r: Round, resolution_us: float) -> Round:
+    """The round as a tool measuring to ``resolution_us`` would have reported it: every latency
+    floored to a multiple of it (cyclictest without -N and rtla without -n divide their ns by
+    1000 in integers, cutting toward zero), the histogram's bins merged accordingly. Flooring
+    commutes with maxima and order statistics, so a floored ns round's block maxima and
+    quantiles are those of the same samples measured in µs (docs/statistics.md, "A record's
+    resolution")."""
+    if r.resolution_us >= resolution_us:
+        return r
+
+    def cut(values: np.ndarray) -> np.ndarray:
+        # round() first: a ns value held as a float (7.000 µs as 6.9999…) is not cut a µs short.
+        return np.floor(np.round(np.asarray(values, dtype=float) / resolution_us, 6)) \
+            * resolution_us
+
+    edges, at = np.unique(cut(r.values_us), return_inverse=True)
+    counts = np.bincount(at, weights=r.counts, minlength=len(edges)).astype(np.int64)
+    return Round(run_id=r.run_id, samples=r.samples, values_us=edges, counts=counts,
+                 overflows=r.overflows, limit_us=r.limit_us,
+                 blocks={t: cut(b) for t, b in r.blocks.items()},
+                 bin_us=max(r.bin_us, resolution_us), resolution_us=resolution_us,
+                 # A tool's own metrics keep their units (osnoise's % is no latency).
+                 measured=dict(r.measured))
+
+
 @dataclass(frozen=True)
 class RoundQuantile:
     value_us: float

@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from clirun import RunCli
 from rich.console import Console
@@ -98,13 +99,13 @@ def ended(proc: subprocess.CompletedProcess[str], report: dict[str, Any], out: P
     return "\n".join(lines) + "\n" + proc.stderr[-1500:]
 
 
-def replay(out: Path, planned: int, alpha: float) -> ABRun:
+def replay(out: Path, planned: int, alpha: float, scenario: str = "idle") -> ABRun:
     settings = RoundSettings(out=out, round_duration=2, max_time=70, planned_rounds=planned,
                              min_effect_pct=50, alpha=alpha,
                              calibration=calibration.for_kind("local"))
     run = ABRun(load_board("local"), (Side("A", "base", None, None),
                                       Side("B", "candidate", None, None)),
-                [("", "idle")], load_thresholds(ROOT / "thresholds.yml"), settings,
+                [("", scenario)], load_thresholds(ROOT / "thresholds.yml"), settings,
                 Console(quiet=True))
     run.replay()
     return run
@@ -161,3 +162,42 @@ def test_calibrate_local_banks_real_rounds_and_writes_a_record(rtgate_cli: RunCl
     assert got.plan.round_s == 2 and got.plan.rounds >= 4
     assert len(list((tmp_path / "bank").glob("[AB]/round-*/running/idle/result.json"))) == 6
     assert "local/stock/idle: primary" in proc.stdout
+
+
+@pytest.mark.integration
+def test_local_cpu_ns_rounds_are_judged_floored_to_the_records_us(rtgate_cli: RunCli,
+                                                                  tmp_path: Path) -> None:
+    """bench/calibration/local.json (v1: its stock/cpu bank measured in whole µs on 2026-11-25)
+    and the `cpu` scenario measuring in ns (cyclictest -N): before 2026-11-28 refused before the
+    first round (exit 2); now the rounds are measured in ns, floored to the record's µs and
+    judged with its log-sd floor and stall threshold, and the plan, ab.json and ab.md say so."""
+    proc = rtgate_cli("ab", "--board", "local", "--scenarios", "cpu", "--round-duration", "2s",
+                      "--min-effect-pct", "50", "--max-time", "60s", "--out", str(tmp_path))
+    report = report_of(proc, tmp_path)
+    (d,) = report["decisions"]
+    if d["flavor"] != "stock":
+        pytest.skip(f"this host runs a {d['flavor']} kernel: the local record banks stock/cpu")
+    assert report["outcome"] in ("same", "better", "undecided"), ended(proc, report, tmp_path)
+    assert proc.returncode == EXIT[report["outcome"]] == report["exit"], \
+        ended(proc, report, tmp_path)
+    said = ("judged at the record's 1 µs: its bank was measured in whole µs, so each round's ns "
+            "latencies are floored to it before judging")
+    assert said in " ".join(proc.stderr.split())  # the plan, before the first round
+    assert any(n.startswith("local/stock/cpu: " + said) for n in report["notes"]), report["notes"]
+    assert said in " ".join((tmp_path / "ab.md").read_text().split())
+    # The rounds were measured in ns; the looks saw them in whole µs, the record's stall
+    # threshold theirs.
+    results = [load_result(Path(r["result"])) for r in report["rounds"]]
+    assert results and all(r.resolution_us == 0.001 for r in results)
+    assert any(not float(t.max_us).is_integer() for r in results for t in r.threads
+               if t.max_us is not None)
+    record = calibration.for_kind("local")
+    assert record is not None
+    if d["stalls"] is not None:
+        assert d["stalls"]["threshold_us"] == record.keys[0].stall_threshold_us
+    again = replay(tmp_path, planned=report["planned_rounds"], alpha=report["alpha"],
+                   scenario="cpu")
+    assert again.outcome.value == report["outcome"] and again.pairs == report["pairs"]
+    rounds = [r for side in "AB" for r in again.rounds[side][("local", "stock", "cpu")]]
+    assert rounds and all(r.resolution_us == 1.0 for r in rounds)
+    assert all(np.all(b == np.floor(b)) for r in rounds for b in r.blocks.values())

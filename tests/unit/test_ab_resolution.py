@@ -110,3 +110,65 @@ def test_the_floor_is_one_ns_for_ns_rounds_and_one_us_for_us_rounds() -> None:
     assert us.resolution_us == 1.0
     as_us = dataclasses.replace(zero, resolution_us=1.0, summaries={})
     assert ab.log_values([as_us], ab.BLOCK_METRIC)[0] == 0.0  # log(1 µs)
+
+
+# ---- ns rounds judged at a µs record's resolution (issue 40): floored, as µs tools report -----
+
+def rounds_of(ns: np.ndarray, blocks: int = 40) -> tuple[ab.Round, ab.Round]:
+    """The same ns latencies as a -N round (log-linear ns bins, block maxima to the ns) and as
+    the tool reports them without -N (cut toward zero to whole µs: 1 µs bins and maxima)."""
+    from rtgate.stats.histogram import Sparse
+    hist = Sparse.from_ns(ns)
+    us = ns // 1000
+    edges, counts = np.unique(us, return_counts=True)
+    as_ns = ab.Round("ns", len(ns), hist.us, hist.counts, 0, 20_000,
+                     blocks={0: np.array([b.max() for b in np.array_split(ns, blocks)]) / 1000},
+                     bin_us=0.001, resolution_us=0.001)
+    as_us = ab.Round("us", len(ns), edges.astype(float), counts, 0, 20_000,
+                     blocks={0: np.array([b.max() for b in np.array_split(us, blocks)],
+                                         dtype=float)})
+    return as_ns, as_us
+
+
+@pytest.mark.parametrize("scale_ns", [100, 3_000, 30_000])
+def test_a_floored_ns_round_is_the_same_samples_measured_in_us(scale_ns: int) -> None:
+    """Block maxima and their p90 (both records' primary metric) agree exactly: flooring
+    commutes with maxima and order statistics. A histogram quantile is the lower edge of its
+    log-linear bin, within 0.1 % below the ns quantile: exact where bins are 1 ns (below
+    2.048 µs), else at most one µs below the µs quantile (a bin straddling a whole µs)."""
+    ns = (300 + np.random.default_rng(scale_ns).gamma(2.0, scale_ns, 200_000)).astype(np.int64)
+    as_ns, as_us = rounds_of(ns)
+    got = ab.floored(as_ns, 1.0)
+    assert (got.resolution_us, got.bin_us, got.samples) == (1.0, 1.0, as_ns.samples)
+    assert int(got.counts.sum()) == len(ns) and np.all(got.values_us == np.floor(got.values_us))
+    assert np.array_equal(got.blocks[0], as_us.blocks[0])
+    assert got.metric(ab.BLOCK_METRIC) == as_us.metric(ab.BLOCK_METRIC)
+    exacts: list[str] = []
+    for q in ("p99", "p99.9"):
+        mine, theirs = got.metric(q), as_us.metric(q)
+        assert mine is not None and theirs is not None
+        assert theirs - 1 <= mine <= theirs, (q, mine, theirs)
+        exact = as_ns.metric(q)
+        assert exact is not None
+        if exact < 2.048:
+            assert mine == theirs
+            exacts.append(q)
+    assert bool(exacts) == (scale_ns == 100)  # a sub-µs tail: 1 ns bins, exact
+    # Judged on these, the margin's floor is the record's µs, not the data's ns.
+    assert ab.resolution([got], ab.BLOCK_METRIC) == ab.resolution([got], "p99") == 1.0
+
+
+def test_floored_keeps_a_round_no_finer_than_asked() -> None:
+    _, as_us = rounds_of(np.arange(1000, 9000, dtype=np.int64))
+    assert ab.floored(as_us, 1.0) is as_us
+
+
+def test_a_real_ns_round_floored() -> None:
+    """The qemu-arm64 CI run's -N round (nsecs-straddle): whole µs everywhere after."""
+    real = ns_round()
+    got = ab.floored(real, 1.0)
+    for t, b in real.blocks.items():
+        assert np.array_equal(got.blocks[t], np.floor(b))
+    assert got.metric(ab.BLOCK_METRIC) == np.floor(real.metric(ab.BLOCK_METRIC))  # type: ignore[arg-type]
+    assert int(got.counts.sum()) == int(real.counts.sum())
+    assert got.values_us.tolist() == sorted(set(np.floor(real.values_us).tolist()))

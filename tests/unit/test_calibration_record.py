@@ -90,17 +90,23 @@ def test_the_committed_records_and_schema_are_current() -> None:
         assert {k.resolution_us for k in record.keys} == {1.0}, path
 
 
-def test_rounds_at_another_resolution_than_the_bank_are_refused(tmp_path: Path) -> None:
+def test_rounds_coarser_than_the_bank_are_refused(tmp_path: Path) -> None:
+    """A bank in ns calibrates ns rounds; µs rounds cannot be made ns (issue 40). A bank in µs
+    takes ns rounds, floored to it (rtgate.stats.ab.floored): nothing to refuse."""
     path = tmp_path / "qemu-arm64.json"
     path.write_text(json.dumps(RECORD))
-    (key,) = calibration.load(path).keys
-    calibration.check_resolution(key, 1.0, "qemu-arm64/rt/idle", "qemu-arm64")
+    (us,) = calibration.load(path).keys
+    calibration.check_resolution(us, 1.0, "qemu-arm64/rt/idle", "qemu-arm64")
+    calibration.check_resolution(us, 0.001, "qemu-arm64/rt/idle", "qemu-arm64")
+    ns = us.model_copy(update={"resolution_us": 0.001})
+    calibration.check_resolution(ns, 0.001, "qemu-arm64/rt/idle", "qemu-arm64")
     with pytest.raises(InputError) as caught:
-        calibration.check_resolution(key, 0.001, "qemu-arm64/rt/idle, side A", "qemu-arm64")
+        calibration.check_resolution(ns, 1.0, "qemu-arm64/rt/idle, side A", "qemu-arm64")
     text = str(caught.value)
     assert caught.value.code == 2 and "\n" not in text
     assert caught.value.path == "bench/calibration/qemu-arm64.json"
     assert text.startswith("qemu-arm64/rt/idle, side A: "
-                           "measures in ns (cyclictest -N), but the calibration record's bank "
-                           "for rt/idle was measured in whole µs")
+                           "measures in whole µs, but the calibration record's bank "
+                           "for rt/idle was measured in ns (cyclictest -N)")
     assert "standard-error floor and stall threshold do not hold" in text
+    assert "no round can be made finer than it was measured" in text
