@@ -187,7 +187,7 @@ def load(path: Path) -> CalibrationRecord:
 
 def resolution_words(resolution_us: float) -> str:
     """A resolution as the plan and the gate's reasons say it."""
-    return "ns (cyclictest -N)" if resolution_us == NSEC_US else "whole µs"
+    return "ns (cyclictest -N, rtla -n)" if resolution_us == NSEC_US else "whole µs"
 
 
 def check_resolution(key: KeyCalibration, measured_us: float, label: str, kind: str) -> None:

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rtgate.cyclictest.version import Capabilities
 from rtgate.errors import InputError
-from rtgate.result import Result
+from rtgate.result import RESOLUTION_US, Result
 from rtgate.timerlat import osnoise
 from rtgate.tools.protocol import GuestShell, Kind, MeasuringTool, Metric, RunFacts
 
@@ -138,6 +138,10 @@ class Osnoise(MeasuringTool):
         if why := shortfalls(screen, command, run.cpus_online):
             return screen.result.model_copy(update={"status": "partial", "reasons": why}), None
         return screen.result, None
+
+    def resolution_us(self, options: OsnoiseSpec) -> float:
+        """Whole µs: rtla osnoise runs without -n, whose output is refused (timerlat.osnoise)."""
+        return RESOLUTION_US
 
     def measured(self, result: Result) -> dict[str, float | None]:
         noise = result.noise or []

@@ -12,7 +12,7 @@ from typing import ClassVar
 
 from rtgate.cyclictest.version import Capabilities
 from rtgate.errors import InputError
-from rtgate.result import Result
+from rtgate.result import NSEC_US, RESOLUTION_US, Result
 from rtgate.timerlat import command as rtla
 from rtgate.timerlat.command import DEFAULT_PERIOD_US
 from rtgate.tools.cyclictest import LATENCY_METRICS
@@ -32,6 +32,12 @@ class Timerlat(MeasuringTool):
     def command(self, options: rtla.TimerlatSpec, *, caps: Capabilities, duration_s: int,
                 outdir: str, source: Path) -> rtla.TimerlatCommand:
         return rtla.build(options, duration_s=duration_s, outdir=outdir)
+
+    def resolution_us(self, options: rtla.TimerlatSpec) -> float:
+        """ns with -n (``nsecs``, the default), else whole µs: rtla prints every number in the
+        unit it was asked for, and a result whose output says otherwise is refused
+        (rtgate.timerlat.hist), so the scenario says it before any round."""
+        return NSEC_US if options.nsecs else RESOLUTION_US
 
     def on_controller(self, command: rtla.TimerlatCommand,
                       rawdir: Path) -> rtla.TimerlatCommand:

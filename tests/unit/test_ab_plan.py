@@ -26,6 +26,7 @@ from rtgate.result import load_result
 from rtgate.stats import ab, oc
 
 DATA_AB = Path(__file__).resolve().parents[1] / "data" / "ab"
+TIMERLAT_THRESHOLDS = DATA_AB.parent / "timerlat" / "thresholds.yml"
 
 
 def measured_nothing(monkeypatch: pytest.MonkeyPatch) -> list[object]:
@@ -137,10 +138,50 @@ def test_a_b_side_measuring_in_us_is_refused_by_a_record_banked_in_ns(tmp_path: 
     assert caught.value.code == 2
 
 
+def timerlat_plan(tmp_path: Path, record: calibration.CalibrationRecord,
+                  cand_scenarios: Path | None = None) -> list[str]:
+    """qemu-arm64's plan of rt `timerlat-net` (rtla -n, the default) with the timerlat budget of
+    tests/data/timerlat, the record's keys renamed."""
+    keyed = record.model_copy(update={"keys": [k.model_copy(update={"scenario": "timerlat-net"})
+                                               for k in record.keys]})
+    settings = ABSettings(
+        board="qemu-arm64", base=None, cand=None, cand_scenario_dir=cand_scenarios,
+        flavors=("rt",), scenarios=("timerlat-net",), thresholds=TIMERLAT_THRESHOLDS,
+        plan_only=True, rounds=RoundSettings(out=tmp_path, round_duration=20, max_time=5400,
+                                             min_effect_pct=10, calibration=keyed))
+    run, problems = loop.check(settings)
+    problems.raise_found("the first round")
+    assert run is not None
+    return run.resolve().describe()
+
+
+def test_a_timerlat_keys_resolution_is_known_before_the_first_round(tmp_path: Path) -> None:
+    """rtla timerlat says its unit in its scenario (timerlat.nsecs) as cyclictest does: side B
+    in µs against a bank in ns is refused by the plan (exit 2), not found round by round
+    (exit 3, before 2026-11-28); ns rounds against a bank in µs are floored, and say so."""
+    planted = tmp_path / "scenarios"
+    planted.mkdir()
+    net = yaml.safe_load((paths.SCENARIOS / "timerlat-net.yml").read_text())
+    net["timerlat"] = {**net["timerlat"], "nsecs": False}
+    (planted / "timerlat-net.yml").write_text(yaml.safe_dump(net))
+    with pytest.raises(RtgateError, match="qemu-arm64/rt/timerlat-net, side B: measures in "
+                                          "whole µs, but the calibration record's bank for "
+                                          "rt/timerlat-net was measured in ns") as caught:
+        timerlat_plan(tmp_path / "out", ns_banked("qemu-arm64"), planted)
+    assert caught.value.code == 2
+    as_banked = " ".join(" ".join(timerlat_plan(tmp_path / "out", ns_banked("qemu-arm64"))).split())
+    assert JUDGED_AT_US not in as_banked
+    record = calibration.for_kind("qemu-arm64")
+    assert record is not None
+    floored = " ".join(" ".join(timerlat_plan(tmp_path / "out", record)).split())
+    assert floored.count(JUDGED_AT_US) == 1
+    assert not (tmp_path / "out" / "A").exists()
+
+
 def test_the_plan_of_a_board_with_a_record_says_same_is_out_of_reach(tmp_path: Path) -> None:
     # qemu-arm64's record: CV 0.52-0.56 at 20 rounds a side; no kernels needed for the plan.
     text = " ".join(" ".join(qemu_plan(tmp_path, ns_banked("qemu-arm64"))).split())
-    assert text.count("its bank in ns (cyclictest -N)") == 2
+    assert text.count("its bank in ns (cyclictest -N, rtla -n)") == 2
     assert "20 rounds a side planned (the calibration record of qemu-arm64)" in text
     assert text.count("P(same | unchanged) 0.00") == 2
     assert text.count("same is out of reach") == 2
@@ -233,8 +274,8 @@ def test_a_round_at_another_resolution_than_the_bank_is_incomplete(tmp_path: Pat
     run = replay(0.001)
     assert run.outcome is ABOutcome.INCOMPLETE and run.exit == 3
     assert run.why == (f"base round 1 (local/{flavor}/idle) measured in whole µs, its "
-                       "calibration record's bank in ns (cyclictest -N): the record's error "
-                       "rates, floor and stall threshold do not hold for it")
+                       "calibration record's bank in ns (cyclictest -N, rtla -n): the record's "
+                       "error rates, floor and stall threshold do not hold for it")
     assert replay(1.0).outcome is not ABOutcome.INCOMPLETE
 
 
@@ -268,7 +309,7 @@ def test_a_round_measured_otherwise_than_its_scenario_is_incomplete(
     run.run()
     assert run.outcome is ABOutcome.INCOMPLETE and run.exit == 3
     assert run.why == (f"base round 1 (local/{flavor}/idle) measured in whole µs, its "
-                       "scenario in ns (cyclictest -N): the plan's use of the calibration "
+                       "scenario in ns (cyclictest -N, rtla -n): the plan's use of the calibration "
                        "record does not hold for it")
 
 

@@ -107,6 +107,6 @@ def test_rounds_coarser_than_the_bank_are_refused(tmp_path: Path) -> None:
     assert caught.value.path == "bench/calibration/qemu-arm64.json"
     assert text.startswith("qemu-arm64/rt/idle, side A: "
                            "measures in whole µs, but the calibration record's bank "
-                           "for rt/idle was measured in ns (cyclictest -N)")
+                           "for rt/idle was measured in ns (cyclictest -N, rtla -n)")
     assert "standard-error floor and stall threshold do not hold" in text
     assert "no round can be made finer than it was measured" in text

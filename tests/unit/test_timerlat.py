@@ -87,6 +87,29 @@ def test_wide_bins_and_one_cpu() -> None:
     assert r.totals.p99 is None and r.totals.stddev_us is None and r.totals.avg_truncated
 
 
+@pytest.mark.parametrize(("scenario", "capture"), [
+    ("timerlat-idle-wide.yml", WIDE), ("timerlat-cpu1-bucket10.yml", BUCKET10)])
+def test_a_captures_scenario_file_measures_as_the_capture_was_taken(scenario: str,
+                                                                    capture: Path) -> None:
+    """The scenario files kept beside the captures (README.md) say how each was taken, unit
+    included: the harness measures in ns unless a scenario says `nsecs: false`, so a µs
+    capture's scenario must say it (before 2026-11-28 timerlat-cpu1-bucket10.yml did not, and
+    read as an `rtla -n … -b 10000` run). Its command line is the README's, and the
+    tool's resolution before any round is the capture's."""
+    from rtgate.timerlat.command import build
+    from rtgate.tools.timerlat import TOOL
+
+    spec = load_scenario(str(DATA / scenario))[0].options()
+    assert isinstance(spec, TimerlatSpec)
+    argv = shlex.join(build(spec, duration_s=20, outdir="out").argv)
+    row = next(line for line in (DATA / "README.md").read_text().splitlines()
+               if line.startswith(f"| `{capture.name}` |"))
+    assert row.rstrip(" |").endswith(f"`{argv}`"), (row, argv)
+    parsed = hist.parse(capture, limit_us=spec.histogram_us, bucket_us=spec.bucket_us,
+                        period_us=spec.period_us or 1000)
+    assert TOOL.resolution_us(spec) == parsed.resolution_us == 1.0
+
+
 def _cut(tmp_path: Path, source: Path, lines: int) -> Path:
     path = tmp_path / f"cut-{lines}.stdout"
     path.write_text("".join(source.read_text().splitlines(keepends=True)[:lines]))
