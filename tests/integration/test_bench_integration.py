@@ -202,7 +202,16 @@ def test_the_papers_vmn_runs_on_the_installed_cyclictest(rtgate_cli: RunCli,
     assert result["tool"]["cmdline"].startswith(
         "cyclictest -m -i100 -p99 -t -v -q -N -h1000000 --histfile=/dev/null ")
     assert result["totals"]["samples"] > 0
-    assert all(t["blocks"]["cycles"] == t["samples"] for t in result["threads"])
+    # Every cycle is in a block, but for a thread whose last, never printed cycles overflowed
+    # the -N histogram's 1 ms (this host under load, once in a CI run): a stall of unknown
+    # length, its block left out with a note (rtgate/cyclictest/blockcheck.py).
+    stalled = {n.split(":")[0] for n in result["notes"] if "the run ended in a stall" in n}
+    for t in result["threads"]:
+        block, cycles = t["blocks"]["block_cycles"], t["blocks"]["cycles"]
+        if f"thread {t['thread']}" in stalled:
+            assert t["samples"] - 2 * block <= cycles < t["samples"] and cycles % block == 0
+        else:
+            assert cycles == t["samples"], (t, result["notes"])
 
 
 def test_unusable_out_dir_is_exit_2(rtgate_cli: RunCli, tmp_path: Path) -> None:
