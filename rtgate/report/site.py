@@ -164,6 +164,7 @@ def _templates() -> jinja2.Environment:
     env.filters["rate"] = _rate
     env.filters["pct"] = _pct
     env.globals["verdict_time"] = _verdict_time
+    env.globals["resolution"] = calibration.resolution_words
     env.globals["version"] = __version__
     env.globals["docs"] = False  # a results site sets it when the MkDocs site is beside it
     return env

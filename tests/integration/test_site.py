@@ -338,6 +338,11 @@ def test_a_boards_calibration_page_is_its_kinds(
     assert f"local is a board of kind {kind}" in page
     if shown:
         assert shown in page and "no-calibration" not in page
+        # The record is v1: every bank in whole µs, and ns rounds are judged floored (issue 40).
+        said = " ".join(page.split())
+        assert ("Each bank measured in rt / idle: whole µs; stock / idle: whole µs." in said
+                and "rounds finer than it (ns against a bank in whole µs) are judged floored "
+                    "to it" in said), said
     else:
         assert f"bench/calibration/{kind}.json does" in page and "local.json" not in page
     listed = (tmp_path / "site" / "boards.html").read_text()
