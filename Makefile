@@ -130,15 +130,15 @@ bench-nsecs: deps
 
 # pWCET interval coverage on synthetic GEV maxima, 400 trials in each of 15 cells, and on
 # two-regime maxima (6 cells, where refusal is the goal): over an hour. Then the fit checks alone
-# (what they refuse of true GEV maxima and of two-regime ones, 800 series in each of 32 cells,
-# against the committed cuts): about 15 minutes of CPU.
+# (what they refuse of true GEV maxima and of two-regime ones, 600 series in each of 32 cells,
+# against the committed cuts): about 16 minutes on two loaded cores.
 bench-pwcet: deps
 	nice -n 10 $(PYTHON) benchmarks/pwcet_coverage.py
-	nice -n 10 $(PYTHON) benchmarks/pwcet_fit_check.py --series 800
+	nice -n 10 $(PYTHON) benchmarks/pwcet_fit_check.py --series 600
 
 # Re-makes the pWCET fit checks' cuts per number of blocks (rtgate/stats/pwcet-fit-cuts.json)
-# from null simulation, 1000 series in each of 30 cells: about 15 minutes of CPU. Review the
-# diff, then measure it on other seeds with the fit-check half of bench-pwcet.
+# from null simulation, 1000 series in each of 30 cells: about 20 minutes on two loaded cores.
+# Review the diff, then measure it on other seeds with the fit-check half of bench-pwcet.
 bench-pwcet-cuts: deps
 	nice -n 10 $(PYTHON) benchmarks/pwcet_fit_cuts.py --series 1000
 

@@ -12,7 +12,7 @@ not simulated. Fast: one fit per series, no interval. Clopper-Pearson 95 % inter
 and pooled over the GEV cells; exit 1 when the pooled false refusal exceeds
 ``tail.ALPHA_ASSUMPTION`` (what the module claims for the two checks together).
 
-    python benchmarks/pwcet_fit_check.py [--series 800] [--jobs 2] [--seed 50000000]
+    python benchmarks/pwcet_fit_check.py [--series 600] [--jobs 2] [--seed 50000000]
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ def run_cell(cell: Cell) -> tuple[int, int, int, int]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--series", type=int, default=800, help="per cell (default 800)")
+    ap.add_argument("--series", type=int, default=600, help="per cell (default 600)")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--seed", type=int, default=SEED)
     args = ap.parse_args()
