@@ -7,7 +7,8 @@ probabilities a short run never reached. The extrapolation holds only under its 
 they are checked next to every estimate, and an estimate whose checks fail is no number at all
 ("no valid estimate: <why>"):
 
-- enough blocks: ``MIN_BLOCKS`` maxima for GEV; POT needs ``MIN_EXCEEDANCES`` above its threshold;
+- enough blocks: ``MIN_BLOCKS`` maxima to fit a GEV (a number needs the 120 its upper-tail
+  checks are calibrated from, below); POT needs ``MIN_EXCEEDANCES`` above its threshold;
 - independence of consecutive block maxima: Ljung-Box (statsmodels) on their ranks, since on raw
   heavy-tailed values a few spikes dominate the autocorrelations;
 - stationarity: first half against second half, Mann-Whitney U (a drifting level) and two-sample
