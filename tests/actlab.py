@@ -166,7 +166,10 @@ def gate_pr_job(*, origin: str, ab_plan: dict[str, Any], base: str, cand: str) -
     keys), into RESULTS/RUN-ATTEMPT/gate-BOARD. What it cannot do here: build main's and the
     pull request's kernels (``base``, ``cand``: built elsewhere) and the preflight; the Verdict
     step's job failure is its exit status."""
-    flavors, scenarios = ",".join(ab_plan["flavors"]), ",".join(ab_plan["scenarios"])
+    flavors = ",".join(ab_plan["flavors"])
+    # Without the plan's scenarios (GATE_AB's default) the option is left out: the board's own.
+    scenarios = ",".join(ab_plan.get("scenarios", []))
+    scenarios = f"--scenarios {shlex.quote(scenarios)} " if scenarios else ""
     return f"""git clone -q --depth 1 --branch main {shlex.quote(origin)} .
 export RTGATE_ROOT=$GITHUB_WORKSPACE
 board=${{RTGATE_BOARD:?no RTGATE_BOARD in the runner .env}}
@@ -179,7 +182,7 @@ mkdir "$out"
 rc=0
 "$RTGATE_PYTHON" -I .github/rtgate ab --board "$board" --base {shlex.quote(base)} \\
   --cand {shlex.quote(cand)} --flavors {shlex.quote(flavors)} \\
-  --scenarios {shlex.quote(scenarios)} \\
+  {scenarios}\\
   --round-duration {ab_plan["round_s"]}s --max-time {ab_plan["max_time_s"]}s \\
   --planned-rounds {ab_plan["rounds"]} --out "$out" || rc=$?
 echo "gate output: $out (rtgate ab exit $rc)"

@@ -233,6 +233,12 @@ def resolve(spec: BoardSpec, targets: Sequence[RoundTarget], thresholds: Thresho
             keys[key] = KeyPlan(key, budget, ab.Margin(pct / 100),
                                 primary_of(record, key) or own, cal, t.resolutions)
             by_target.setdefault((t.flavor, t.scenario), []).append(key)
+        a_res, b_res = t.resolutions
+        if a_res is not None and b_res is not None and a_res != b_res:
+            # µs values are ns cut down by up to 1 µs: on a single-digit tail, the margin's size.
+            raise InputError(f"{label}: A measures in {calibration.resolution_words(a_res)}, "
+                             f"B in {calibration.resolution_words(b_res)} (the scenarios' "
+                             "nsecs): two ways of measuring, not a kernel's effect")
     budgets = [p.budget for p in keys.values()]
     alpha = settings.alpha or min((b.ab.alpha for b in budgets if b.ab), default=0.01)
     round_s, overhead_from = _pace(spec, targets, settings)

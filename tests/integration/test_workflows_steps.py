@@ -244,6 +244,35 @@ def test_a_board_kinds_calibration_record_is_its_plan_else_the_stated_default(
         (tmp_path / "ctx" / "context.json").read_text())["ab"]
 
 
+def test_a_calibration_record_that_is_not_every_flavor_with_every_scenario_is_refused(
+        tmp_path: Path) -> None:
+    """The gate measures the plan's flavors x scenarios (rtgate ab), so a record whose keys
+    are (stock, idle) and (rt, net) would have (stock, net) and (rt, idle) measured without
+    its rates and in its cap's time: the plan job refuses it, naming the record."""
+    import shutil
+
+    root = tmp_path / "checkout"
+    shutil.copytree(ROOT / "bench" / "boards", root / "bench" / "boards")
+    (root / "bench" / "calibration").mkdir()
+    record = json.loads((ROOT / "bench" / "calibration" / "qemu-arm64.json").read_text())
+    first = record["keys"][0]
+    record["keys"] = [{**first, "flavor": "stock", "scenario": "idle"},
+                      {**first, "flavor": "rt", "scenario": "net"}]
+    (root / "bench" / "calibration" / "qemu-arm64.json").write_text(json.dumps(record))
+    proc = run_plan_step(tmp_path, "workflow_run", '["qemu-arm64"]', root=root)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert ("::error title=Calibration record::bench/calibration/qemu-arm64.json: its keys are "
+            "not every flavor with every scenario") in proc.stdout
+    # Every flavor with every scenario: planned, those keys carried.
+    record["keys"] += [{**first, "flavor": "stock", "scenario": "net"},
+                       {**first, "flavor": "rt", "scenario": "idle"}]
+    (root / "bench" / "calibration" / "qemu-arm64.json").write_text(json.dumps(record))
+    proc = run_plan_step(tmp_path, "workflow_run", '["qemu-arm64"]', root=root)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    plan = json.loads(step_outputs(tmp_path)["ab"])["qemu-arm64"]
+    assert (plan["flavors"], plan["scenarios"]) == (["stock", "rt"], ["idle", "net"])
+
+
 def test_a_board_files_kind_is_read_as_yaml_whatever_its_spelling(tmp_path: Path) -> None:
     """`kind: "rpi5"  # comment` is rpi5 to rtgate, so to the workflow too: the plan and the
     runner's step read the board files through `rtgate board list --json`, never a sed."""
@@ -389,3 +418,49 @@ def test_the_check_refuses_an_upload_directory_that_is_a_link_and_passes_a_missi
     assert (tmp_path / "real" / "result.json").exists()
     # No output at all (an infrastructure failure before any): the upload warns, as before.
     assert _refuse_step(tmp_path, tmp_path / "absent").returncode == 0
+
+
+@pytest.mark.parametrize(("plan", "scenarios", "ab_keys"), [
+    # A record's plan: its keys, whatever the run's scenarios.
+    ({"flavors": ["rt"], "scenarios": ["idle"]}, "", "--flavors rt --scenarios idle"),
+    ({"flavors": ["rt"], "scenarios": ["idle"]}, "net", "--flavors rt --scenarios idle"),
+    # GATE_AB's default: stock and rt, the run's scenarios (none given: the board's own).
+    ({"flavors": ["stock", "rt"]}, "", "--flavors stock,rt"),
+    ({"flavors": ["stock", "rt"]}, "net", "--flavors stock,rt --scenarios net")])
+def test_the_gate_jobs_ab_step_measures_the_plans_keys(
+        tmp_path: Path, plan: dict[str, list[str]], scenarios: str, ab_keys: str) -> None:
+    """The gate job's measuring step, its `run:` as latency-gate.yml has it, for a pull
+    request's A/B: it builds B for the plan's flavors and runs `rtgate ab` on the plan's keys,
+    round, cap and planned rounds. rtgate itself is not what is tested here: RTGATE_PYTHON
+    records each command line (the A/B command runs in the lab e2e, tests/actlab.py)."""
+    gate = load(GATE)
+    step = next(s for s in gate["jobs"]["gate"]["steps"] if s.get("id") == "pipeline")
+    calls = tmp_path / "calls"
+    rtgate = tmp_path / "rtgate"
+    rtgate.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> {calls}\n')
+    rtgate.chmod(0o755)
+    ab_plan = {"round_s": 40, "max_time_s": 5400, "rounds": 8, **plan}
+    env = {"PATH": os.environ["PATH"], "RTGATE_PYTHON": str(rtgate), "TRUST": "pr",
+           "AB_PLAN": json.dumps(ab_plan), "BOARD": "rpi5-a", "KIND": "rpi5",
+           "KERNEL_TARGET": "rpi5", "KERNEL_SOURCE": "git:https://example.org/linux@" + "a" * 40,
+           "SCENARIOS": scenarios, "DURATION": "", "KERNELS_FROM": "controller",
+           "GATE_DURATIONS": gate["env"]["GATE_DURATIONS"], "RUNNER_TEMP": str(tmp_path / "t"),
+           "RTGATE_RESULTS_DIR": str(tmp_path / "results"), "GITHUB_RUN_ID": "7",
+           "GITHUB_RUN_ATTEMPT": "1", "GITHUB_OUTPUT": str(tmp_path / "output"),
+           # The step's own check wants a filesystem of its own: / is one.
+           "RTGATE_CACHE_PR": "/"}
+    proc = subprocess.run(["bash", "-eo", "pipefail", "-c", step["run"]], env=env,
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = calls.read_text().splitlines()
+    built = [line.split("--flavor ")[1].split()[0] for line in lines if " kernel build " in line]
+    assert built == plan["flavors"]
+    assert all("--runtime docker --cache-trust untrusted" in line for line in lines[:-1])
+    out = tmp_path / "results" / "7-1" / "gate-rpi5-a"
+    assert lines[-1] == (
+        f"-I .github/rtgate ab --board rpi5-a --base {tmp_path}/t/ab/base --cand "
+        f"{tmp_path}/t/ab/cand {ab_keys.split(' --scenarios')[0]} --round-duration 40s "
+        f"--max-time 5400s --planned-rounds 8 --out {out}"
+        + (f" --scenarios {ab_keys.split('--scenarios ')[1]}" if "--scenarios" in ab_keys
+           else ""))
+    assert step_outputs(tmp_path) == {"dir": str(out), "rc": "0"}

@@ -178,6 +178,25 @@ def test_a_timerlat_keys_resolution_is_known_before_the_first_round(tmp_path: Pa
     assert not (tmp_path / "out" / "A").exists()
 
 
+def test_sides_measured_at_two_resolutions_are_refused_without_a_record(tmp_path: Path) -> None:
+    """No record to floor to: A in ns (rtla -n, the default) against B in whole µs (its
+    scenario's nsecs: false) compares ns with ns cut down by up to 1 µs, the size of a margin on
+    a single-digit tail: a usage error before the first round (exit 2), as two tools are."""
+    planted = tmp_path / "scenarios"
+    planted.mkdir()
+    net = yaml.safe_load((paths.SCENARIOS / "timerlat-net.yml").read_text())
+    net["timerlat"] = {**net["timerlat"], "nsecs": False}
+    (planted / "timerlat-net.yml").write_text(yaml.safe_dump(net))
+    empty = calibration.for_kind("qemu-arm64")
+    assert empty is not None
+    without = empty.model_copy(update={"keys": []})
+    with pytest.raises(RtgateError, match="qemu-arm64/rt/timerlat-net: A measures in ns "
+                                          r"\(cyclictest -N, rtla -n\), B in whole µs") as caught:
+        timerlat_plan(tmp_path / "out", without, planted)
+    assert caught.value.code == 2
+    assert not (tmp_path / "out" / "A").exists()
+
+
 def test_the_plan_of_a_board_with_a_record_says_same_is_out_of_reach(tmp_path: Path) -> None:
     # qemu-arm64's record: CV 0.52-0.56 at 20 rounds a side; no kernels needed for the plan.
     text = " ".join(" ".join(qemu_plan(tmp_path, ns_banked("qemu-arm64"))).split())
