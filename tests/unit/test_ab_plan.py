@@ -112,11 +112,12 @@ def ns_banked(kind: str) -> calibration.CalibrationRecord:
 
 
 def qemu_plan(tmp_path: Path, record: calibration.CalibrationRecord,
-              cand_scenarios: Path | None = None, flavors: tuple[str, ...] | None = None
+              cand_scenarios: Path | None = None, flavors: tuple[str, ...] | None = None,
+              scenarios: tuple[str, ...] | None = None, thresholds: Path = paths.THRESHOLDS
               ) -> list[str]:
     settings = ABSettings(
         board="qemu-arm64", base=None, cand=None, cand_scenario_dir=cand_scenarios,
-        flavors=flavors, scenarios=None, thresholds=paths.THRESHOLDS, plan_only=True,
+        flavors=flavors, scenarios=scenarios, thresholds=thresholds, plan_only=True,
         rounds=RoundSettings(out=tmp_path, round_duration=20, max_time=5400,
                              min_effect_pct=10, calibration=record))
     run, problems = loop.check(settings)
@@ -144,15 +145,8 @@ def timerlat_plan(tmp_path: Path, record: calibration.CalibrationRecord,
     tests/data/timerlat, the record's keys renamed."""
     keyed = record.model_copy(update={"keys": [k.model_copy(update={"scenario": "timerlat-net"})
                                                for k in record.keys]})
-    settings = ABSettings(
-        board="qemu-arm64", base=None, cand=None, cand_scenario_dir=cand_scenarios,
-        flavors=("rt",), scenarios=("timerlat-net",), thresholds=TIMERLAT_THRESHOLDS,
-        plan_only=True, rounds=RoundSettings(out=tmp_path, round_duration=20, max_time=5400,
-                                             min_effect_pct=10, calibration=keyed))
-    run, problems = loop.check(settings)
-    problems.raise_found("the first round")
-    assert run is not None
-    return run.resolve().describe()
+    return qemu_plan(tmp_path, keyed, cand_scenarios, ("rt",), ("timerlat-net",),
+                     TIMERLAT_THRESHOLDS)
 
 
 def test_a_timerlat_keys_resolution_is_known_before_the_first_round(tmp_path: Path) -> None:
